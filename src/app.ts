@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Config } from './config.js';
+import { createDatabase, type Database } from './db/index.js';
+import { authPlugin } from './plugins/auth.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { openapiPlugin } from './plugins/openapi.js';
+import { createRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
+import { healthRoutes } from './plugins/health.js';
+import { MODULES } from './modules/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    database: Database;
+  }
+}
+
+export interface AppDeps {
+  config: Config;
+  /** Shared database (tests share one per file); created from the config otherwise and closed with the app. */
+  database?: Database;
+  store?: RateLimitStore;
+  logger?: FastifyServerOptions['logger'];
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+// Bodies are never coerced and unknown fields are kept so they can be rejected (B.2); query strings
+// are parsed into their declared types and get their defaults.
+function makeAjv(part: 'body' | 'other') {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    coerceTypes: part === 'body' ? false : 'array',
+    useDefaults: part !== 'body',
+    removeAdditional: false,
+  });
+  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  return ajv;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const ownsDb = !deps.database;
+  const database = deps.database ?? createDatabase(config);
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: config.logLevel,
+      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.key'], censor: '[redacted]' },
+    },
+    bodyLimit: 1024 * 1024,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    },
+    requestIdLogLabel: 'requestId',
+    trustProxy: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const bodyAjv = makeAjv('body');
+  const otherAjv = makeAjv('other');
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema));
+
+  // An empty body with a JSON content type (DELETE from many HTTP clients) is no body, not an error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      const err = Object.assign(new Error('invalid json'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 });
+      done(err, undefined);
+    }
+  });
+
+  app.decorate('config', config);
+  app.decorate('database', database);
+  const store = deps.store ?? createRateLimitStore(config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onClose', async () => {
+    if (!deps.store) await store.close();
+    if (ownsDb) await database.close();
+  });
+
+  await app.register(errorsPlugin);
+  await app.register(openapiPlugin);
+  await app.register(authPlugin, { db: database.db, store });
+  await app.register(healthRoutes);
+  for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
+  return app;
+}

@@ -1,0 +1,34 @@
+/** Scope catalog of spec 5.5. `*` covers every scope, present and future. Scopes are literal (B.1). */
+export const SCOPES = [
+  'contacts:read',
+  'contacts:write',
+  'companies:read',
+  'companies:write',
+  'deals:read',
+  'deals:write',
+  'activities:read',
+  'activities:write',
+  'proposals:read',
+  'proposals:write',
+  'pipelines:read',
+  'properties:read',
+  'tags:read',
+  'tags:write',
+  'lists:read',
+  'lists:write',
+  'forms:read',
+  'forms:submissions:read',
+  'webhooks:manage',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export function isKnownScope(s: string): boolean {
+  return s === '*' || (SCOPES as readonly string[]).includes(s);
+}
+
+/** Spec 5.6 steps 2–4: the scopes of `required` that `have` lacks (empty: allowed). */
+export function missingScopes(required: readonly string[], have: readonly string[]): string[] {
+  if (have.includes('*')) return [];
+  return required.filter((s) => !have.includes(s));
+}

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string | undefined;
+  workers: boolean;
+  webhookTimeoutMs: number;
+  webhookRetryDelays: number[];
+  webhookAllowPrivateNetworks: boolean;
+  dynamicListIntervalMs: number;
+  logLevel: string;
+  noDemo: boolean;
+  /** Master key for secrets at rest. Resolved lazily: only webhook code needs it. */
+  secretKey(): Buffer;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Environment → one typed, validated Config. Fails fast with a message naming the variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  }
+  const delaysRaw = env.WEBHOOK_RETRY_DELAYS || '60,300,1800,7200';
+  const webhookRetryDelays = delaysRaw.split(',').map((s) => s.trim());
+  if (webhookRetryDelays.length !== 4 || webhookRetryDelays.some((s) => !/^\d+$/.test(s))) {
+    throw new ConfigError('WEBHOOK_RETRY_DELAYS must be four comma-separated whole numbers of seconds');
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const rawSecret = env.CRM_SECRET_KEY || undefined;
+  if (rawSecret !== undefined && !/^[0-9a-fA-F]{64}$/.test(rawSecret)) {
+    throw new ConfigError('CRM_SECRET_KEY must be 64 hex characters (32 bytes)');
+  }
+  let secret: Buffer | undefined = rawSecret ? Buffer.from(rawSecret, 'hex') : undefined;
+
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl,
+    dataDir,
+    redisUrl: env.REDIS_URL || undefined,
+    workers: bool(env, 'WORKERS', true),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
+    webhookRetryDelays: webhookRetryDelays.map(Number),
+    webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    dynamicListIntervalMs: int(env, 'DYNAMIC_LIST_INTERVAL_MS', 60_000, 10, 86_400_000),
+    logLevel,
+    noDemo: bool(env, 'CRM_NO_DEMO', false),
+    secretKey() {
+      if (secret) return secret;
+      if (databaseUrl) throw new ConfigError('CRM_SECRET_KEY is required with DATABASE_URL (64 hex characters)');
+      // NOTE: CONTRACT A.2 — with SQLite the key is generated once into DATA_DIR and reused.
+      const file = path.join(dataDir, 'secret.key');
+      if (existsSync(file)) {
+        const hex = readFileSync(file, 'utf8').trim();
+        if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError(`${file} does not hold a 64-hex-character key`);
+        secret = Buffer.from(hex, 'hex');
+      } else {
+        mkdirSync(dataDir, { recursive: true });
+        const hex = randomBytes(32).toString('hex');
+        writeFileSync(file, hex + '\n', { mode: 0o600, flag: 'wx' });
+        secret = Buffer.from(hex, 'hex');
+      }
+      return secret;
+    },
+  };
+}

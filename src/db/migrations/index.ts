@@ -1,0 +1,12 @@
+import type { Kysely } from 'kysely';
+import type { DialectName } from '../dialect.js';
+import * as m001 from './001_initial.js';
+
+export interface DialectMigration {
+  up(db: Kysely<any>, dialect: DialectName): Promise<void>;
+}
+
+// Append-only: a released migration is never edited; add the next number below.
+export const migrations: Record<string, DialectMigration> = {
+  '001_initial': m001,
+};

@@ -1,0 +1,35 @@
+import type { ApiKeysTable, TenantsTable, UsersTable } from './core.js';
+import type { FormSubmissionsTable, FormsTable, LossReasonsTable, PipelinesTable, PropertiesTable, StagesTable } from './config.js';
+import type {
+  ActivitiesTable, ActivityLinksTable, CompaniesTable, ContactsTable, DealsTable, ListDirtyTable, ListMembersTable,
+  ListsTable, ProposalCountersTable, ProposalItemsTable, ProposalsTable, RecordTagsTable, TagsTable,
+} from './records.js';
+import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from './webhooks.js';
+
+export interface DB {
+  tenants: TenantsTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  pipelines: PipelinesTable;
+  stages: StagesTable;
+  loss_reasons: LossReasonsTable;
+  properties: PropertiesTable;
+  forms: FormsTable;
+  form_submissions: FormSubmissionsTable;
+  companies: CompaniesTable;
+  contacts: ContactsTable;
+  tags: TagsTable;
+  record_tags: RecordTagsTable;
+  deals: DealsTable;
+  activities: ActivitiesTable;
+  activity_links: ActivityLinksTable;
+  lists: ListsTable;
+  list_members: ListMembersTable;
+  list_dirty: ListDirtyTable;
+  proposal_counters: ProposalCountersTable;
+  proposals: ProposalsTable;
+  proposal_items: ProposalItemsTable;
+  webhooks: WebhooksTable;
+  events: EventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}

@@ -1,0 +1,29 @@
+import { DomainError } from './errors.js';
+import { isValidHostname } from './hostname.js';
+
+// RFC 5322 dot-atom local part (no quoted strings, no comments): the
+// practical subset every mail provider issues. ASCII only on purpose, so
+// uniqueness by lower-cased string stays meaningful.
+const LOCAL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+
+/** Trims, lower-cases and validates an e-mail address (`local@domain.tld`). */
+export function normalizeEmail(s: string): string {
+  if (typeof s !== 'string') throw new DomainError('must be a string');
+  const email = s.trim().toLowerCase();
+  const invalid = new DomainError('must be a valid e-mail address');
+  if (email.length === 0 || email.length > 254) throw invalid;
+  const at = email.lastIndexOf('@');
+  if (at <= 0) throw invalid;
+  const local = email.slice(0, at);
+  const domain = email.slice(at + 1);
+  // RFC 5321 caps the local part at 64 octets.
+  if (local.length > 64 || !LOCAL.test(local)) throw invalid;
+  if (!isValidHostname(domain)) throw invalid;
+  return email;
+}
+
+/** Domain part of an e-mail, normalized (used to match a contact to a company `domain`). */
+export function emailDomain(email: string): string {
+  const normalized = normalizeEmail(email);
+  return normalized.slice(normalized.lastIndexOf('@') + 1);
+}

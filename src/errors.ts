@@ -1,0 +1,42 @@
+/** The one error type of the service. Every failure the client may see is an ApiError. */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+// The catalogue of the contract (spec section 7, CONTRACT B.2). Status codes never come from message text.
+export const errors = {
+  validation: (details: FieldIssue[], message?: string) =>
+    new ApiError(400, 'validation_failed', message ?? summarize(details), { details }),
+  field: (field: string, message: string) => errors.validation([{ field, message }]),
+  invalidFormat: (field: string, message: string) =>
+    new ApiError(400, 'invalid_format', `${field}: ${message}`, { details: [{ field, message }] }),
+  invalidStatus: (message: string) => new ApiError(400, 'invalid_status', message),
+  notFound: (what: string) => new ApiError(404, 'not_found', what),
+  refNotFound: (field: string, id?: string) =>
+    new ApiError(404, 'not_found', id === undefined ? `${field} does not exist` : `${field} "${id}" does not exist`, {
+      field,
+    }),
+  conflict: (code: string, message: string, extra: Record<string, unknown> = {}) => new ApiError(409, code, message, extra),
+  businessRule: (message: string) => new ApiError(422, 'business_rule_violation', message),
+  forbidden: (message = 'This endpoint is not available to API keys') => new ApiError(403, 'forbidden', message),
+} as const;
+
+function summarize(details: FieldIssue[]): string {
+  if (details.length === 0) return 'The request is invalid';
+  const first = details[0];
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
+  return `${first.field ? first.field + ': ' : ''}${first.message}${more}`;
+}

@@ -1,0 +1,7 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { tagsRoutes } from './tags/tags.routes.js';
+
+/** Every resource's routes, registered under /api/v1 by app.ts. One line per module. */
+export const MODULES: FastifyPluginAsync[] = [
+  tagsRoutes,
+];

@@ -1,0 +1,96 @@
+import { uniqueViolation } from '../../db/errors.js';
+import { withTx } from '../../db/index.js';
+import { errors } from '../../errors.js';
+import type { Ctx } from '../../http/context.js';
+import { newId } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
+import * as repo from './tags.repo.js';
+import { DEFAULT_TAG_COLOR, type TagCreateT, type TagT, type TagUpdateT } from './tags.schema.js';
+
+const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
+
+export function toTag(r: repo.TagRow): TagT {
+  return { id: r.id, name: r.name, color: r.color, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+const nameKey = (name: string) => name.trim().normalize('NFC').toLowerCase();
+
+function cleanName(name: string): string {
+  const n = name.trim();
+  if (!n) throw errors.field('name', 'must not be blank');
+  return n;
+}
+
+function duplicate(err: unknown, name: string): never {
+  if (uniqueViolation(err)?.table === 'tags') throw errors.conflict('duplicate_name', `A tag named "${name}" already exists`);
+  throw err;
+}
+
+export async function listTags(ctx: Ctx, search?: string): Promise<TagT[]> {
+  return (await repo.listTags(ctx.db, ctx.dialect, ctx.tenantId, search)).map(toTag);
+}
+
+export async function getTag(ctx: Ctx, id: string): Promise<TagT> {
+  const row = await repo.findTag(ctx.db, ctx.tenantId, id);
+  if (!row) throw errors.notFound('Tag not found');
+  return toTag(row);
+}
+
+export async function createTag(ctx: Ctx, input: TagCreateT): Promise<TagT> {
+  const name = cleanName(input.name);
+  const now = nowIso();
+  const row = {
+    tenant_id: ctx.tenantId,
+    id: newId('tag'),
+    name,
+    name_key: nameKey(name),
+    color: (input.color ?? DEFAULT_TAG_COLOR).toLowerCase(),
+    created_at: now,
+    updated_at: now,
+  };
+  await repo.insertTag(ctx.db, row).catch((e) => duplicate(e, name));
+  return toTag(row);
+}
+
+export async function updateTag(ctx: Ctx, id: string, input: TagUpdateT): Promise<TagT> {
+  const current = await repo.findTag(ctx.db, ctx.tenantId, id);
+  if (!current) throw errors.notFound('Tag not found');
+  const set: Record<string, string> = {};
+  if (input.name !== undefined) {
+    set.name = cleanName(input.name);
+    set.name_key = nameKey(set.name);
+  }
+  if (input.color !== undefined) set.color = input.color.toLowerCase();
+  if (Object.keys(set).length) {
+    set.updated_at = nowIso();
+    await repo.updateTag(ctx.db, ctx.tenantId, id, set).catch((e) => duplicate(e, set.name));
+  }
+  return getTag(ctx, id);
+}
+
+/** Removes the tag and its associations; tagged records remain and their updatedAt moves (B.3). */
+export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
+  await withTx(ctx.db, async (tx) => {
+    const tagged = await repo.taggedRecords(tx, ctx.tenantId, id);
+    const deleted = await repo.deleteTag(tx, ctx.tenantId, id);
+    if (!deleted) throw errors.notFound('Tag not found');
+    await repo.removeTagLinks(tx, ctx.tenantId, id);
+    const now = nowIso();
+    for (const type of ['contact', 'company', 'deal'] as const) {
+      const ids = tagged.filter((t) => t.object_type === type).map((t) => t.object_id);
+      for (let i = 0; i < ids.length; i += 500) {
+        await tx.updateTable(TABLE_OF[type]).set({ updated_at: now }).where('tenant_id', '=', ctx.tenantId).where('id', 'in', ids.slice(i, i + 500)).execute();
+      }
+    }
+  });
+}
+
+/**
+ * Checks that every id of a record's `tags` names a tag of the tenant; 404 naming `tags[i]` otherwise
+ * (B.2). Used by contacts, companies and deals.
+ */
+export async function assertTagsExist(ctx: Ctx, tagIds: string[]): Promise<void> {
+  const found = await repo.existingTagIds(ctx.db, ctx.tenantId, [...new Set(tagIds)]);
+  const missing = tagIds.findIndex((t) => !found.has(t));
+  if (missing >= 0) throw errors.refNotFound(`tags[${missing}]`, tagIds[missing]);
+}

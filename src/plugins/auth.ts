@@ -1,0 +1,159 @@
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { hashApiKey, looksLikeApiKey } from '../auth/keys.js';
+import type { Principal } from '../auth/principal.js';
+import { missingScopes } from '../auth/scopes.js';
+import type { Db } from '../db/index.js';
+import { ApiError } from '../errors.js';
+import { parseJson } from '../util/json.js';
+import { MemoryStore, type RateLimitStore } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Scopes the endpoint requires (spec 5.6). An /api/v1 route without scopes is refused to keys. */
+    scopes?: string[];
+    /** Reachable without a key (OpenAPI document). */
+    public?: boolean;
+  }
+}
+
+const WINDOW_MS = 60_000;
+// NOTE: B.1 — a revoked or expired key must be refused within 5 s on every process; entries live 2 s.
+const CACHE_TTL_MS = 2_000;
+const CACHE_MAX = 10_000;
+const FAILED_AUTH_LIMIT = 20;
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+interface CacheEntry {
+  principal: Principal | null;
+  loadedAt: number;
+}
+
+/** Per-process cache of key lookups by hash; a miss or stale entry reads the database. */
+export class KeyCache {
+  private entries = new Map<string, CacheEntry>();
+  private lastUsedWritten = new Map<string, number>();
+
+  constructor(private db: Db) {}
+
+  async get(hash: string): Promise<Principal | null> {
+    const now = Date.now();
+    const hit = this.entries.get(hash);
+    if (hit && now - hit.loadedAt < CACHE_TTL_MS) return hit.principal;
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select(['tenant_id', 'id', 'user_id', 'scopes', 'rate_limit', 'expires_at', 'revoked_at'])
+      .where('key_hash', '=', hash)
+      .executeTakeFirst();
+    const principal: Principal | null = row
+      ? {
+          tenantId: row.tenant_id,
+          keyId: row.id,
+          userId: row.user_id,
+          scopes: parseJson<string[]>(row.scopes, []),
+          rateLimit: row.rate_limit,
+          expiresAt: row.expires_at,
+          revokedAt: row.revoked_at,
+        }
+      : null;
+    if (this.entries.size >= CACHE_MAX) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(hash, { principal, loadedAt: now });
+    if (principal && !principal.revokedAt) this.touch(principal);
+    return principal;
+  }
+
+  /** Records lastUsedAt at most once a minute per key and process; never on the request's critical path. */
+  private touch(p: Principal): void {
+    const now = Date.now();
+    if (now - (this.lastUsedWritten.get(p.keyId) ?? 0) < LAST_USED_GRANULARITY_MS) return;
+    this.lastUsedWritten.set(p.keyId, now);
+    this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: new Date(now).toISOString() })
+      .where('tenant_id', '=', p.tenantId)
+      .where('id', '=', p.keyId)
+      .execute()
+      .catch(() => {});
+  }
+}
+
+export interface AuthOptions {
+  db: Db;
+  store: RateLimitStore;
+}
+
+export const authPlugin = fp<AuthOptions>(
+  async (app, opts) => {
+    const keys = new KeyCache(opts.db);
+    const failures = new MemoryStore();
+    app.addHook('onClose', async () => failures.close());
+    app.decorateRequest('principal', null as unknown as Principal);
+
+    const rejectAuth = (req: FastifyRequest, code: 'missing_api_key' | 'invalid_api_key'): never => {
+      // NOTE: B.1 — failed authentications are limited per client IP in each process.
+      const hit = failures.hitSync(`ip:${req.ip}`, WINDOW_MS);
+      if (hit.count > FAILED_AUTH_LIMIT) {
+        const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
+        throw new ApiError(
+          429,
+          'rate_limit_exceeded',
+          'Too many failed authentications from this address; retry later',
+          { limit: FAILED_AUTH_LIMIT, retryAfterSeconds: retry },
+          { 'retry-after': String(retry) },
+        );
+      }
+      throw code === 'missing_api_key'
+        ? new ApiError(401, code, 'The X-API-Key header is required')
+        : new ApiError(401, code, 'The API key is invalid, revoked or expired');
+    };
+
+    async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const header = req.headers['x-api-key'];
+      const key = Array.isArray(header) ? header[0] : header;
+      if (!key) return rejectAuth(req, 'missing_api_key');
+      if (!looksLikeApiKey(key)) return rejectAuth(req, 'invalid_api_key');
+      const principal = await keys.get(hashApiKey(key));
+      const now = new Date().toISOString();
+      if (!principal || principal.revokedAt || (principal.expiresAt && principal.expiresAt <= now)) {
+        return rejectAuth(req, 'invalid_api_key');
+      }
+      req.principal = principal;
+
+      const hit = await opts.store.hit(`key:${principal.keyId}`, WINDOW_MS);
+      const limit = principal.rateLimit;
+      reply.header('x-ratelimit-limit', String(limit));
+      reply.header('x-ratelimit-remaining', String(Math.max(0, limit - hit.count)));
+      reply.header('x-ratelimit-reset', String(Math.ceil(hit.resetAtMs / 1000)));
+      if (hit.count > limit) {
+        const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
+        throw new ApiError(
+          429,
+          'rate_limit_exceeded',
+          `Rate limit of ${limit} requests per minute exceeded; retry in ${retry} s`,
+          { limit, retryAfterSeconds: retry },
+          { 'retry-after': String(retry) },
+        );
+      }
+
+      const required = req.routeOptions.config.scopes;
+      if (!required || required.length === 0) throw new ApiError(403, 'forbidden', 'This endpoint is not available to API keys');
+      const missing = missingScopes(required, principal.scopes);
+      if (missing.length > 0) {
+        throw new ApiError(403, 'insufficient_scope', `This call requires the scope ${missing.join(', ')}`, {
+          required,
+          have: principal.scopes,
+        });
+      }
+    }
+
+    app.addHook('onRoute', (route) => {
+      if (!route.url.startsWith('/api/v1/') || route.config?.public) return;
+      const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+      route.onRequest = [authenticate, ...existing];
+    });
+  },
+  { name: 'auth' },
+);

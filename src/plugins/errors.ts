@@ -1,0 +1,99 @@
+import fp from 'fastify-plugin';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, type FieldIssue } from '../errors.js';
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+// Read-only fields get their own message (B.2): they are rejected like unknown ones.
+const READ_ONLY = new Set(['id', 'createdAt', 'updatedAt', 'deletedAt', 'number', 'subtotal', 'total', 'memberCount', 'sentAt']);
+
+/** `/items/2/qty` → `items[2].qty`. */
+export function fieldPath(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  let out = '';
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
+  return out;
+}
+
+export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
+  const seen = new Set<string>();
+  const out: FieldIssue[] = [];
+  for (const i of issues) {
+    let field: string;
+    let message: string;
+    if (i.keyword === 'additionalProperties') {
+      const name = String(i.params.additionalProperty);
+      field = fieldPath(i.instancePath, name);
+      message = READ_ONLY.has(name) && !i.instancePath ? 'is read-only' : 'is not a known field';
+    } else if (i.keyword === 'required') {
+      field = fieldPath(i.instancePath, String(i.params.missingProperty));
+      message = 'is required';
+    } else if (i.keyword === 'anyOf' || i.keyword === 'oneOf') {
+      continue; // the branches' own errors say more; a bare "must match a schema in anyOf" helps no one
+    } else {
+      field = fieldPath(i.instancePath);
+      message = i.message ?? 'is invalid';
+      if (i.keyword === 'enum' && Array.isArray(i.params.allowedValues)) message = `must be one of ${i.params.allowedValues.join(', ')}`;
+    }
+    const k = field + '\0' + message;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push({ field, message });
+  }
+  if (out.length === 0 && issues.length > 0) {
+    out.push({ field: fieldPath(issues[0].instancePath), message: issues[0].message ?? 'is invalid' });
+  }
+  return out;
+}
+
+function send(reply: FastifyReply, err: ApiError) {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  return reply.code(err.statusCode).send({ error: err.code, message: err.message, ...err.extra });
+}
+
+/** The one place where failures become the contract's `{ error, message, …extra }` (CONTRACT B.2). */
+export const errorsPlugin = fp(
+  async (app) => {
+    app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, req: FastifyRequest, reply) => {
+      if (err instanceof ApiError) return send(reply, err);
+      if (err.validation) {
+        const details = ajvIssues(err.validation);
+        const where = err.validationContext === 'querystring' ? 'query parameter ' : err.validationContext === 'params' ? 'path parameter ' : '';
+        const first = details[0];
+        const message = first ? `${where}${first.field ? first.field + ' ' : ''}${first.message}`.trim() : 'The request is invalid';
+        return send(reply, new ApiError(400, 'validation_failed', message, { details }));
+      }
+      switch (err.code) {
+        case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+          return send(reply, new ApiError(415, 'unsupported_media_type', 'Send the body as application/json'));
+        case 'FST_ERR_CTP_BODY_TOO_LARGE':
+          return send(reply, new ApiError(413, 'payload_too_large', 'The body is larger than 1 MiB'));
+        case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        case 'FST_ERR_CTP_INVALID_JSON_BODY':
+          return send(reply, new ApiError(400, 'invalid_json', 'The body is not valid JSON'));
+        case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+          return send(reply, new ApiError(400, 'invalid_request', 'Content-Length does not match the body'));
+      }
+      if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {
+        return send(reply, new ApiError(400, 'invalid_json', 'The body is not valid JSON'));
+      }
+      if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+        // A client error raised by Fastify itself (malformed request line, bad header…): no internals leak.
+        return send(reply, new ApiError(err.statusCode, 'bad_request', 'The request could not be processed'));
+      }
+      req.log.error({ err }, 'unexpected failure');
+      return send(reply, new ApiError(500, 'internal_error', 'An unexpected error occurred', { requestId: String(req.id) }));
+    });
+
+    app.setNotFoundHandler((req, reply) =>
+      send(reply, new ApiError(404, 'not_found', `No route ${req.method} ${req.url.split('?')[0]}`)),
+    );
+  },
+  { name: 'errors' },
+);

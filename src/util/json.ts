@@ -1,0 +1,4 @@
+export function parseJson<T>(text: string | null | undefined, fallback: T): T {
+  if (text === null || text === undefined || text === '') return fallback;
+  return JSON.parse(text) as T;
+}

@@ -1,0 +1,2 @@
+// Importing this module registers every background loop (one import per loop).
+export {};

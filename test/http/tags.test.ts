@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { newTenant, testApp } from '../helpers/app.js';
+
+const t = await testApp();
+
+test('tags: create, read, list with search, update, delete', async () => {
+  const { api } = await newTenant(t);
+  const created = await api.post('/tags', { name: 'VIP' });
+  assert.equal(created.status, 201);
+  assert.match(created.body.id, /^tag_/);
+  assert.equal(created.body.color, '#e53935');
+  const other = await api.post('/tags', { name: 'Churn risk', color: '#1E88E5' });
+  assert.equal(other.body.color, '#1e88e5');
+
+  assert.deepEqual((await api.get(`/tags/${created.body.id}`)).body, created.body);
+  const list = await api.get('/tags?search=vi');
+  assert.deepEqual(list.body.map((x: any) => x.name), ['VIP']);
+  assert.equal((await api.get('/tags')).body.length, 2);
+
+  const patched = await api.patch(`/tags/${created.body.id}`, { name: 'Very important' });
+  assert.equal(patched.status, 200);
+  assert.equal(patched.body.name, 'Very important');
+
+  assert.equal((await api.delete(`/tags/${created.body.id}`)).status, 204);
+  assert.equal((await api.get(`/tags/${created.body.id}`)).status, 404);
+  assert.equal((await api.delete(`/tags/${created.body.id}`)).status, 404);
+});
+
+test('tags: names are unique per tenant, case-insensitively; other tenants are unaffected', async () => {
+  const a = await newTenant(t);
+  const b = await newTenant(t);
+  assert.equal((await a.api.post('/tags', { name: 'Hot' })).status, 201);
+  const dup = await a.api.post('/tags', { name: '  hOT ' });
+  assert.equal(dup.status, 409);
+  assert.equal(dup.body.error, 'duplicate_name');
+  assert.equal((await b.api.post('/tags', { name: 'hot' })).status, 201);
+  const x = await a.api.post('/tags', { name: 'Cold' });
+  const rename = await a.api.patch(`/tags/${x.body.id}`, { name: 'HOT' });
+  assert.equal(rename.status, 409);
+});
+
+test('tags: validation', async () => {
+  const { api } = await newTenant(t);
+  for (const body of [{}, { name: '' }, { name: '   ' }, { name: 42 }, { name: 'x', color: 'red' }, { name: 'x', color: '#12345' }, { name: 'x', extra: 1 }, { name: 'x', id: 'tag_1' }]) {
+    const r = await api.post('/tags', body);
+    assert.equal(r.status, 400, JSON.stringify(body));
+    assert.equal(r.body.error, 'validation_failed');
+    assert.ok(Array.isArray(r.body.details) && r.body.details.length > 0);
+  }
+  const r = await api.post('/tags', { name: 'x', extra: 1 });
+  assert.deepEqual(r.body.details, [{ field: 'extra', message: 'is not a known field' }]);
+  assert.equal((await api.get('/tags')).body.length, 0);
+});
+
+test('tags: tenant isolation', async () => {
+  const a = await newTenant(t);
+  const b = await newTenant(t);
+  const tag = (await a.api.post('/tags', { name: 'Secret' })).body;
+  assert.equal((await b.api.get(`/tags/${tag.id}`)).status, 404);
+  assert.equal((await b.api.patch(`/tags/${tag.id}`, { name: 'Mine' })).status, 404);
+  assert.equal((await b.api.delete(`/tags/${tag.id}`)).status, 404);
+  assert.equal((await b.api.get('/tags')).body.length, 0);
+  assert.equal((await a.api.get(`/tags/${tag.id}`)).body.name, 'Secret');
+});
