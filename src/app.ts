@@ -10,7 +10,7 @@ import { errorsPlugin } from './plugins/errors.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { createRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { healthRoutes } from './plugins/health.js';
-import { MODULES } from './modules/index.js';
+import { MODULES, PUBLIC_MODULES } from './modules/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -96,5 +96,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authPlugin, { db: database.db, store });
   await app.register(healthRoutes);
   for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
+  for (const mod of PUBLIC_MODULES) await app.register(mod);
   return app;
 }

@@ -5,3 +5,6 @@ import { tagsRoutes } from './tags/tags.routes.js';
 export const MODULES: FastifyPluginAsync[] = [
   tagsRoutes,
 ];
+
+/** Routes outside /api/v1 that need no API key (public form intake at /f/…). */
+export const PUBLIC_MODULES: FastifyPluginAsync[] = [];

@@ -1,0 +1,78 @@
+import type { Db } from '../db/index.js';
+import { newId } from '../util/ids.js';
+import { nowIso } from '../util/time.js';
+import { parseJson } from '../util/json.js';
+import { objectTypeOf, type EventType } from './catalog.js';
+
+export interface EventPayload {
+  event: string;
+  tenantId: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** Listeners told after commit that deliveries are due (the in-process worker wakes at once). */
+const wakeups = new Set<() => void>();
+export function onDeliveriesQueued(fn: () => void): () => void {
+  wakeups.add(fn);
+  return () => wakeups.delete(fn);
+}
+export function notifyDeliveriesQueued(): void {
+  for (const fn of wakeups) fn();
+}
+
+/**
+ * Records an event in the outbox, in the caller's transaction (B.9): the change and its event commit
+ * together or not at all. One delivery row is queued per active webhook of the tenant subscribed to
+ * the event at this moment, so a webhook inactive now never receives it.
+ *
+ * `record` is the object as a single read returns it; `extra` adds fields beside it in `data`
+ * (for example `previousStageId`).
+ */
+export async function emitEvent(
+  tx: Db,
+  tenantId: string,
+  type: EventType,
+  record: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const id = newId('evt');
+  const now = nowIso();
+  const payload: EventPayload = { event: type, tenantId, timestamp: now, data: { [objectTypeOf(type)]: record, ...extra } };
+  await tx.insertInto('events').values({ tenant_id: tenantId, id, type, payload: JSON.stringify(payload), created_at: now }).execute();
+  const hooks = await tx.selectFrom('webhooks').select(['id', 'events']).where('tenant_id', '=', tenantId).where('is_active', '=', 1).execute();
+  const subscribed = hooks.filter((h) => parseJson<string[]>(h.events, []).includes(type));
+  if (subscribed.length) {
+    await tx
+      .insertInto('webhook_deliveries')
+      .values(
+        subscribed.map((h) => ({
+          tenant_id: tenantId,
+          id: newId('dlv'),
+          webhook_id: h.id,
+          event_id: id,
+          event: type,
+          status: 'pending',
+          status_code: null,
+          response_snippet: null,
+          duration_ms: null,
+          attempts: 0,
+          last_error: null,
+          next_attempt_at: now,
+          delivered_at: null,
+          lease_owner: null,
+          lease_until: null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+    // Woken after the transaction commits (a microtask later would be too early on PostgreSQL).
+    queueDeliveryWakeup(tx);
+  }
+  return id;
+}
+
+function queueDeliveryWakeup(_tx: Db): void {
+  setTimeout(notifyDeliveriesQueued, 5).unref?.();
+}

@@ -1,0 +1,54 @@
+import type { Db } from '../../db/index.js';
+import { errors } from '../../errors.js';
+
+/**
+ * Existence checks for ids given inside bodies (B.2): an id that does not exist in the tenant, or is
+ * soft-deleted, is 404 `not_found` naming the field. One place, so every resource answers alike.
+ */
+export type RefKind = 'contact' | 'company' | 'deal' | 'user' | 'pipeline' | 'stage' | 'lossReason' | 'tag' | 'proposal' | 'list';
+
+const TABLES: Record<RefKind, { table: string; softDelete: boolean }> = {
+  contact: { table: 'contacts', softDelete: true },
+  company: { table: 'companies', softDelete: true },
+  deal: { table: 'deals', softDelete: true },
+  user: { table: 'users', softDelete: false },
+  pipeline: { table: 'pipelines', softDelete: false },
+  stage: { table: 'stages', softDelete: false },
+  lossReason: { table: 'loss_reasons', softDelete: false },
+  tag: { table: 'tags', softDelete: false },
+  proposal: { table: 'proposals', softDelete: true },
+  list: { table: 'lists', softDelete: true },
+};
+
+/** The subset of `ids` that exist (and are not deleted) in the tenant. */
+export async function existingIds(db: Db, tenantId: string, kind: RefKind, ids: string[]): Promise<Set<string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Set();
+  const { table, softDelete } = TABLES[kind];
+  const found = new Set<string>();
+  for (let i = 0; i < unique.length; i += 500) {
+    let q = (db as Db).selectFrom(table as 'contacts').select('id').where('tenant_id', '=', tenantId).where('id', 'in', unique.slice(i, i + 500));
+    if (softDelete) q = q.where('deleted_at', 'is', null);
+    for (const r of await q.execute()) found.add(r.id);
+  }
+  return found;
+}
+
+/** Throws 404 naming `field` when `id` (if given and not null) does not exist in the tenant. */
+export async function assertRef(db: Db, tenantId: string, kind: RefKind, field: string, id: string | null | undefined): Promise<void> {
+  if (id === undefined || id === null) return;
+  const found = await existingIds(db, tenantId, kind, [id]);
+  if (!found.has(id)) throw errors.refNotFound(field, id);
+}
+
+/** Checks several references at once: `{ companyId: ['company', id], ownerId: ['user', id] }`. */
+export async function assertRefs(db: Db, tenantId: string, refs: Record<string, [RefKind, string | null | undefined]>): Promise<void> {
+  for (const [field, [kind, id]] of Object.entries(refs)) await assertRef(db, tenantId, kind, field, id);
+}
+
+/** Throws 404 naming `field[i]` for the first id of the array that does not exist. */
+export async function assertRefArray(db: Db, tenantId: string, kind: RefKind, field: string, ids: string[]): Promise<void> {
+  const found = await existingIds(db, tenantId, kind, ids);
+  const i = ids.findIndex((id) => !found.has(id));
+  if (i >= 0) throw errors.refNotFound(`${field}[${i}]`, ids[i]);
+}
