@@ -53,6 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.key'], censor: '[redacted]' },
     },
     bodyLimit: 1024 * 1024,
+    // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414.
+    maxParamLength: 4096,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
@@ -68,7 +70,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema));
 
   // An empty body with a JSON content type (DELETE from many HTTP clients) is no body, not an error.
-  app.removeContentTypeParser('application/json');
+  // Only JSON bodies are accepted on the API (B.2: anything else is 415); Fastify parses text/plain by default.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);

@@ -1,0 +1,110 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildApp } from '../../src/app.js';
+import { newTenant, testApp } from '../helpers/app.js';
+
+const t = await testApp();
+
+test('malformed JSON is 400 invalid_json and changes nothing', async () => {
+  const { api } = await newTenant(t);
+  for (const body of ['{"name": "x"', '{name: x}', 'nul', '[1,]']) {
+    const r = await api.post('/tags', body);
+    assert.equal(r.status, 400, body);
+    assert.equal(r.body.error, 'invalid_json');
+    assert.equal(typeof r.body.message, 'string');
+  }
+  assert.equal((await api.get('/tags')).body.length, 0);
+});
+
+test('a body over 1 MiB is 413 payload_too_large', async () => {
+  const { api } = await newTenant(t);
+  const r = await api.post('/tags', { name: 'x'.repeat(1024 * 1024 + 10) });
+  assert.equal(r.status, 413);
+  assert.equal(r.body.error, 'payload_too_large');
+});
+
+test('a body that is not JSON is 415 unsupported_media_type', async () => {
+  const { api } = await newTenant(t);
+  for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x']) {
+    const r = await api.post('/tags', 'name=x', { 'content-type': ct });
+    assert.equal(r.status, 415, ct);
+    assert.equal(r.body.error, 'unsupported_media_type');
+  }
+  // JSON with a charset parameter is JSON.
+  assert.equal((await api.post('/tags', JSON.stringify({ name: 'ok' }), { 'content-type': 'application/json; charset=utf-8' })).status, 201);
+});
+
+test('unknown and read-only body fields are 400 validation_failed naming them; values are never coerced', async () => {
+  const { api } = await newTenant(t);
+  const r = await api.post('/tags', { name: 'x', createdAt: '2026-01-01T00:00:00.000Z', colour: '#ffffff' });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error, 'validation_failed');
+  assert.deepEqual(
+    r.body.details.map((d: any) => d.field).sort(),
+    ['colour', 'createdAt'],
+  );
+  assert.equal(r.body.details.find((d: any) => d.field === 'createdAt').message, 'is read-only');
+  const coerced = await api.post('/tags', { name: 12345 });
+  assert.equal(coerced.status, 400);
+  assert.deepEqual(coerced.body.details, [{ field: 'name', message: 'must be string' }]);
+  const arr = await api.post('/tags', [{ name: 'x' }]);
+  assert.equal(arr.status, 400);
+  assert.equal(arr.body.error, 'validation_failed');
+  assert.equal((await api.get('/tags')).body.length, 0);
+});
+
+test('unknown routes are 404 not_found; ids of any odd shape are 404, never 400', async () => {
+  const { api } = await newTenant(t);
+  const r = await api.get('/nothing-here');
+  assert.equal(r.status, 404);
+  assert.equal(r.body.error, 'not_found');
+  for (const id of ['x', "1' or '1'='1", '%00', '..%2F..%2Fetc', 'a'.repeat(2000), '😀']) {
+    const g = await api.get(`/tags/${encodeURIComponent(id)}`);
+    assert.equal(g.status, 404, id);
+    assert.equal(g.body.error, 'not_found');
+  }
+});
+
+test('an unexpected failure is 500 internal_error with the request id and no internals', async () => {
+  const app = await buildApp({ config: t.config, database: t.database, logger: false });
+  app.get('/api/v1/boom', { config: { scopes: ['tags:read'] } }, async () => {
+    throw new Error('SELECT secret FROM api_keys -- at /work/main/src/x.ts:1');
+  });
+  await app.ready();
+  const { apiKeys } = await newTenant(t);
+  const r = await app.inject({ method: 'GET', url: '/api/v1/boom', headers: { 'x-api-key': apiKeys.full } });
+  assert.equal(r.statusCode, 500);
+  const body = r.json();
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'requestId']);
+  assert.equal(body.error, 'internal_error');
+  assert.equal(body.requestId, r.headers['x-request-id']);
+  assert.ok(!r.body.includes('SELECT') && !r.body.includes('/work/'));
+  await app.close();
+});
+
+test('health, readiness, OpenAPI document and docs page need no key', async () => {
+  const h = await t.app.inject({ method: 'GET', url: '/healthz' });
+  assert.deepEqual(h.json(), { status: 'ok' });
+  const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(ready.statusCode, 200);
+  const doc = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+  assert.equal(doc.statusCode, 200);
+  const spec = doc.json();
+  assert.equal(spec.openapi, '3.1.0');
+  assert.ok(spec.paths['/api/v1/tags'].post, 'every endpoint is documented');
+  assert.ok(spec.paths['/api/v1/tags'].post.responses['201']);
+  assert.ok(spec.paths['/api/v1/tags'].post.responses['401'], 'error responses are documented');
+  assert.ok(spec.components.securitySchemes.ApiKey);
+  const docs = await t.app.inject({ method: 'GET', url: '/docs/' });
+  assert.equal(docs.statusCode, 200);
+  assert.match(docs.headers['content-type'] as string, /html/);
+});
+
+test('readiness is 503 when the database does not answer', async () => {
+  const fake = { ...t.database, ping: async () => { throw new Error('down'); } };
+  const app = await buildApp({ config: t.config, database: fake, logger: false });
+  await app.ready();
+  const r = await app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(r.statusCode, 503);
+  await app.close();
+});
