@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createKey } from '../../src/admin/keys.js';
+import { client, newTenant, testApp } from '../helpers/app.js';
+
+// A small seeded fuzz over every documented endpoint: bad input must give a 4xx, never a 5xx.
+const t = await testApp();
+const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
+const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 6);
+
+function prng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(s ^ (s >>> 15), 1 | s);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const NASTY_STRINGS = [
+  '', ' ', "'; drop table contacts; --", '" OR 1=1 --', '%', '_', '\\', '\u0000', '😀'.repeat(50), 'x'.repeat(200_000),
+  '<script>alert(1)</script>', '2026-13-45T99:99:99Z', '-1', 'NaN', '1e309', '__proto__', 'constructor', '../../etc/passwd',
+  '+55 11 99999-9999', 'a@b', '#zzzzzz', 'https://', 'javascript:alert(1)',
+];
+
+function value(r: () => number, depth = 0): unknown {
+  const k = Math.floor(r() * 12);
+  switch (k) {
+    case 0: return NASTY_STRINGS[Math.floor(r() * NASTY_STRINGS.length)];
+    case 1: return Math.floor(r() * 2 ** 53) * (r() < 0.5 ? -1 : 1);
+    case 2: return r() * 1e6;
+    case 3: return null;
+    case 4: return r() < 0.5;
+    case 5: return depth < 3 ? Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1)) : [];
+    case 6: return depth < 3 ? { [NASTY_STRINGS[Math.floor(r() * NASTY_STRINGS.length)].slice(0, 20) || 'k']: value(r, depth + 1) } : {};
+    case 7: return Array.from({ length: 1200 }, (_, i) => `id_${i}`);
+    case 8: return { operator: r() < 0.5 ? 'AND' : 'XOR', conditions: [{ field: 'score', operator: 'gte', value: value(r, depth + 1) }] };
+    case 9: return 1.005;
+    case 10: return -0.001;
+    default: return 'ok';
+  }
+}
+
+test('fuzz: random and hostile bodies, query strings and ids never produce a 5xx', async () => {
+  const tenant = await newTenant(t);
+  // Several keys, so the per-key rate limit (max 1000/min) never turns the run into 429s.
+  const keys = await Promise.all(Array.from({ length: 8 }, (_, i) => createKey(t.database.db, { tenantId: tenant.tenantId, name: `fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 })));
+  let calls = 0;
+  const api = () => client(t.app, keys[Math.floor(calls++ / 900) % keys.length].key);
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  const r = prng(SEED);
+  const failures: string[] = [];
+  const realIds = [tenant.refs.sales, tenant.refs.lead, tenant.refs.ana, tenant.refs.contact_us, tenant.refs.hot];
+
+  for (const [rawPath, ops] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(ops)) {
+      const bodySchema = op.requestBody?.content?.['application/json']?.schema;
+      const fields = Object.keys(bodySchema?.properties ?? {});
+      const queryParams = (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name);
+      for (let round = 0; round < ROUNDS; round++) {
+        const id = r() < 0.5 ? realIds[Math.floor(r() * realIds.length)] : String(value(r)).slice(0, 300);
+        const url = rawPath.replace(/\{[^}]+\}/g, () => encodeURIComponent(id || 'x'));
+        const qs = queryParams.filter(() => r() < 0.5).map((q: string) => `${q}=${encodeURIComponent(String(value(r)).slice(0, 500))}`).join('&');
+        let body: unknown;
+        if (method === 'post' || method === 'patch' || method === 'put') {
+          const obj: Record<string, unknown> = {};
+          for (const f of fields) if (r() < 0.6) obj[f] = value(r);
+          if (r() < 0.2) obj[`unknown_${round}`] = value(r);
+          body = r() < 0.1 ? value(r) : obj;
+        }
+        const res = await api()[method === 'delete' ? 'delete' : (method as 'get')](url + (qs ? `?${qs}` : ''), body as any);
+        if (res.status >= 500) failures.push(`${method.toUpperCase()} ${url}?${qs} ${JSON.stringify(body)?.slice(0, 300)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      }
+    }
+  }
+  assert.deepEqual(failures, [], `5xx answers (seed ${SEED}):\n${failures.join('\n')}`);
+});
