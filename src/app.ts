@@ -11,6 +11,8 @@ import { openapiPlugin } from './plugins/openapi.js';
 import { createRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { healthRoutes } from './plugins/health.js';
 import { MODULES, PUBLIC_MODULES } from './modules/index.js';
+import { errors } from './errors.js';
+import { WEBHOOK_DOCS } from './modules/webhooks/webhooks.docs.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,6 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.key'], censor: '[redacted]' },
+      // CONTRACT A.1: the CLI's stdout carries only its JSON answers; logs go to stderr.
+      stream: process.stderr,
     },
     bodyLimit: 1024 * 1024,
     // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414.
@@ -75,11 +79,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
       const err = Object.assign(new Error('invalid json'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 });
-      done(err, undefined);
+      return done(err, undefined);
+    }
+    // NOTE: PostgreSQL text cannot hold NUL; refuse it at the edge on both dialects alike.
+    const nul = text.includes('\\u0000') ? findNul(parsed, '') : null;
+    if (nul !== null) return done(errors.field(nul, 'must not contain NUL characters'), undefined);
+    done(null, parsed);
+  });
+  app.addHook('preValidation', async (req) => {
+    for (const v of Object.values((req.params ?? {}) as Record<string, unknown>)) {
+      if (typeof v === 'string' && v.includes('\u0000')) throw errors.notFound('Not found');
+    }
+    for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
+      if ([v].flat().some((x) => typeof x === 'string' && x.includes('\u0000'))) throw errors.field(k, 'must not contain NUL characters');
     }
   });
 
@@ -95,10 +112,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(errorsPlugin);
-  await app.register(openapiPlugin);
+  await app.register(openapiPlugin, { webhooks: WEBHOOK_DOCS });
   await app.register(authPlugin, { db: database.db, store });
   await app.register(healthRoutes);
   for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
   for (const mod of PUBLIC_MODULES) await app.register(mod);
   return app;
+}
+
+/** Path (`items[2].name`, or a key name) of the first string or key holding a NUL character, else null. */
+function findNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || '(body)' : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = findNul(value[i], `${path}[${i}]`);
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const p = path ? `${path}.${k}` : k;
+      if (k.includes('\u0000')) return p;
+      const found = findNul(v, p);
+      if (found !== null) return found;
+    }
+  }
+  return null;
 }

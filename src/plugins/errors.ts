@@ -80,6 +80,10 @@ export const errorsPlugin = fp(
         case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
           return send(reply, new ApiError(400, 'invalid_request', 'Content-Length does not match the body'));
       }
+      if (err.code === '22021' || err.code === '22P05' || err.code === '22P02') {
+        // PostgreSQL refused a value the edge let through (invalid byte sequence or text form): a client error.
+        return send(reply, new ApiError(400, 'validation_failed', 'A value has characters or a form the database cannot store', { details: [] }));
+      }
       if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {
         return send(reply, new ApiError(400, 'invalid_json', 'The body is not valid JSON'));
       }

@@ -108,3 +108,16 @@ test('readiness is 503 when the database does not answer', async () => {
   assert.equal(r.statusCode, 503);
   await app.close();
 });
+
+test('NUL characters are refused at the edge on both dialects: 400 in bodies and query strings, 404 in path ids', async () => {
+  const { api } = await newTenant(t);
+  const body = await api.post('/tags', { name: 'a\u0000b' });
+  assert.equal(body.status, 400);
+  assert.equal(body.body.error, 'validation_failed');
+  assert.deepEqual(body.body.details, [{ field: 'name', message: 'must not contain NUL characters' }]);
+  const query = await api.get('/tags?search=%00');
+  assert.equal(query.status, 400);
+  assert.equal(query.body.details[0].field, 'search');
+  assert.equal((await api.get('/tags/%00')).status, 404);
+  assert.equal((await api.get('/tags')).body.length, 0);
+});

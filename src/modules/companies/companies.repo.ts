@@ -1,0 +1,137 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../../db/index.js';
+import { containsInsensitive } from '../../db/dialect.js';
+import type { CompaniesTable } from '../../db/tables/records.js';
+import type { CompanySortKey } from './companies.schema.js';
+
+const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
+export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]>;
+
+export function findCompany(db: Db, tenantId: string, id: string): Promise<CompanyRow | undefined> {
+  return db
+    .selectFrom('companies')
+    .select(COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The live companies among `ids` (any order). */
+export async function findCompanies(db: Db, tenantId: string, ids: string[]): Promise<CompanyRow[]> {
+  const unique = [...new Set(ids)];
+  const out: CompanyRow[] = [];
+  for (let i = 0; i < unique.length; i += 500) {
+    out.push(
+      ...(await db
+        .selectFrom('companies')
+        .select(COLUMNS)
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', unique.slice(i, i + 500))
+        .where('deleted_at', 'is', null)
+        .execute()),
+    );
+  }
+  return out;
+}
+
+export async function insertCompany(db: Db, row: CompaniesTable): Promise<void> {
+  await db.insertInto('companies').values(row).execute();
+}
+
+export async function updateCompany(db: Db, tenantId: string, id: string, set: Partial<CompaniesTable>): Promise<number> {
+  const r = await db
+    .updateTable('companies')
+    .set(set)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export async function softDeleteCompany(db: Db, tenantId: string, id: string, now: string): Promise<number> {
+  return updateCompany(db, tenantId, id, { deleted_at: now, updated_at: now });
+}
+
+/**
+ * Clears `company_id` on the live contacts and deals of the tenant that point at the company and moves
+ * their `updated_at`, so `updatedAfter` sync sees the change (B.3). Returns how many of each changed.
+ */
+export async function clearCompanyReferences(db: Db, tenantId: string, companyId: string, now: string): Promise<{ contacts: number; deals: number }> {
+  const contacts = await db
+    .updateTable('contacts')
+    .set({ company_id: null, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('company_id', '=', companyId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  const deals = await db
+    .updateTable('deals')
+    .set({ company_id: null, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('company_id', '=', companyId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return { contacts: Number(contacts.numUpdatedRows), deals: Number(deals.numUpdatedRows) };
+}
+
+export interface CompanyFilter {
+  search?: string;
+  /** `search` stripped of CNPJ punctuation and upper-cased (matched against the stored CNPJ). */
+  cnpjSearch?: string;
+  ownerId?: string;
+  updatedAfter?: string;
+}
+
+export interface CompanyListOptions extends CompanyFilter {
+  sortKey: CompanySortKey;
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+// Nullable keys sort their nulls last ascending and first descending on both dialects (PostgreSQL's
+// default; SQLite's is the opposite), so a client sees the same order whatever the database.
+const SORT: Record<CompanySortKey, { expr: Expression<unknown>; nullable: boolean }> = {
+  createdAt: { expr: sql.ref('created_at'), nullable: false },
+  updatedAt: { expr: sql.ref('updated_at'), nullable: false },
+  name: { expr: sql`lower(name)`, nullable: false },
+  domain: { expr: sql.ref('domain'), nullable: true },
+  cnpj: { expr: sql.ref('cnpj'), nullable: true },
+  industry: { expr: sql`lower(industry)`, nullable: true },
+};
+
+function filtered(db: Db, tenantId: string, f: CompanyFilter) {
+  let q = db.selectFrom('companies').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+  if (f.ownerId !== undefined) q = q.where('owner_id', '=', f.ownerId);
+  if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
+  if (f.search) {
+    const needle = f.search;
+    const cnpj = f.cnpjSearch;
+    q = q.where((eb) => {
+      const any: Expression<SqlBool>[] = [
+        containsInsensitive('name', needle),
+        containsInsensitive('cnpj', needle),
+        containsInsensitive('website', needle),
+        containsInsensitive('domain', needle),
+      ];
+      if (cnpj) any.push(containsInsensitive('cnpj', cnpj));
+      return eb.or(any);
+    });
+  }
+  return q;
+}
+
+export async function countCompanies(db: Db, tenantId: string, f: CompanyFilter): Promise<number> {
+  const row = await filtered(db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function listCompanies(db: Db, tenantId: string, o: CompanyListOptions): Promise<CompanyRow[]> {
+  const { expr, nullable } = SORT[o.sortKey];
+  let q = filtered(db, tenantId, o).select(COLUMNS);
+  if (nullable) q = q.orderBy(sql`case when ${expr} is null then 1 else 0 end`, o.sortOrder);
+  q = q.orderBy(expr, o.sortOrder).orderBy('id', o.sortOrder);
+  return q.limit(o.limit).offset(o.offset).execute();
+}

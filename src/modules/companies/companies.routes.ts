@@ -1,0 +1,66 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ctxOf } from '../../http/context.js';
+import { errorResponses, IdParams } from '../../http/schemas.js';
+import * as service from './companies.service.js';
+import { Company, CompanyCreate, CompanyListQuery, CompanyPage, CompanyUpdate } from './companies.schema.js';
+
+const tags = ['Companies'];
+const read = { scopes: ['companies:read'] };
+const write = { scopes: ['companies:write'] };
+
+/** Spec 4.4. */
+export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/companies', {
+    config: read,
+    schema: {
+      tags,
+      summary: 'List companies',
+      description: 'Paginated; `search` matches name, CNPJ (with or without punctuation), website and domain. Requires scope `companies:read`.',
+      querystring: CompanyListQuery,
+      response: { 200: CompanyPage, ...errorResponses(400) },
+    },
+  }, async (req) => service.listCompanies(ctxOf(req), req.query));
+
+  app.get('/companies/:id', {
+    config: read,
+    schema: { tags, summary: 'Get a company', params: IdParams, response: { 200: Company, ...errorResponses(404) } },
+  }, async (req) => service.getCompany(ctxOf(req), req.params.id));
+
+  app.post('/companies', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Create a company',
+      description: 'CNPJ and domain are unique per tenant among live companies (409 `duplicate_cnpj` / `duplicate_domain`). Requires scope `companies:write`.',
+      body: CompanyCreate,
+      response: { 201: Company, ...errorResponses(400, 404, 409) },
+    },
+  }, async (req, reply) => reply.code(201).send(await service.createCompany(ctxOf(req), req.body)));
+
+  app.patch('/companies/:id', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Update a company',
+      description: 'Any subset of the create fields; `null` clears an optional field; `tags` replaces the whole set; `customProperties` merges key by key. Requires scope `companies:write`.',
+      params: IdParams,
+      body: CompanyUpdate,
+      response: { 200: Company, ...errorResponses(400, 404, 409) },
+    },
+  }, async (req) => service.updateCompany(ctxOf(req), req.params.id, req.body));
+
+  app.delete('/companies/:id', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Delete a company (soft delete)',
+      description: 'Its contacts and deals stay and lose the reference (`companyId` becomes null, their `updatedAt` moves). Requires scope `companies:write`.',
+      params: IdParams,
+      response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) },
+    },
+  }, async (req, reply) => {
+    await service.deleteCompany(ctxOf(req), req.params.id);
+    return reply.code(204).send(null);
+  });
+};

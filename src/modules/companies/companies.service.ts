@@ -1,0 +1,213 @@
+import { uniqueViolation } from '../../db/errors.js';
+import { withTx } from '../../db/index.js';
+import type { CompaniesTable } from '../../db/tables/records.js';
+import { normalizeCnpj } from '../../domain/cnpj.js';
+import { normalizeIsoDateTime } from '../../domain/dates.js';
+import { DomainError } from '../../domain/errors.js';
+import { normalizePhone } from '../../domain/phone.js';
+import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
+import { errors } from '../../errors.js';
+import { inTx, type Ctx } from '../../http/context.js';
+import { pagination, type Page } from '../../http/pagination.js';
+import { newId } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
+import { markChanged } from '../shared/changes.js';
+import { prepareCustomProperties, readCustomProperties } from '../shared/custom-properties.js';
+import { assertRef, assertRefArray } from '../shared/refs.js';
+import { replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import * as repo from './companies.repo.js';
+import type { CompanyCreateT, CompanyListQueryT, CompanyT, CompanyUpdateT } from './companies.schema.js';
+
+// Offsets past this are answered with an empty page without asking the database (no table is that big,
+// and huge offsets would overflow the databases' integer parameters into a 5xx).
+const MAX_OFFSET = 2 ** 31;
+
+export function toCompany(r: repo.CompanyRow, tags: string[]): CompanyT {
+  return {
+    id: r.id,
+    name: r.name,
+    cnpj: r.cnpj,
+    website: r.website,
+    domain: r.domain,
+    phone: r.phone,
+    industry: r.industry,
+    ownerId: r.owner_id,
+    tags,
+    customProperties: readCustomProperties(r.custom_properties),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Applies a domain rule to a field, mapping its DomainError to 400 naming the field. */
+function rule<T>(field: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof DomainError) throw errors.field(field, e.message);
+    throw e;
+  }
+}
+
+// PostgreSQL text cannot hold U+0000; refusing it here keeps such input a 400 on both dialects.
+function text(field: string, value: string): string {
+  if (value.includes('\u0000')) throw errors.field(field, 'must not contain NUL characters');
+  return value;
+}
+
+function cleanName(name: string): string {
+  const n = text('name', name).trim();
+  if (!n) throw errors.field('name', 'must not be blank');
+  return n;
+}
+
+/** Optional scalar fields of a write, normalized; `null` clears; absent keys stay absent. */
+function scalarFields(input: CompanyCreateT | CompanyUpdateT): Partial<CompaniesTable> {
+  const set: Partial<CompaniesTable> = {};
+  if (input.name !== undefined) set.name = cleanName(input.name);
+  if (input.cnpj !== undefined) set.cnpj = input.cnpj === null ? null : rule('cnpj', () => normalizeCnpj(text('cnpj', input.cnpj!)));
+  if (input.website !== undefined) set.website = input.website === null ? null : rule('website', () => normalizeWebsite(text('website', input.website!)));
+  if (input.domain !== undefined) set.domain = input.domain === null ? null : rule('domain', () => normalizeDomain(text('domain', input.domain!)));
+  if (input.phone !== undefined) set.phone = input.phone === null ? null : rule('phone', () => normalizePhone(text('phone', input.phone!)));
+  if (input.industry !== undefined) {
+    // A blank industry is no industry.
+    const v = input.industry === null ? '' : text('industry', input.industry).trim();
+    set.industry = v === '' ? null : v;
+  }
+  if (input.ownerId !== undefined) set.owner_id = input.ownerId;
+  return set;
+}
+
+/** Body references exist in the tenant (B.2): 404 naming `ownerId` or `tags[i]`. */
+async function assertReferences(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT): Promise<void> {
+  if (input.ownerId != null && !input.ownerId.includes('\u0000')) await assertRef(ctx.db, ctx.tenantId, 'user', 'ownerId', input.ownerId);
+  else if (input.ownerId != null) throw errors.refNotFound('ownerId', input.ownerId);
+  if (input.tags?.length) {
+    const bad = input.tags.findIndex((t) => t.includes('\u0000'));
+    if (bad >= 0) throw errors.refNotFound(`tags[${bad}]`);
+    await assertRefArray(ctx.db, ctx.tenantId, 'tag', 'tags', input.tags);
+  }
+}
+
+function duplicate(err: unknown): never {
+  const v = uniqueViolation(err);
+  if (v?.table === 'companies' && v.column === 'cnpj') throw errors.conflict('duplicate_cnpj', 'A company with this CNPJ already exists');
+  if (v?.table === 'companies' && v.column === 'domain') throw errors.conflict('duplicate_domain', 'A company with this domain already exists');
+  throw err;
+}
+
+const hasNul = (s: string | undefined) => s !== undefined && s.includes('\u0000');
+
+export async function getCompany(ctx: Ctx, id: string): Promise<CompanyT> {
+  const row = hasNul(id) ? undefined : await repo.findCompany(ctx.db, ctx.tenantId, id);
+  if (!row) throw errors.notFound('Company not found');
+  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', [row.id]);
+  return toCompany(row, tags.get(row.id) ?? []);
+}
+
+/** Live companies among `ids`, by id (missing or deleted ones are left out); for expansions. */
+export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<string, CompanyT>> {
+  const wanted = ids.filter((id) => typeof id === 'string' && !hasNul(id));
+  const out = new Map<string, CompanyT>();
+  if (wanted.length === 0) return out;
+  const rows = await repo.findCompanies(ctx.db, ctx.tenantId, wanted);
+  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', rows.map((r) => r.id));
+  for (const r of rows) out.set(r.id, toCompany(r, tags.get(r.id) ?? []));
+  return out;
+}
+
+export async function listCompanies(ctx: Ctx, q: CompanyListQueryT): Promise<Page<CompanyT>> {
+  const page = q.page ?? 1;
+  const pageSize = q.pageSize ?? 50;
+  const updatedAfter = q.updatedAfter === undefined ? undefined : rule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
+  if (hasNul(q.search) || hasNul(q.ownerId)) return { data: [], pagination: pagination(page, pageSize, 0) };
+  const search = q.search?.trim() || undefined;
+  const cnpjNeedle = search?.replace(/[.\/\-\s]/g, '').toUpperCase();
+  const filter: repo.CompanyFilter = {
+    search,
+    cnpjSearch: cnpjNeedle && cnpjNeedle !== search?.toUpperCase() ? cnpjNeedle : undefined,
+    ownerId: q.ownerId,
+    updatedAfter,
+  };
+  const total = await repo.countCompanies(ctx.db, ctx.tenantId, filter);
+  const offset = (page - 1) * pageSize;
+  const rows =
+    total === 0 || offset >= total || offset > MAX_OFFSET
+      ? []
+      : await repo.listCompanies(ctx.db, ctx.tenantId, {
+          ...filter,
+          sortKey: q.sortKey ?? 'createdAt',
+          sortOrder: q.sortOrder ?? 'desc',
+          limit: pageSize,
+          offset,
+        });
+  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', rows.map((r) => r.id));
+  return { data: rows.map((r) => toCompany(r, tags.get(r.id) ?? [])), pagination: pagination(page, pageSize, total) };
+}
+
+export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<CompanyT> {
+  const fields = scalarFields(input);
+  const now = nowIso();
+  const id = newId('com');
+  await withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    await assertReferences(c, input);
+    const row: CompaniesTable = {
+      tenant_id: ctx.tenantId,
+      id,
+      name: fields.name!,
+      cnpj: fields.cnpj ?? null,
+      website: fields.website ?? null,
+      domain: fields.domain ?? null,
+      phone: fields.phone ?? null,
+      industry: fields.industry ?? null,
+      owner_id: fields.owner_id ?? null,
+      custom_properties: await prepareCustomProperties(c, 'company', input.customProperties),
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    await repo.insertCompany(tx, row).catch(duplicate);
+    if (input.tags?.length) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
+    await markChanged(tx, ctx.tenantId, 'company');
+  });
+  return getCompany(ctx, id);
+}
+
+export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT): Promise<CompanyT> {
+  const fields = scalarFields(input);
+  await withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    const current = hasNul(id) ? undefined : await repo.findCompany(tx, ctx.tenantId, id);
+    if (!current) throw errors.notFound('Company not found');
+    await assertReferences(c, input);
+    const set: Partial<CompaniesTable> = { ...fields };
+    if (input.customProperties !== undefined) {
+      set.custom_properties = await prepareCustomProperties(c, 'company', input.customProperties, current.custom_properties);
+    }
+    const changed = Object.keys(set).length > 0 || input.tags !== undefined;
+    if (!changed) return;
+    set.updated_at = nowIso();
+    await repo.updateCompany(tx, ctx.tenantId, id, set).catch(duplicate);
+    if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
+    await markChanged(tx, ctx.tenantId, 'company');
+  });
+  return getCompany(ctx, id);
+}
+
+/**
+ * Soft delete. In the same transaction the company's contacts and deals lose the reference and their
+ * `updatedAt` moves (spec 4.4, B.3); dynamic lists of every affected type are marked for recalculation.
+ */
+export async function deleteCompany(ctx: Ctx, id: string): Promise<void> {
+  if (hasNul(id)) throw errors.notFound('Company not found');
+  await withTx(ctx.db, async (tx) => {
+    const now = nowIso();
+    const deleted = await repo.softDeleteCompany(tx, ctx.tenantId, id, now);
+    if (!deleted) throw errors.notFound('Company not found');
+    const cleared = await repo.clearCompanyReferences(tx, ctx.tenantId, id, now);
+    await markChanged(tx, ctx.tenantId, 'company');
+    if (cleared.contacts) await markChanged(tx, ctx.tenantId, 'contact');
+    if (cleared.deals) await markChanged(tx, ctx.tenantId, 'deal');
+  });
+}
