@@ -49,3 +49,39 @@ export function containsInsensitive(column: string | Expression<unknown> | RawBu
   const pattern = '%' + needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%';
   return sql<boolean>`(lower(${expr}) like ${pattern} escape '\\')`;
 }
+
+/**
+ * Locks the selected rows until the transaction ends (PostgreSQL `FOR UPDATE`). SQLite has no row
+ * locks and needs none: a write transaction there holds the whole database.
+ */
+export function forUpdate<Q extends { forUpdate(): Q }>(dialect: SqlDialect, qb: Q): Q {
+  return dialect.name === 'postgres' ? qb.forUpdate() : qb;
+}
+
+/**
+ * True when the JSON value under `key` is the boolean `value`; null when the key is absent (filters on
+ * boolean custom properties). SQLite reads JSON booleans as 1/0 through json_extract, so the JSON type
+ * name is compared instead; PostgreSQL compares jsonb values.
+ */
+export function jsonBooleanIs(dialect: SqlDialect, column: string, key: string, value: boolean): RawBuilder<boolean> {
+  const literal = value ? 'true' : 'false';
+  if (dialect.name === 'sqlite') return sql<boolean>`(json_type(${sql.ref(column)}, ${quotePath(key)}) = ${literal})`;
+  return sql<boolean>`((${sql.ref(column)}::jsonb -> ${key}) = ${literal}::jsonb)`;
+}
+
+/**
+ * A text column as an ORDER BY key that sorts alike on both dialects: optionally lower-cased (case-
+ * insensitive order), compared by code point (PostgreSQL otherwise follows the database's locale).
+ */
+export function sortableText(dialect: SqlDialect, column: string, lowerCase = true): RawBuilder<string> {
+  const expr = lowerCase ? sql`lower(${sql.ref(column)})` : sql`${sql.ref(column)}`;
+  return dialect.name === 'postgres' ? sql<string>`${expr} collate "C"` : sql<string>`${expr}`;
+}
+
+/**
+ * `FOR UPDATE SKIP LOCKED` on PostgreSQL (rows locked by another transaction are left out rather than
+ * waited for); unchanged on SQLite, where writers are serialized anyway and the clause does not exist.
+ */
+export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): QB }>(dialect: SqlDialect, qb: QB): QB {
+  return dialect.name === 'postgres' ? qb.forUpdate().skipLocked() : qb;
+}

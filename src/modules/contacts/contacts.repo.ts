@@ -1,0 +1,144 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../../db/index.js';
+import { containsInsensitive, sortableText, type SqlDialect } from '../../db/dialect.js';
+import type { ContactsTable } from '../../db/tables/records.js';
+import type { ContactSortKey } from './contacts.schema.js';
+
+const COLUMNS = [
+  'id',
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'company_id',
+  'owner_id',
+  'score',
+  'custom_properties',
+  'created_at',
+  'updated_at',
+] as const;
+export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]>;
+
+/** Sort keys → columns. Names sort case-insensitively; e-mails are stored lower-cased already. */
+const SORT_COLUMNS: Record<ContactSortKey, { column: keyof ContactsTable; nullable: boolean; text?: 'lower' | 'plain' }> = {
+  createdAt: { column: 'created_at', nullable: false },
+  updatedAt: { column: 'updated_at', nullable: false },
+  firstName: { column: 'first_name', nullable: false, text: 'lower' },
+  lastName: { column: 'last_name', nullable: true, text: 'lower' },
+  email: { column: 'email', nullable: true, text: 'plain' },
+  score: { column: 'score', nullable: true },
+};
+
+/** Offsets past this are answered without reading rows (`page` has no upper bound; B.2 never 5xx). */
+const MAX_OFFSET = 2 ** 48;
+
+const live = (db: Db, tenantId: string) =>
+  db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+
+export function findContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
+  return live(db, tenantId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+/** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
+export function findContactForUpdate(db: Db, tenantId: string, id: string, lock: boolean): Promise<ContactRow | undefined> {
+  const q = live(db, tenantId).select(COLUMNS).where('id', '=', id);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export async function findContacts(db: Db, tenantId: string, ids: string[]): Promise<ContactRow[]> {
+  const unique = [...new Set(ids)];
+  const out: ContactRow[] = [];
+  for (let i = 0; i < unique.length; i += 500) {
+    out.push(...(await live(db, tenantId).select(COLUMNS).where('id', 'in', unique.slice(i, i + 500)).execute()));
+  }
+  return out;
+}
+
+export async function insertContact(db: Db, row: ContactsTable): Promise<void> {
+  await db.insertInto('contacts').values(row).execute();
+}
+
+export async function updateContact(db: Db, tenantId: string, id: string, set: Partial<ContactsTable>): Promise<void> {
+  await db.updateTable('contacts').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).execute();
+}
+
+export async function softDeleteContact(db: Db, tenantId: string, id: string, now: string): Promise<number> {
+  const r = await db
+    .updateTable('contacts')
+    .set({ deleted_at: now, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** Live contact holding an e-mail / phone (both stored normalized). */
+export async function contactIdBy(db: Db, tenantId: string, column: 'email' | 'phone', value: string): Promise<string | undefined> {
+  const r = await live(db, tenantId).select('id').where(column, '=', value).executeTakeFirst();
+  return r?.id;
+}
+
+/** Live companies whose `domain` is `domain` (at most 2: the caller only needs to know "exactly one"). */
+export async function companyIdsByDomain(db: Db, tenantId: string, domain: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('companies')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('domain', '=', domain)
+    .where('deleted_at', 'is', null)
+    .limit(2)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export interface ContactQuery {
+  /** Compiled filter of POST /contacts/search. */
+  filter?: Expression<SqlBool>;
+  search?: string;
+  ownerId?: string;
+  /** Normalized ISO timestamp; strict `>`. */
+  updatedAfter?: string;
+  sortKey: ContactSortKey;
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+/** One page of live contacts and the number matching the query. */
+export async function listContacts(db: Db, dialect: SqlDialect, tenantId: string, q: ContactQuery): Promise<{ rows: ContactRow[]; total: number }> {
+  let base = live(db, tenantId);
+  if (q.ownerId !== undefined) base = base.where('owner_id', '=', q.ownerId);
+  if (q.updatedAfter !== undefined) base = base.where('updated_at', '>', q.updatedAfter);
+  if (q.filter) base = base.where(q.filter);
+  const needle = q.search?.trim();
+  if (needle) {
+    const digits = needle.replace(/\D/g, '');
+    base = base.where((eb) =>
+      eb.or([
+        // The full name "first last" contains every substring of the first and of the last name.
+        containsInsensitive(sql`(first_name || ' ' || coalesce(last_name, ''))`, needle),
+        containsInsensitive('email', needle),
+        ...(digits.length >= 3 ? [sql<boolean>`(phone like ${'%' + digits + '%'})`] : []),
+      ]),
+    );
+  }
+  const { column, nullable, text } = SORT_COLUMNS[q.sortKey];
+  const dir = q.sortOrder;
+  const key = text ? sortableText(dialect, column, text === 'lower') : sql.ref(column);
+  const rowsQuery = base
+    .select(COLUMNS)
+    // NOTE: empty values sort last in both directions and on both dialects (B.4 leaves it open).
+    .orderBy(key, (ob) => {
+      const o = dir === 'asc' ? ob.asc() : ob.desc();
+      return nullable ? o.nullsLast() : o;
+    })
+    .orderBy('id', dir)
+    .limit(q.limit)
+    .offset(q.offset);
+  const rows = Number.isSafeInteger(q.offset) && q.offset <= MAX_OFFSET ? await rowsQuery.execute() : [];
+  // A partial page (or an empty first page) already tells the total; count only otherwise.
+  if ((rows.length > 0 || q.offset === 0) && rows.length < q.limit) return { rows, total: q.offset + rows.length };
+  const count = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return { rows, total: Number(count.n) };
+}

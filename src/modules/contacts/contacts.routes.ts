@@ -1,0 +1,76 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ctxOf } from '../../http/context.js';
+import { errorResponses, IdParams } from '../../http/schemas.js';
+import * as service from './contacts.service.js';
+import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
+
+const tags = ['Contacts'];
+const read = { scopes: ['contacts:read'] };
+const write = { scopes: ['contacts:write'] };
+
+/** Spec 4.1 (GET /contacts/:id/deals lives in the deals module). */
+export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/contacts', {
+    config: read,
+    schema: {
+      tags,
+      summary: 'List contacts',
+      description:
+        'Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (case-insensitive substring); `updatedAfter` is strict; ties in the sort break by `id`.',
+      querystring: ContactListQuery,
+      response: { 200: ContactPage, ...errorResponses(400) },
+    },
+  }, async (req) => service.listContacts(ctxOf(req), req.query));
+
+  app.post('/contacts/search', {
+    config: read,
+    schema: {
+      tags,
+      summary: 'Search contacts with filters',
+      description:
+        'Requires scope `contacts:read`. Filters combine conditions with AND/OR groups (see the `filters` schema); answers the same paginated envelope as the list. Invalid filters are 400 `validation_failed` with `details[].field` naming the path (e.g. `filters.conditions[1].value`).',
+      body: ContactSearchBody,
+      response: { 200: ContactPage, ...errorResponses(400) },
+    },
+  }, async (req) => service.searchContacts(ctxOf(req), req.body));
+
+  app.get('/contacts/:id', {
+    config: read,
+    schema: { tags, summary: 'Get a contact', params: IdParams, response: { 200: Contact, ...errorResponses(404) } },
+  }, async (req) => service.getContact(ctxOf(req), req.params.id));
+
+  app.post('/contacts', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Create a contact',
+      body: ContactCreate,
+      response: { 201: Contact, ...errorResponses(400, 404, 409) },
+    },
+  }, async (req, reply) => reply.code(201).send(await service.createContact(ctxOf(req), req.body)));
+
+  app.patch('/contacts/:id', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Update a contact',
+      params: IdParams,
+      body: ContactUpdate,
+      response: { 200: Contact, ...errorResponses(400, 404, 409) },
+    },
+  }, async (req) => service.updateContact(ctxOf(req), req.params.id, req.body));
+
+  app.delete('/contacts/:id', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Delete a contact (soft delete)',
+      params: IdParams,
+      response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) },
+    },
+  }, async (req, reply) => {
+    await service.deleteContact(ctxOf(req), req.params.id);
+    return reply.code(204).send(null);
+  });
+};

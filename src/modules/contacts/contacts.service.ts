@@ -1,0 +1,308 @@
+import { sql } from 'kysely';
+import { uniqueViolation } from '../../db/errors.js';
+import { withTx, type Db } from '../../db/index.js';
+import type { ContactsTable } from '../../db/tables/records.js';
+import { normalizeIsoDateTime } from '../../domain/dates.js';
+import { emailDomain, normalizeEmail } from '../../domain/email.js';
+import { DomainError } from '../../domain/errors.js';
+import { compileFilter } from '../../domain/filters.js';
+import { normalizePhone } from '../../domain/phone.js';
+import { errors } from '../../errors.js';
+import { inTx, type Ctx } from '../../http/context.js';
+import { pagination, type Page } from '../../http/pagination.js';
+import { emitEvent } from '../../events/outbox.js';
+import { newId } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
+import { markChanged } from '../shared/changes.js';
+import { prepareCustomProperties, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
+import { assertRef, assertRefArray } from '../shared/refs.js';
+import { replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import * as repo from './contacts.repo.js';
+import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
+
+export type { ContactT, ContactCreateT, ContactUpdateT } from './contacts.schema.js';
+
+const notFound = () => errors.notFound('Contact not found');
+
+export function toContact(r: repo.ContactRow, tags: string[]): ContactT {
+  return {
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    companyId: r.company_id,
+    ownerId: r.owner_id,
+    tags,
+    customProperties: readCustomProperties(r.custom_properties),
+    score: r.score === null ? null : Number(r.score),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reads
+
+/** A live contact as a single read returns it; 404 when missing or soft-deleted. */
+export async function getContact(ctx: Ctx, id: string): Promise<ContactT> {
+  // Two independent point reads; on PostgreSQL they travel concurrently.
+  const [row, tags] = await Promise.all([repo.findContact(ctx.db, ctx.tenantId, id), tagIdsOf(ctx.db, ctx.tenantId, 'contact', [id])]);
+  if (!row) throw notFound();
+  return toContact(row, tags.get(id) ?? []);
+}
+
+async function withTags(db: Db, tenantId: string, rows: repo.ContactRow[]): Promise<ContactT[]> {
+  const tags = new Map<string, string[]>();
+  for (let i = 0; i < rows.length; i += 500) {
+    const part = await tagIdsOf(db, tenantId, 'contact', rows.slice(i, i + 500).map((r) => r.id));
+    for (const [k, v] of part) tags.set(k, v);
+  }
+  return rows.map((r) => toContact(r, tags.get(r.id) ?? []));
+}
+
+/** Live contacts by id (missing and deleted ones are simply absent from the map). */
+export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, ContactT>> {
+  if (ids.length === 0) return new Map();
+  const contacts = await withTags(ctx.db, ctx.tenantId, await repo.findContacts(ctx.db, ctx.tenantId, ids));
+  return new Map(contacts.map((c) => [c.id, c]));
+}
+
+/** The live contact holding this e-mail, else the one holding this phone (inputs are normalized first). */
+export async function findContactIdByEmailOrPhone(ctx: Ctx, input: { email?: string | null; phone?: string | null }): Promise<string | undefined> {
+  const email = soft(() => (input.email ? normalizeEmail(input.email) : undefined));
+  if (email) {
+    const id = await repo.contactIdBy(ctx.db, ctx.tenantId, 'email', email);
+    if (id) return id;
+  }
+  const phone = soft(() => (input.phone ? normalizePhone(input.phone) : undefined));
+  if (phone) return repo.contactIdBy(ctx.db, ctx.tenantId, 'phone', phone);
+  return undefined;
+}
+
+function soft<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof DomainError) return undefined;
+    throw err;
+  }
+}
+
+interface PageArgs {
+  page?: number;
+  pageSize?: number;
+  sortKey?: ContactSortKey;
+  sortOrder?: 'asc' | 'desc';
+}
+
+async function pageOf(ctx: Ctx, args: PageArgs, query: Omit<repo.ContactQuery, 'sortKey' | 'sortOrder' | 'limit' | 'offset'>): Promise<Page<ContactT>> {
+  const page = args.page ?? 1;
+  const pageSize = args.pageSize ?? 50;
+  const { rows, total } = await repo.listContacts(ctx.db, ctx.dialect, ctx.tenantId, {
+    ...query,
+    sortKey: args.sortKey ?? 'createdAt',
+    sortOrder: args.sortOrder ?? 'desc',
+    limit: pageSize,
+    offset: (page - 1) * pageSize,
+  });
+  return { data: await withTags(ctx.db, ctx.tenantId, rows), pagination: pagination(page, pageSize, total) };
+}
+
+/** GET /contacts (spec 4.1, B.4). */
+export async function listContacts(ctx: Ctx, q: ContactListQueryT): Promise<Page<ContactT>> {
+  let updatedAfter: string | undefined;
+  if (q.updatedAfter !== undefined) {
+    try {
+      updatedAfter = normalizeIsoDateTime(q.updatedAfter);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      throw errors.field('updatedAfter', err.message);
+    }
+  }
+  return pageOf(ctx, q, { search: q.search, ownerId: q.ownerId, updatedAfter });
+}
+
+/** POST /contacts/search: the filter language (B.4), compiled to SQL. */
+export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT): Promise<Page<ContactT>> {
+  let filter;
+  if (body.filters !== undefined) {
+    // Property definitions are read only when the filter names a custom property.
+    const properties = JSON.stringify(body.filters).includes('customProperties.') ? await propertyDefs(ctx, 'contact') : new Map();
+    filter = compileFilter(body.filters, 'contact', { dialect: ctx.dialect, tenantId: ctx.tenantId, properties });
+  }
+  return pageOf(ctx, body, { filter });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Writes
+
+function firstNameOf(s: string): string {
+  const v = s.trim();
+  if (!v) throw errors.field('firstName', 'must not be blank');
+  return v;
+}
+
+/** Optional text: trimmed; blank means no value. */
+const optionalText = (s: string | null): string | null => (s === null ? null : s.trim() || null);
+
+function domainField<T>(field: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof DomainError) throw errors.field(field, err.message);
+    throw err;
+  }
+}
+
+const emailOf = (s: string | null) => (s === null || s.trim() === '' ? null : domainField('email', () => normalizeEmail(s)));
+const phoneOf = (s: string | null) => (s === null || s.trim() === '' ? null : domainField('phone', () => normalizePhone(s)));
+
+/** B.3: the company whose `domain` is the e-mail's domain, when exactly one live company has it. */
+async function companyForEmail(db: Db, tenantId: string, email: string): Promise<string | null> {
+  const ids = await repo.companyIdsByDomain(db, tenantId, emailDomain(email));
+  return ids.length === 1 ? ids[0] : null;
+}
+
+/**
+ * Runs a write that may hit the e-mail/phone unique indexes inside a savepoint, so that a violation
+ * leaves the transaction usable (PostgreSQL aborts it otherwise, also when the caller's own
+ * transaction encloses this one) and the existing contact can be named. Never read-then-write.
+ */
+async function guardUnique(tx: Db, tenantId: string, values: { email: string | null; phone: string | null }, write: () => Promise<void>): Promise<void> {
+  await sql`savepoint contact_unique`.execute(tx);
+  try {
+    await write();
+  } catch (err) {
+    await sql`rollback to savepoint contact_unique`.execute(tx).catch(() => {
+      throw err;
+    });
+    const v = uniqueViolation(err);
+    if (v?.table === 'contacts' && v.column === 'email' && values.email) {
+      const existing = await repo.contactIdBy(tx, tenantId, 'email', values.email);
+      throw errors.conflict('duplicate_email', `A contact with the e-mail ${values.email} already exists`, existing ? { existingContactId: existing } : {});
+    }
+    if (v?.table === 'contacts' && v.column === 'phone') {
+      throw errors.conflict('duplicate_phone', `A contact with the phone ${values.phone} already exists`);
+    }
+    throw err;
+  }
+  await sql`release savepoint contact_unique`.execute(tx);
+}
+
+/**
+ * Creates a contact (spec 2.1, B.3) and records `contact.created`; works inside a caller's transaction.
+ * NOTE: `ownerId` has no default (the spec gives "default: the creating user" only for activities and
+ * proposals); an integration sets it explicitly.
+ */
+export async function createContact(ctx: Ctx, input: ContactCreateT): Promise<ContactT> {
+  const firstName = firstNameOf(input.firstName);
+  const email = emailOf(input.email ?? null);
+  const phone = phoneOf(input.phone ?? null);
+  const tags = [...new Set(input.tags ?? [])];
+  return withTx(ctx.db, async (tx) => {
+    const tctx = inTx(ctx, tx);
+    const { tenantId } = ctx;
+    await assertRef(tx, tenantId, 'company', 'companyId', input.companyId);
+    await assertRef(tx, tenantId, 'user', 'ownerId', input.ownerId);
+    if (input.tags?.length) await assertRefArray(tx, tenantId, 'tag', 'tags', input.tags);
+    const customProperties = await prepareCustomProperties(tctx, 'contact', input.customProperties ?? undefined);
+    let companyId = input.companyId ?? null;
+    if (email && input.companyId === undefined) companyId = await companyForEmail(tx, tenantId, email);
+    const now = nowIso();
+    const row: ContactsTable = {
+      tenant_id: tenantId,
+      id: newId('con'),
+      first_name: firstName,
+      last_name: optionalText(input.lastName ?? null),
+      email,
+      phone,
+      company_id: companyId,
+      owner_id: input.ownerId ?? null,
+      score: input.score ?? null,
+      custom_properties: customProperties,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    const insert = () => repo.insertContact(tx, row);
+    if (email || phone) await guardUnique(tx, tenantId, { email, phone }, insert);
+    else await insert();
+    if (tags.length) await replaceRecordTags(tx, tenantId, 'contact', row.id, tags);
+    const record = await getContact(tctx, row.id);
+    await emitEvent(tx, tenantId, 'contact.created', record);
+    await markChanged(tx, tenantId, 'contact');
+    return record;
+  });
+}
+
+const sameSet = (a: string[], b: string[]) => {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  return sa.size === sb.size && [...sa].every((x) => sb.has(x));
+};
+
+/**
+ * Partial update (PATCH): omitted fields stay, `null` clears optional ones, `tags` replaces the set,
+ * `customProperties` merges. Records `contact.updated` when anything changed; works inside a caller's
+ * transaction.
+ */
+export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT): Promise<ContactT> {
+  const set: Partial<ContactsTable> = {};
+  if (input.firstName !== undefined) set.first_name = firstNameOf(input.firstName);
+  if (input.lastName !== undefined) set.last_name = optionalText(input.lastName);
+  if (input.email !== undefined) set.email = emailOf(input.email);
+  if (input.phone !== undefined) set.phone = phoneOf(input.phone);
+  if (input.score !== undefined) set.score = input.score;
+  return withTx(ctx.db, async (tx) => {
+    const tctx = inTx(ctx, tx);
+    const { tenantId } = ctx;
+    const [current, currentTags] = await Promise.all([
+      repo.findContactForUpdate(tx, tenantId, id, ctx.dialect.name === 'postgres'),
+      tagIdsOf(tx, tenantId, 'contact', [id]).then((m) => m.get(id) ?? []),
+    ]);
+    if (!current) throw notFound();
+    if (input.companyId !== undefined) {
+      await assertRef(tx, tenantId, 'company', 'companyId', input.companyId);
+      set.company_id = input.companyId;
+    }
+    if (input.ownerId !== undefined) {
+      await assertRef(tx, tenantId, 'user', 'ownerId', input.ownerId);
+      set.owner_id = input.ownerId;
+    }
+    if (input.tags?.length) await assertRefArray(tx, tenantId, 'tag', 'tags', input.tags);
+    if (input.customProperties !== undefined) {
+      set.custom_properties = await prepareCustomProperties(tctx, 'contact', input.customProperties, current.custom_properties);
+    }
+    // B.3: an e-mail given without a companyId, on a contact without a company, picks the matching company.
+    if (set.email && input.companyId === undefined && current.company_id === null) {
+      const match = await companyForEmail(tx, tenantId, set.email);
+      if (match) set.company_id = match;
+    }
+    for (const k of Object.keys(set) as (keyof typeof set)[]) {
+      if (set[k] === current[k as keyof repo.ContactRow]) delete set[k];
+    }
+    const tagsChanged = input.tags !== undefined && !sameSet(input.tags, currentTags);
+    if (Object.keys(set).length === 0 && !tagsChanged) return toContact(current, currentTags);
+
+    set.updated_at = nowIso();
+    const update = () => repo.updateContact(tx, tenantId, id, set);
+    if (set.email || set.phone) {
+      await guardUnique(tx, tenantId, { email: set.email ?? null, phone: set.phone ?? null }, update);
+    } else await update();
+    if (tagsChanged) await replaceRecordTags(tx, tenantId, 'contact', id, input.tags!);
+    const record = await getContact(tctx, id);
+    await emitEvent(tx, tenantId, 'contact.updated', record);
+    await markChanged(tx, tenantId, 'contact');
+    return record;
+  });
+}
+
+/** Soft delete (spec 4.1): the contact disappears from every read; a second delete is 404. */
+export async function deleteContact(ctx: Ctx, id: string): Promise<void> {
+  await withTx(ctx.db, async (tx) => {
+    const n = await repo.softDeleteContact(tx, ctx.tenantId, id, nowIso());
+    if (!n) throw notFound();
+    await markChanged(tx, ctx.tenantId, 'contact');
+  });
+}
