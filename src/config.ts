@@ -15,6 +15,8 @@ export interface Config {
   dynamicListIntervalMs: number;
   logLevel: string;
   noDemo: boolean;
+  /** Base of public URLs (form embedUrl); unset: derived from each request's protocol and Host. */
+  publicBaseUrl: string | undefined;
   /** Master key for secrets at rest. Resolved lazily: only webhook code needs it. */
   secretKey(): Buffer;
 }
@@ -61,6 +63,10 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('CRM_SECRET_KEY must be 64 hex characters (32 bytes)');
   }
   let secret: Buffer | undefined = rawSecret ? Buffer.from(rawSecret, 'hex') : undefined;
+  const publicBaseUrl = env.PUBLIC_BASE_URL ? env.PUBLIC_BASE_URL.replace(/\/+$/, '') : undefined;
+  if (publicBaseUrl !== undefined && !/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicBaseUrl)) {
+    throw new ConfigError('PUBLIC_BASE_URL must be an http(s) URL such as https://crm.example.com');
+  }
 
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -75,6 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     dynamicListIntervalMs: int(env, 'DYNAMIC_LIST_INTERVAL_MS', 60_000, 10, 86_400_000),
     logLevel,
     noDemo: bool(env, 'CRM_NO_DEMO', false),
+    publicBaseUrl,
     secretKey() {
       if (secret) return secret;
       if (databaseUrl) throw new ConfigError('CRM_SECRET_KEY is required with DATABASE_URL (64 hex characters)');

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import formbody from '@fastify/formbody';
+import { Type } from '@sinclair/typebox';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ApiError, type FieldIssue } from '../../errors.js';
+import type { Ctx } from '../../http/context.js';
+import { errorResponses } from '../../http/schemas.js';
+import { createRateLimitStore } from '../../plugins/rate-limit.js';
+import { pageHeaders, renderFormPage, renderMessage, renderThankYou } from './forms.html.js';
+import { IntakeBody, IntakeResult, PublicFormParams } from './forms.schema.js';
+import * as service from './forms.service.js';
+
+const tags = ['Public form intake'];
+// CONTRACT A.4: 20 submissions a minute per client IP and form.
+const SUBMISSION_LIMIT = 20;
+const WINDOW_MS = 60_000;
+const HEADER_MAX = 2048;
+
+const Html = Type.String({ description: 'HTML page' });
+const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: Html } } });
+
+function isBrowserPost(req: FastifyRequest): boolean {
+  return String(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+}
+
+function header(req: FastifyRequest, name: string): string | null {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s ? s.slice(0, HEADER_MAX) : null;
+}
+
+function sendHtml(reply: FastifyReply, status: number, render: (nonce: string) => string) {
+  const nonce = randomBytes(16).toString('base64');
+  return reply.code(status).headers(pageHeaders(nonce)).send(render(nonce));
+}
+
+/**
+ * Public form intake (CONTRACT A.4), outside /api/v1 and without a key: `GET /f/<tenantSlug>/<formSlug>`
+ * serves the HTML form, `POST` there takes urlencoded (browsers) or JSON. The urlencoded parser is
+ * registered in this plugin's scope only, so /api/v1 keeps answering 415 to anything but JSON.
+ */
+export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(formbody);
+  const store = createRateLimitStore(app.config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
+  app.addHook('onClose', async () => store.close());
+  /** The form of a request, for the error page that refills it. */
+  const formOf = new WeakMap<FastifyRequest, service.PublicForm>();
+
+  const ctxFor = (req: FastifyRequest, form: service.PublicForm): Ctx => ({
+    db: req.server.database.db,
+    dialect: req.server.database.dialect,
+    config: req.server.config,
+    tenantId: form.tenantId,
+    userId: null,
+  });
+
+  // Browsers get pages; JSON clients get the contract's JSON errors from the app's handler.
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const wantsHtml = req.method === 'GET' || req.method === 'HEAD' || isBrowserPost(req);
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      err = new ApiError(415, 'unsupported_media_type', 'Send the form as application/x-www-form-urlencoded or application/json') as unknown as FastifyError;
+    }
+    if (!wantsHtml) throw err;
+    const form = formOf.get(req);
+    if (err instanceof ApiError) {
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      if (err.statusCode === 404) return sendHtml(reply, 404, (nonce) => renderMessage('Form not found', 'There is no form at this address. Check the link you followed.', { nonce }));
+      if (err.statusCode === 400 && form && Array.isArray(err.extra.details)) {
+        const entered = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+        return sendHtml(reply, 400, (nonce) =>
+          renderFormPage({ formName: form.name, fields: form.fields, entered, issues: err.extra.details as FieldIssue[], nonce }),
+        );
+      }
+      if (err.statusCode === 429) return sendHtml(reply, 429, (nonce) => renderMessage('Too many submissions', 'Please wait a minute and send the form again.', { nonce }));
+      if (err.statusCode < 500) return sendHtml(reply, err.statusCode, (nonce) => renderMessage('The form could not be sent', err.message, { nonce }));
+    } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendHtml(reply, 413, (nonce) => renderMessage('The form could not be sent', 'The answers are too long (over 1 MiB).', { nonce }));
+    } else if (!(typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)) {
+      req.log.error({ err }, 'unexpected failure');
+      return sendHtml(reply, 500, (nonce) => renderMessage('Something went wrong', `The form could not be sent. Please try again later (reference ${String(req.id)}).`, { nonce }));
+    }
+    return sendHtml(reply, 400, (nonce) => renderMessage('The form could not be sent', 'The request could not be processed.', { nonce }));
+  });
+
+  app.get('/f/:tenantSlug/:slug', {
+    schema: {
+      tags,
+      summary: 'The public HTML form',
+      description: 'A self-contained, accessible HTML page that posts back to the same URL. No API key. Unknown tenant or form: 404 HTML page.',
+      security: [],
+      params: PublicFormParams,
+      response: { 200: htmlResponse('The form page'), 404: htmlResponse('No such form') },
+    },
+  }, async (req, reply) => {
+    const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
+    return sendHtml(reply, 200, (nonce) => renderFormPage({ formName: form.name, fields: form.fields, nonce }));
+  });
+
+  app.post('/f/:tenantSlug/:slug', {
+    schema: {
+      tags,
+      summary: 'Submit a form',
+      description:
+        'No API key. Validates the values against the form\'s fields, records the submission (with the client IP, User-Agent and Referer), ' +
+        'creates or updates the contact matched by e-mail, else phone (firing `contact.created` / `contact.updated`), applies the field mappings and ' +
+        'increments `submissionsCount`, all in one transaction. A JSON post answers 201; a urlencoded post (a browser) answers 200 with a thank-you page, ' +
+        'and validation errors as the form again with the errors (400). At most 20 submissions a minute per client IP and form (429 with `Retry-After`).',
+      security: [],
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      params: PublicFormParams,
+      body: IntakeBody,
+      response: {
+        201: IntakeResult,
+        200: htmlResponse('Thank-you page (urlencoded post)'),
+        ...errorResponses(400, 404, 413, 415, 429),
+      },
+    },
+  }, async (req, reply) => {
+    const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
+    formOf.set(req, form);
+    const hit = await store.hit(`form:${form.tenantId}:${form.id}:${req.ip}`, WINDOW_MS);
+    if (hit.count > SUBMISSION_LIMIT) {
+      const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
+      throw new ApiError(
+        429,
+        'rate_limit_exceeded',
+        `At most ${SUBMISSION_LIMIT} submissions a minute per client and form; retry in ${retry} s`,
+        { limit: SUBMISSION_LIMIT, retryAfterSeconds: retry },
+        { 'retry-after': String(retry) },
+      );
+    }
+    const browser = isBrowserPost(req);
+    const metadata = { ipAddress: req.ip ?? null, userAgent: header(req, 'user-agent'), referrer: header(req, 'referer') ?? header(req, 'referrer') };
+    const result = await service.submitForm(ctxFor(req, form), form, req.body, browser ? 'form' : 'json', metadata, req.log);
+    if (browser) return sendHtml(reply, 200, (nonce) => renderThankYou(form.name, { nonce }));
+    return reply.code(201).send(result);
+  });
+};
