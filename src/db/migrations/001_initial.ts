@@ -211,6 +211,7 @@ create table activity_links (
   activity_id text not null,
   object_type text not null,
   object_id text not null,
+  position integer not null default 0,
   primary key (tenant_id, activity_id, object_type, object_id)
 );
 create index activity_links__object on activity_links (tenant_id, object_type, object_id);

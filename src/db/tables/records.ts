@@ -76,7 +76,14 @@ export interface ActivitiesTable {
   created_at: string;
   updated_at: string;
 }
-export interface ActivityLinksTable { tenant_id: string; activity_id: string; object_type: string; object_id: string }
+export interface ActivityLinksTable {
+  tenant_id: string;
+  activity_id: string;
+  object_type: string;
+  object_id: string;
+  /** Position of the id in the activity's array (contactIds, companyIds, dealIds keep the order given). */
+  position: number;
+}
 export interface ListsTable {
   tenant_id: string;
   id: string;

@@ -1,0 +1,147 @@
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Db } from '../../db/index.js';
+import type { ActivitiesTable } from '../../db/tables/records.js';
+import type { DB } from '../../db/tables/schema.js';
+import type { RelatedType } from './activities.schema.js';
+
+const COLUMNS = [
+  'id', 'type', 'title', 'description', 'due_date', 'completed', 'completed_at', 'priority', 'assigned_to_id', 'owner_id',
+  'created_at', 'updated_at',
+] as const;
+export type ActivityRow = Pick<ActivitiesTable, (typeof COLUMNS)[number]>;
+export interface LinkRow {
+  activity_id: string;
+  object_type: string;
+  object_id: string;
+}
+
+const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
+
+export function findActivity(db: Db, tenantId: string, id: string): Promise<ActivityRow | undefined> {
+  return db.selectFrom('activities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertActivity(db: Db, row: ActivitiesTable): Promise<void> {
+  await db.insertInto('activities').values(row).execute();
+}
+
+export async function updateActivity(db: Db, tenantId: string, id: string, set: Partial<ActivitiesTable>): Promise<void> {
+  await db.updateTable('activities').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
+
+export async function deleteActivity(db: Db, tenantId: string, id: string): Promise<number> {
+  await db.deleteFrom('activity_links').where('tenant_id', '=', tenantId).where('activity_id', '=', id).execute();
+  const r = await db.deleteFrom('activities').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Replaces the links of one type of an activity, keeping the order given. */
+export async function replaceLinks(db: Db, tenantId: string, activityId: string, objectType: RelatedType, ids: string[]): Promise<void> {
+  await db
+    .deleteFrom('activity_links')
+    .where('tenant_id', '=', tenantId)
+    .where('activity_id', '=', activityId)
+    .where('object_type', '=', objectType)
+    .execute();
+  if (ids.length === 0) return;
+  await db
+    .insertInto('activity_links')
+    .values(ids.map((object_id, position) => ({ tenant_id: tenantId, activity_id: activityId, object_type: objectType, object_id, position })))
+    .execute();
+}
+
+// Links to soft-deleted records stay stored (the activity remains, B.6) but are never shown (B.3).
+function linkedRecordAlive(eb: ExpressionBuilder<DB, 'activity_links'>) {
+  return eb.and(
+    (['contact', 'company', 'deal'] as const).map((type) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom(TABLE_OF[type])
+            .select(sql.lit(1).as('one'))
+            .whereRef(`${TABLE_OF[type]}.tenant_id`, '=', 'activity_links.tenant_id')
+            .whereRef(`${TABLE_OF[type]}.id`, '=', 'activity_links.object_id')
+            .where('activity_links.object_type', '=', type)
+            .where(`${TABLE_OF[type]}.deleted_at`, 'is not', null),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Visible links of the given activities, in their stored order. One query. */
+export async function linksOf(db: Db, tenantId: string, activityIds: string[]): Promise<LinkRow[]> {
+  if (activityIds.length === 0) return [];
+  return db
+    .selectFrom('activity_links')
+    .select(['activity_id', 'object_type', 'object_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('activity_id', 'in', activityIds)
+    .where(linkedRecordAlive)
+    .orderBy('activity_id')
+    .orderBy('object_type')
+    .orderBy('position')
+    .execute();
+}
+
+/** Activities linked to one record, newest first (id breaks ties). */
+export function activitiesLinkedTo(db: Db, tenantId: string, objectType: RelatedType, objectId: string): Promise<ActivityRow[]> {
+  return db
+    .selectFrom('activities')
+    .innerJoin('activity_links as l', (j) => j.onRef('l.tenant_id', '=', 'activities.tenant_id').onRef('l.activity_id', '=', 'activities.id'))
+    .select(COLUMNS.map((c) => `activities.${c}` as const))
+    .where('l.tenant_id', '=', tenantId)
+    .where('l.object_type', '=', objectType)
+    .where('l.object_id', '=', objectId)
+    .orderBy('activities.created_at', 'desc')
+    .orderBy('activities.id', 'desc')
+    .execute();
+}
+
+/** Visible links of every activity linked to one record: one query, whatever the number of activities. */
+export function linksOfActivitiesLinkedTo(db: Db, tenantId: string, objectType: RelatedType, objectId: string): Promise<LinkRow[]> {
+  return db
+    .selectFrom('activity_links')
+    .select(['activity_id', 'object_type', 'object_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('activity_id', 'in', (eb) =>
+      eb
+        .selectFrom('activity_links as o')
+        .select('o.activity_id')
+        .where('o.tenant_id', '=', tenantId)
+        .where('o.object_type', '=', objectType)
+        .where('o.object_id', '=', objectId),
+    )
+    .where(linkedRecordAlive)
+    .orderBy('activity_id')
+    .orderBy('object_type')
+    .orderBy('position')
+    .execute();
+}
+
+/** One UPDATE for a bulk completion; returns how many activities of the tenant matched. */
+export async function setCompleted(db: Db, tenantId: string, ids: string[], completed: boolean, now: string): Promise<number> {
+  const r = await db
+    .updateTable('activities')
+    .set({
+      completed: completed ? 1 : 0,
+      // Completing keeps the completedAt of activities already completed; reopening clears it.
+      completed_at: completed ? sql<string>`case when completed = 1 and completed_at is not null then completed_at else ${now} end` : null,
+      updated_at: now,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** One UPDATE for a bulk assignment; returns how many activities of the tenant matched. */
+export async function setAssignee(db: Db, tenantId: string, ids: string[], assignedToId: string | null, now: string): Promise<number> {
+  const r = await db
+    .updateTable('activities')
+    .set({ assigned_to_id: assignedToId, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

@@ -1,0 +1,421 @@
+import Big from 'big.js';
+import { withTx } from '../../db/index.js';
+import { normalizeIsoDateTime, isIsoDate } from '../../domain/dates.js';
+import { DomainError } from '../../domain/errors.js';
+import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/money.js';
+import { errors } from '../../errors.js';
+import { emitEvent } from '../../events/outbox.js';
+import { inTx, type Ctx } from '../../http/context.js';
+import { pagination, type Page } from '../../http/pagination.js';
+import { newId } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
+import { markChanged } from '../shared/changes.js';
+import { prepareCustomProperties, readCustomProperties } from '../shared/custom-properties.js';
+import { assertRefs, existingIds, type RefKind } from '../shared/refs.js';
+import { companiesByIds } from '../companies/companies.service.js';
+import { contactsByIds } from '../contacts/contacts.service.js';
+import { getStage } from '../pipelines/pipelines.service.js';
+import { replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import { assertTagsExist } from '../tags/tags.service.js';
+import * as repo from './deals.repo.js';
+import type { ContactDealT, DealCreateT, DealListQueryT, DealT, DealUpdateT } from './deals.schema.js';
+
+export { Deal } from './deals.schema.js';
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], company: DealT['company']): DealT {
+  return {
+    id: r.id,
+    title: r.title,
+    pipelineId: r.pipeline_id,
+    stageId: r.stage_id,
+    value: r.value_cents === null ? null : fromCents(r.value_cents),
+    currency: r.currency,
+    contactId: r.contact_id,
+    contact,
+    companyId: r.company_id,
+    company,
+    ownerId: r.owner_id,
+    expectedCloseDate: r.expected_close_date,
+    customProperties: readCustomProperties(r.custom_properties),
+    tags,
+    isWon: r.is_won === 1,
+    isLost: r.is_lost === 1,
+    closedAt: r.closed_at,
+    lossReasonId: r.loss_reason_id,
+    lossNotes: r.loss_notes,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Full deals for a page of rows: tags, contacts and companies in one query per kind, not per row. */
+async function expand(ctx: Ctx, rows: repo.DealRow[]): Promise<DealT[]> {
+  if (rows.length === 0) return [];
+  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'deal', rows.map((r) => r.id));
+  const contactIds = [...new Set(rows.map((r) => r.contact_id).filter((x): x is string => x !== null))];
+  const companyIds = [...new Set(rows.map((r) => r.company_id).filter((x): x is string => x !== null))];
+  const contacts = contactIds.length ? await contactsByIds(ctx, contactIds) : new Map();
+  const companies = companyIds.length ? await companiesByIds(ctx, companyIds) : new Map();
+  return rows.map((r) =>
+    toDeal(
+      r,
+      tags.get(r.id) ?? [],
+      (r.contact_id && contacts.get(r.contact_id)) || null,
+      (r.company_id && companies.get(r.company_id)) || null,
+    ),
+  );
+}
+
+export async function getDeal(ctx: Ctx, id: string): Promise<DealT> {
+  const row = await repo.findDeal(ctx.db, ctx.dialect, ctx.tenantId, id);
+  if (!row) throw errors.notFound('Deal not found');
+  return (await expand(ctx, [row]))[0];
+}
+
+/** Deals by id (missing and soft-deleted ones absent), expanded; for other modules' expansions. */
+export async function dealsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, DealT>> {
+  const rows = await repo.findDeals(ctx.db, ctx.tenantId, ids);
+  return new Map((await expand(ctx, rows)).map((d) => [d.id, d]));
+}
+
+const CENTS_LIMIT = MAX_AMOUNT * 100 + 1;
+
+/** Inclusive bound on cents for a filter amount: ceil for a lower bound, floor for an upper one. */
+function boundCents(field: string, n: number, lower: boolean): number {
+  if (!Number.isFinite(n)) throw errors.field(field, 'must be a finite number');
+  const c = new Big(n).times(100);
+  const mode = (c.gte(0) ? lower : !lower) ? Big.roundUp : Big.roundDown;
+  const cents = Number(c.round(0, mode).toString());
+  return Math.max(-CENTS_LIMIT, Math.min(CENTS_LIMIT, cents));
+}
+
+function instant(field: string, s: string): string {
+  try {
+    return normalizeIsoDateTime(s);
+  } catch (err) {
+    if (err instanceof DomainError) throw errors.field(field, err.message);
+    throw err;
+  }
+}
+
+export async function listDeals(ctx: Ctx, q: DealListQueryT): Promise<Page<DealT>> {
+  const page = q.page ?? 1;
+  const pageSize = q.pageSize ?? 50;
+  const filters: repo.DealFilters = {
+    pipelineId: q.pipelineId,
+    stageId: q.stageId,
+    ownerId: q.ownerId,
+    contactId: q.contactId,
+    companyId: q.companyId,
+    isWon: q.isWon,
+    isLost: q.isLost,
+    valueMinCents: q.valueMin === undefined ? undefined : boundCents('valueMin', q.valueMin, true),
+    valueMaxCents: q.valueMax === undefined ? undefined : boundCents('valueMax', q.valueMax, false),
+    closedAtFrom: q.closedAtFrom === undefined ? undefined : instant('closedAtFrom', q.closedAtFrom),
+    closedAtTo: q.closedAtTo === undefined ? undefined : instant('closedAtTo', q.closedAtTo),
+    search: q.search,
+  };
+  const total = await repo.countDeals(ctx.db, ctx.tenantId, filters);
+  const offset = (page - 1) * pageSize;
+  // Past the last record there is nothing to read (and a huge page must not reach the database's OFFSET).
+  const rows = offset >= total ? [] : await repo.listDeals(ctx.db, ctx.tenantId, filters, { key: q.sortKey ?? 'updatedAt', order: q.sortOrder ?? 'desc' }, pageSize, offset);
+  return { data: await expand(ctx, rows), pagination: pagination(page, pageSize, total) };
+}
+
+/** `GET /contacts/:id/deals`: open deals first, then most recently updated (spec 4.1). */
+export async function contactDeals(ctx: Ctx, contactId: string): Promise<ContactDealT[]> {
+  const found = await existingIds(ctx.db, ctx.tenantId, 'contact', [contactId]);
+  if (!found.has(contactId)) throw errors.notFound('Contact not found');
+  const rows = await repo.dealsOfContact(ctx.db, ctx.tenantId, contactId);
+  return rows.map((r) => ({
+    id: r.id,
+    title: r.title,
+    stageId: r.stage_id,
+    pipelineId: r.pipeline_id,
+    value: r.value_cents === null ? null : fromCents(r.value_cents),
+    currency: r.currency,
+    isWon: r.is_won === 1,
+    isLost: r.is_lost === 1,
+    updatedAt: r.updated_at,
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field rules (pure; 400 validation_failed naming the field)
+
+function cleanTitle(title: string): string {
+  const t = title.trim();
+  if (!t) throw errors.field('title', 'must not be blank');
+  return t;
+}
+
+function cents(value: number): number {
+  try {
+    return toCents(value);
+  } catch (err) {
+    if (err instanceof DomainError) throw errors.field('value', err.message);
+    throw err;
+  }
+}
+
+function currencyCode(c: string): string {
+  const code = c.trim().toUpperCase();
+  if (!isIsoCurrency(code)) throw errors.field('currency', 'must be an ISO 4217 currency code (e.g. BRL, USD, EUR)');
+  return code;
+}
+
+function closeDate(d: string | null): string | null {
+  if (d !== null && !isIsoDate(d)) throw errors.field('expectedCloseDate', 'must be a date in YYYY-MM-DD format');
+  return d;
+}
+
+/** Body references must name records of the tenant (404 naming the field, B.2). */
+async function checkRefs(ctx: Ctx, refs: Record<string, [RefKind, string | null | undefined]>, tags?: string[]): Promise<void> {
+  await assertRefs(ctx.db, ctx.tenantId, refs);
+  if (tags) await assertTagsExist(ctx, tags);
+}
+
+const stageInvalid = (stageId: string, pipelineId: string) =>
+  errors.conflict('stage_invalid', `Stage "${stageId}" does not belong to pipeline "${pipelineId}"`);
+
+// ---------------------------------------------------------------------------------------------
+// The deal state machine (spec 3.1, CONTRACT B.5)
+
+interface Closing {
+  isWon: boolean;
+  isLost: boolean;
+  closedAt: string | null;
+  lossReasonId: string | null;
+  lossNotes: string | null;
+}
+
+type Stage = NonNullable<Awaited<ReturnType<typeof getStage>>>;
+
+interface ClosingInput {
+  isWon?: boolean;
+  isLost?: boolean;
+  /** Normalized; null or undefined = not given. */
+  closedAt?: string | null;
+  lossReasonId?: string | null;
+  lossNotes?: string | null;
+}
+
+const OPEN: Closing = { isWon: false, isLost: false, closedAt: null, lossReasonId: null, lossNotes: null };
+
+/**
+ * The resulting closing state of a write, or a 4xx. Rules:
+ * - flags not given keep their value; entering a stage with `isWonStage` / `isLostStage` sets that flag
+ *   (contradicting it explicitly in the same request is 422);
+ * - both flags true in the result → 422 (a lost deal is won with `{ isLost: false, isWon: true }`);
+ * - becoming won sets `closedAt` (given, else now); a won deal may have its `closedAt` corrected;
+ * - becoming lost sets `closedAt` to now and takes `lossReasonId` / `lossNotes`;
+ * - a flag set back to false reopens: `closedAt`, `lossReasonId`, `lossNotes` are cleared.
+ * NOTE: spec gap — `closedAt` only on a won deal and loss fields only on a lost one (400 otherwise),
+ * so a value is never silently dropped.
+ */
+function resolveClosing(cur: Closing, input: ClosingInput, enteredStage: Stage | undefined, now: string): Closing {
+  let isWon = input.isWon ?? cur.isWon;
+  let isLost = input.isLost ?? cur.isLost;
+  if (enteredStage?.isWonStage) {
+    if (input.isWon === false) throw errors.businessRule('The stage is a won stage: moving a deal there wins it, so isWon cannot be false');
+    isWon = true;
+  }
+  if (enteredStage?.isLostStage) {
+    if (input.isLost === false) throw errors.businessRule('The stage is a lost stage: moving a deal there loses it, so isLost cannot be false');
+    isLost = true;
+  }
+  if (isWon && isLost) {
+    throw errors.businessRule('A deal cannot be both won and lost; to switch, set the other flag to false in the same request');
+  }
+  if (input.closedAt != null && !isWon) throw errors.field('closedAt', 'can only be set on a won deal (send isWon: true)');
+  if (!isLost) {
+    if (input.lossReasonId != null) throw errors.field('lossReasonId', 'can only be set on a lost deal (send isLost: true)');
+    if (input.lossNotes != null) throw errors.field('lossNotes', 'can only be set on a lost deal (send isLost: true)');
+  }
+  if (isWon) {
+    const closedAt = input.closedAt ?? (cur.isWon && cur.closedAt ? cur.closedAt : now);
+    return { isWon, isLost, closedAt, lossReasonId: null, lossNotes: null };
+  }
+  if (isLost) {
+    if (!cur.isLost) return { isWon, isLost, closedAt: now, lossReasonId: input.lossReasonId ?? null, lossNotes: input.lossNotes ?? null };
+    return {
+      isWon,
+      isLost,
+      closedAt: cur.closedAt ?? now,
+      lossReasonId: input.lossReasonId !== undefined ? input.lossReasonId : cur.lossReasonId,
+      lossNotes: input.lossNotes !== undefined ? input.lossNotes : cur.lossNotes,
+    };
+  }
+  return OPEN;
+}
+
+function closingInput(input: DealCreateT | DealUpdateT): ClosingInput {
+  return {
+    isWon: input.isWon,
+    isLost: input.isLost,
+    closedAt: input.closedAt == null ? input.closedAt : instant('closedAt', input.closedAt),
+    lossReasonId: input.lossReasonId,
+    lossNotes: input.lossNotes,
+  };
+}
+
+async function stageById(ctx: Ctx, stageId: string): Promise<Stage> {
+  const stage = await getStage(ctx, stageId);
+  if (!stage) throw errors.refNotFound('stageId', stageId);
+  return stage;
+}
+
+/** Events of a write, inside its transaction (B.9): the record as a single read returns it. */
+async function emitDealEvents(ctx: Ctx, deal: DealT, before: { stageId: string; isWon: boolean; isLost: boolean } | null): Promise<void> {
+  const record = deal as unknown as Record<string, unknown>;
+  if (!before) await emitEvent(ctx.db, ctx.tenantId, 'deal.created', record);
+  else if (before.stageId !== deal.stageId) await emitEvent(ctx.db, ctx.tenantId, 'deal.stage_changed', record, { previousStageId: before.stageId });
+  if (deal.isWon && !before?.isWon) await emitEvent(ctx.db, ctx.tenantId, 'deal.won', record);
+  if (deal.isLost && !before?.isLost) await emitEvent(ctx.db, ctx.tenantId, 'deal.lost', record);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+export async function createDeal(ctx: Ctx, input: DealCreateT): Promise<DealT> {
+  const title = cleanTitle(input.title);
+  const valueCents = input.value == null ? null : cents(input.value);
+  const currency = currencyCode(input.currency ?? 'BRL');
+  const expectedCloseDate = closeDate(input.expectedCloseDate ?? null);
+  const closingIn = closingInput(input);
+  return withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    await checkRefs(c, { pipelineId: ['pipeline', input.pipelineId] });
+    const stage = await stageById(c, input.stageId);
+    if (stage.pipelineId !== input.pipelineId) throw stageInvalid(input.stageId, input.pipelineId);
+    await checkRefs(
+      c,
+      {
+        contactId: ['contact', input.contactId],
+        companyId: ['company', input.companyId],
+        ownerId: ['user', input.ownerId],
+        lossReasonId: ['lossReason', input.lossReasonId],
+      },
+      input.tags,
+    );
+    const customProperties = await prepareCustomProperties(c, 'deal', input.customProperties);
+    const now = nowIso();
+    const closing = resolveClosing(OPEN, closingIn, stage, now);
+    const id = newId('deal');
+    await repo.insertDeal(tx, {
+      tenant_id: ctx.tenantId,
+      id,
+      title,
+      pipeline_id: input.pipelineId,
+      stage_id: stage.id,
+      value_cents: valueCents,
+      currency,
+      contact_id: input.contactId ?? null,
+      company_id: input.companyId ?? null,
+      owner_id: input.ownerId ?? null,
+      expected_close_date: expectedCloseDate,
+      custom_properties: customProperties,
+      is_won: closing.isWon ? 1 : 0,
+      is_lost: closing.isLost ? 1 : 0,
+      closed_at: closing.closedAt,
+      loss_reason_id: closing.lossReasonId,
+      loss_notes: closing.lossNotes,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    });
+    if (input.tags?.length) await replaceRecordTags(tx, ctx.tenantId, 'deal', id, input.tags);
+    await markChanged(tx, ctx.tenantId, 'deal');
+    const deal = await getDeal(c, id);
+    await emitDealEvents(c, deal, null);
+    return deal;
+  });
+}
+
+export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Promise<DealT> {
+  const title = input.title === undefined ? undefined : cleanTitle(input.title);
+  const valueCents = input.value === undefined ? undefined : input.value === null ? null : cents(input.value);
+  const currency = input.currency === undefined ? undefined : currencyCode(input.currency);
+  const expectedCloseDate = input.expectedCloseDate === undefined ? undefined : closeDate(input.expectedCloseDate);
+  const closingIn = closingInput(input);
+  // NOTE: B.5 — moving to another pipeline needs a stage of that pipeline.
+  if (input.pipelineId !== undefined && input.stageId === undefined) {
+    throw errors.field('stageId', 'is required when pipelineId is given (a stage of the new pipeline)');
+  }
+  return withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    const cur = await repo.findDeal(tx, ctx.dialect, ctx.tenantId, id, true);
+    if (!cur) throw errors.notFound('Deal not found');
+    if (Object.keys(input).length === 0) return getDeal(c, id);
+    let pipelineId = cur.pipeline_id;
+    let stage: Stage | undefined;
+    if (input.pipelineId !== undefined) {
+      await checkRefs(c, { pipelineId: ['pipeline', input.pipelineId] });
+      stage = await stageById(c, input.stageId!);
+      if (stage.pipelineId !== input.pipelineId) throw stageInvalid(stage.id, input.pipelineId);
+      pipelineId = input.pipelineId;
+    } else if (input.stageId !== undefined) {
+      stage = await stageById(c, input.stageId);
+      if (stage.pipelineId !== cur.pipeline_id) {
+        throw errors.businessRule(`Stage "${stage.id}" belongs to another pipeline; send pipelineId with it to move the deal to that pipeline`);
+      }
+    }
+    const entered = stage && stage.id !== cur.stage_id ? stage : undefined;
+    await checkRefs(
+      c,
+      {
+        contactId: ['contact', input.contactId],
+        companyId: ['company', input.companyId],
+        ownerId: ['user', input.ownerId],
+        lossReasonId: ['lossReason', input.lossReasonId],
+      },
+      input.tags,
+    );
+    const customProperties =
+      input.customProperties === undefined ? undefined : await prepareCustomProperties(c, 'deal', input.customProperties, cur.custom_properties);
+    const now = nowIso();
+    const before: Closing = {
+      isWon: cur.is_won === 1,
+      isLost: cur.is_lost === 1,
+      closedAt: cur.closed_at,
+      lossReasonId: cur.loss_reason_id,
+      lossNotes: cur.loss_notes,
+    };
+    const closing = resolveClosing(before, closingIn, entered, now);
+    await repo.updateDeal(tx, ctx.tenantId, id, {
+      ...(title !== undefined && { title }),
+      pipeline_id: pipelineId,
+      stage_id: stage?.id ?? cur.stage_id,
+      ...(valueCents !== undefined && { value_cents: valueCents }),
+      ...(currency !== undefined && { currency }),
+      ...(input.contactId !== undefined && { contact_id: input.contactId }),
+      ...(input.companyId !== undefined && { company_id: input.companyId }),
+      ...(input.ownerId !== undefined && { owner_id: input.ownerId }),
+      ...(expectedCloseDate !== undefined && { expected_close_date: expectedCloseDate }),
+      ...(customProperties !== undefined && { custom_properties: customProperties }),
+      is_won: closing.isWon ? 1 : 0,
+      is_lost: closing.isLost ? 1 : 0,
+      closed_at: closing.closedAt,
+      loss_reason_id: closing.lossReasonId,
+      loss_notes: closing.lossNotes,
+      updated_at: now,
+    });
+    if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'deal', id, input.tags);
+    await markChanged(tx, ctx.tenantId, 'deal');
+    const deal = await getDeal(c, id);
+    await emitDealEvents(c, deal, { stageId: cur.stage_id, isWon: before.isWon, isLost: before.isLost });
+    return deal;
+  });
+}
+
+/** Soft delete (spec 4.3); linked activities remain. */
+export async function deleteDeal(ctx: Ctx, id: string): Promise<void> {
+  await withTx(ctx.db, async (tx) => {
+    const n = await repo.softDeleteDeal(tx, ctx.tenantId, id, nowIso());
+    if (!n) throw errors.notFound('Deal not found');
+    await markChanged(tx, ctx.tenantId, 'deal');
+  });
+}
