@@ -201,3 +201,10 @@ test('forms: the OpenAPI document describes the forms API and the public intake'
   assert.deepEqual(Object.keys(intake.post.requestBody.content).sort(), ['application/json', 'application/x-www-form-urlencoded']);
   assert.ok(intake.post.responses['201'] && intake.post.responses['429']);
 });
+
+test('a page far past the end is an empty page, not an error', async () => {
+  const { api, refs } = await newTenant(t);
+  const r = await api.get(`/forms/${refs.contact_us}/submissions?page=100000000000000000000`);
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body.data, []);
+});

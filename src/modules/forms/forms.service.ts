@@ -4,7 +4,7 @@ import { DomainError } from '../../domain/errors.js';
 import { normalizePropertyValue } from '../../domain/properties.js';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pagination, type Page } from '../../http/pagination.js';
+import { pageOffset, pagination, type Page } from '../../http/pagination.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
@@ -79,7 +79,7 @@ export async function listSubmissions(ctx: Ctx, formId: string, page: number, li
   if (!form) throw errors.notFound('Form not found');
   const [total, rows] = await Promise.all([
     repo.countSubmissions(ctx.db, ctx.tenantId, formId),
-    repo.listSubmissions(ctx.db, ctx.tenantId, formId, (page - 1) * limit, limit),
+    repo.listSubmissions(ctx.db, ctx.tenantId, formId, pageOffset(page, limit), limit),
   ]);
   return { data: rows.map(toSubmission), pagination: pagination(page, limit, total) };
 }
