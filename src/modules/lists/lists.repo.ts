@@ -1,0 +1,126 @@
+import type { Db } from '../../db/index.js';
+import type { ListsTable } from '../../db/tables/records.js';
+import type { ListObjectType } from './lists.schema.js';
+
+const COLUMNS = ['id', 'name', 'object_type', 'kind', 'description', 'filters', 'created_at', 'updated_at'] as const;
+export type ListRow = Pick<ListsTable, (typeof COLUMNS)[number]>;
+
+/** The table of each list object type; member rows only count while their record is not soft-deleted. */
+export const RECORD_TABLE = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
+
+export function findList(db: Db, tenantId: string, id: string): Promise<ListRow | undefined> {
+  return db
+    .selectFrom('lists')
+    .select(COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export function listLists(db: Db, tenantId: string, objectType?: ListObjectType): Promise<ListRow[]> {
+  let q = db.selectFrom('lists').select(COLUMNS).where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+  if (objectType) q = q.where('object_type', '=', objectType);
+  return q.orderBy('created_at').orderBy('id').execute();
+}
+
+export async function insertList(db: Db, row: ListsTable): Promise<void> {
+  await db.insertInto('lists').values(row).execute();
+}
+
+export async function updateList(db: Db, tenantId: string, id: string, set: Partial<ListsTable>): Promise<number> {
+  const r = await db
+    .updateTable('lists')
+    .set(set)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/**
+ * Live member counts of lists of one object type: one grouped query joining the records, so a
+ * soft-deleted record stops counting the moment it is deleted.
+ */
+export async function memberCounts(db: Db, tenantId: string, objectType: ListObjectType, listIds: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (listIds.length === 0) return out;
+  const table = RECORD_TABLE[objectType];
+  const rows = await db
+    .selectFrom('list_members as m')
+    .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
+    .select(['m.list_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.list_id', 'in', listIds)
+    .where('r.deleted_at', 'is', null)
+    .groupBy('m.list_id')
+    .execute();
+  for (const r of rows) out.set(r.list_id, Number(r.n));
+  return out;
+}
+
+/** Member ids of a page, ordered by when they joined, then id; soft-deleted records are skipped. */
+export async function memberPage(
+  db: Db,
+  tenantId: string,
+  listId: string,
+  objectType: ListObjectType,
+  limit: number,
+  offset: number,
+): Promise<string[]> {
+  const table = RECORD_TABLE[objectType];
+  const rows = await db
+    .selectFrom('list_members as m')
+    .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
+    .select('m.object_id')
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.list_id', '=', listId)
+    .where('r.deleted_at', 'is', null)
+    .orderBy('m.created_at')
+    .orderBy('m.object_id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  return rows.map((r) => r.object_id);
+}
+
+/** True when the record is a member and not soft-deleted. */
+export async function isVisibleMember(db: Db, tenantId: string, listId: string, objectType: ListObjectType, objectId: string): Promise<boolean> {
+  const table = RECORD_TABLE[objectType];
+  const row = await db
+    .selectFrom('list_members as m')
+    .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
+    .select('m.object_id')
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.list_id', '=', listId)
+    .where('m.object_id', '=', objectId)
+    .where('r.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Adds members, ignoring those already there; returns how many rows were new. */
+export async function addMembers(db: Db, tenantId: string, listId: string, objectIds: string[], now: string): Promise<number> {
+  let added = 0;
+  for (let i = 0; i < objectIds.length; i += 500) {
+    const chunk = objectIds.slice(i, i + 500);
+    const r = await db
+      .insertInto('list_members')
+      .values(chunk.map((object_id) => ({ tenant_id: tenantId, list_id: listId, object_id, created_at: now })))
+      .onConflict((oc) => oc.columns(['tenant_id', 'list_id', 'object_id']).doNothing())
+      .executeTakeFirst();
+    added += Number(r.numInsertedOrUpdatedRows ?? 0);
+  }
+  return added;
+}
+
+export async function removeMember(db: Db, tenantId: string, listId: string, objectId: string): Promise<number> {
+  const r = await db
+    .deleteFrom('list_members')
+    .where('tenant_id', '=', tenantId)
+    .where('list_id', '=', listId)
+    .where('object_id', '=', objectId)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

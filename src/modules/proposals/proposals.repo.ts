@@ -1,0 +1,105 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/index.js';
+import { containsInsensitive } from '../../db/dialect.js';
+import type { ProposalItemsTable, ProposalsTable } from '../../db/tables/records.js';
+
+const COLUMNS = [
+  'id', 'number', 'subject', 'status', 'sent_at', 'deal_id', 'contact_id', 'client_id', 'recipient_name', 'recipient_email',
+  'discount_cents', 'adjustment_cents', 'subtotal_cents', 'total_cents', 'notes', 'owner_id', 'created_at', 'updated_at',
+] as const;
+export type ProposalRow = Pick<ProposalsTable, (typeof COLUMNS)[number]>;
+const ITEM_COLUMNS = ['proposal_id', 'id', 'position', 'name', 'description', 'qty', 'unit', 'rate', 'discount_pct', 'tax_pct', 'total_cents'] as const;
+export type ItemRow = Pick<ProposalItemsTable, (typeof ITEM_COLUMNS)[number]>;
+
+export function findProposal(db: Db, tenantId: string, id: string): Promise<ProposalRow | undefined> {
+  return db
+    .selectFrom('proposals')
+    .select(COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export interface ProposalFilter {
+  status?: string;
+  search?: string;
+  contactId?: string;
+  clientId?: string;
+  dealId?: string;
+}
+
+function filtered(db: Db, tenantId: string, f: ProposalFilter) {
+  let q = db.selectFrom('proposals').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+  if (f.status !== undefined) q = q.where('status', '=', f.status);
+  if (f.contactId !== undefined) q = q.where('contact_id', '=', f.contactId);
+  if (f.clientId !== undefined) q = q.where('client_id', '=', f.clientId);
+  if (f.dealId !== undefined) q = q.where('deal_id', '=', f.dealId);
+  if (f.search) {
+    const needle = f.search;
+    q = q.where((eb) => eb.or([containsInsensitive('number', needle), containsInsensitive('subject', needle)]));
+  }
+  return q;
+}
+
+export async function countProposals(db: Db, tenantId: string, f: ProposalFilter): Promise<number> {
+  const r = await filtered(db, tenantId, f).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Newest first; ties by id, so pages never repeat or skip a proposal. */
+export function listProposals(db: Db, tenantId: string, f: ProposalFilter, limit: number, offset: number): Promise<ProposalRow[]> {
+  return filtered(db, tenantId, f).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+}
+
+/** Items of several proposals, each list in position order. */
+export async function itemsOf(db: Db, tenantId: string, proposalIds: string[]): Promise<Map<string, ItemRow[]>> {
+  const out = new Map<string, ItemRow[]>(proposalIds.map((id) => [id, []]));
+  if (proposalIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('proposal_items')
+    .select(ITEM_COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('proposal_id', 'in', proposalIds)
+    .orderBy('proposal_id')
+    .orderBy('position')
+    .execute();
+  for (const r of rows) out.get(r.proposal_id)?.push(r);
+  return out;
+}
+
+/**
+ * Next number of the tenant's sequence for `year`, atomically: the upsert takes the counter row's lock
+ * until the caller's transaction ends, so concurrent creations get distinct consecutive numbers.
+ */
+export async function nextSequence(db: Db, tenantId: string, year: number): Promise<number> {
+  const r = await db
+    .insertInto('proposal_counters')
+    .values({ tenant_id: tenantId, year, last_seq: 1 })
+    .onConflict((oc) => oc.columns(['tenant_id', 'year']).doUpdateSet({ last_seq: sql<number>`proposal_counters.last_seq + 1` }))
+    .returning('last_seq')
+    .executeTakeFirstOrThrow();
+  return Number(r.last_seq);
+}
+
+export async function insertProposal(db: Db, row: ProposalsTable): Promise<void> {
+  await db.insertInto('proposals').values(row).execute();
+}
+
+/** Updates a live proposal; with `expectStatus`, only while its status is still that one. */
+export async function updateProposal(db: Db, tenantId: string, id: string, set: Partial<ProposalsTable>, expectStatus?: string): Promise<number> {
+  let q = db.updateTable('proposals').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null);
+  if (expectStatus !== undefined) q = q.where('status', '=', expectStatus);
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export async function replaceItems(db: Db, tenantId: string, proposalId: string, items: Omit<ProposalItemsTable, 'tenant_id' | 'proposal_id'>[]): Promise<void> {
+  await db.deleteFrom('proposal_items').where('tenant_id', '=', tenantId).where('proposal_id', '=', proposalId).execute();
+  for (let i = 0; i < items.length; i += 200) {
+    await db
+      .insertInto('proposal_items')
+      .values(items.slice(i, i + 200).map((it) => ({ ...it, tenant_id: tenantId, proposal_id: proposalId })))
+      .execute();
+  }
+}

@@ -1,0 +1,270 @@
+import { withTx } from '../../db/index.js';
+import type { ProposalsTable } from '../../db/tables/records.js';
+import { uniqueViolation } from '../../db/errors.js';
+import { fromCents } from '../../domain/money.js';
+import { ApiError, errors } from '../../errors.js';
+import type { EventType } from '../../events/catalog.js';
+import { emitEvent } from '../../events/outbox.js';
+import { inTx, type Ctx } from '../../http/context.js';
+import { pageOffset, pagination, type Page } from '../../http/pagination.js';
+import { newId } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
+import { companiesByIds } from '../companies/companies.service.js';
+import { contactsByIds } from '../contacts/contacts.service.js';
+import { dealsByIds } from '../deals/deals.service.js';
+import { existingIds, type RefKind } from '../shared/refs.js';
+import * as repo from './proposals.repo.js';
+import {
+  checkStatusValue, cleanEmail, cleanSubject, computeTotals, formatNumber, money, prepareItems, STATUS_MOVES, type PreparedItem,
+} from './proposals.rules.js';
+import type { ProposalCreateT, ProposalItemT, ProposalListQueryT, ProposalStatus, ProposalT, ProposalUpdateT } from './proposals.schema.js';
+
+const hasNul = (s: string) => s.includes('\u0000');
+
+function toItem(r: repo.ItemRow): ProposalItemT {
+  return {
+    id: r.id,
+    order: r.position,
+    name: r.name,
+    description: r.description,
+    qty: r.qty,
+    unit: r.unit,
+    rate: r.rate,
+    discountPct: r.discount_pct,
+    taxPct: r.tax_pct,
+    total: fromCents(r.total_cents),
+  };
+}
+
+interface Expansions {
+  deals: Map<string, Record<string, unknown>>;
+  contacts: Map<string, Record<string, unknown>>;
+  companies: Map<string, Record<string, unknown>>;
+  items: Map<string, repo.ItemRow[]>;
+}
+
+function toProposal(r: repo.ProposalRow, x: Expansions): ProposalT {
+  return {
+    id: r.id,
+    number: r.number,
+    subject: r.subject,
+    status: r.status as ProposalStatus,
+    sentAt: r.sent_at,
+    dealId: r.deal_id,
+    deal: (r.deal_id && x.deals.get(r.deal_id)) || null,
+    contactId: r.contact_id,
+    contact: (r.contact_id && x.contacts.get(r.contact_id)) || null,
+    clientId: r.client_id,
+    company: (r.client_id && x.companies.get(r.client_id)) || null,
+    recipientName: r.recipient_name,
+    recipientEmail: r.recipient_email,
+    items: (x.items.get(r.id) ?? []).map(toItem),
+    discount: fromCents(r.discount_cents),
+    adjustment: fromCents(r.adjustment_cents),
+    subtotal: fromCents(r.subtotal_cents),
+    total: fromCents(r.total_cents),
+    notes: r.notes,
+    ownerId: r.owner_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Full proposals for a page of rows: one query for items and one batch per expanded resource. */
+async function expand(ctx: Ctx, rows: repo.ProposalRow[]): Promise<ProposalT[]> {
+  const ids = (pick: (r: repo.ProposalRow) => string | null) => [...new Set(rows.map(pick).filter((v): v is string => v !== null))];
+  const [items, deals, contacts, companies] = await Promise.all([
+    repo.itemsOf(ctx.db, ctx.tenantId, rows.map((r) => r.id)),
+    dealsByIds(ctx, ids((r) => r.deal_id)),
+    contactsByIds(ctx, ids((r) => r.contact_id)),
+    companiesByIds(ctx, ids((r) => r.client_id)),
+  ]);
+  const x = { items, deals, contacts, companies } as unknown as Expansions;
+  return rows.map((r) => toProposal(r, x));
+}
+
+async function mustFind(ctx: Ctx, id: string): Promise<repo.ProposalRow> {
+  const row = hasNul(id) ? undefined : await repo.findProposal(ctx.db, ctx.tenantId, id);
+  if (!row) throw errors.notFound('Proposal not found');
+  return row;
+}
+
+export async function getProposal(ctx: Ctx, id: string): Promise<ProposalT> {
+  const [p] = await expand(ctx, [await mustFind(ctx, id)]);
+  return p;
+}
+
+export async function listProposals(ctx: Ctx, q: ProposalListQueryT): Promise<Page<ProposalT>> {
+  const page = q.page ?? 1;
+  const pageSize = q.limit ?? q.pageSize ?? 50;
+  const f: repo.ProposalFilter = { status: q.status, search: q.search, contactId: q.contactId, clientId: q.clientId, dealId: q.dealId };
+  // Text with a NUL byte can match nothing stored (and PostgreSQL refuses it in a parameter).
+  if ([f.search, f.contactId, f.clientId, f.dealId].some((v) => v !== undefined && hasNul(v))) {
+    return { data: [], pagination: pagination(page, pageSize, 0) };
+  }
+  const [total, rows] = await Promise.all([
+    repo.countProposals(ctx.db, ctx.tenantId, f),
+    repo.listProposals(ctx.db, ctx.tenantId, f, pageSize, pageOffset(page, pageSize)),
+  ]);
+  return { data: await expand(ctx, rows), pagination: pagination(page, pageSize, total) };
+}
+
+/** Body references (B.2): 404 naming the field when missing or soft-deleted in the tenant. */
+async function assertReferences(ctx: Ctx, refs: Record<string, [RefKind, string | null | undefined]>): Promise<void> {
+  for (const [field, [kind, id]] of Object.entries(refs)) {
+    if (id === undefined || id === null) continue;
+    if (hasNul(id) || !(await existingIds(ctx.db, ctx.tenantId, kind, [id])).has(id)) throw errors.refNotFound(field, id);
+  }
+}
+
+function duplicateDeal(err: unknown): never {
+  const v = uniqueViolation(err);
+  if (v?.table === 'proposals' && v.column === 'deal_id') {
+    throw new ApiError(400, 'duplicate_proposal_for_deal', 'This deal already has a proposal (at most one per deal)', { field: 'dealId' });
+  }
+  throw err;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Writes
+
+export async function createProposal(ctx: Ctx, input: ProposalCreateT): Promise<ProposalT> {
+  // NOTE: B.8 — a proposal starts as a draft; `status` on create may only say so.
+  if (input.status !== undefined && checkStatusValue(input.status) !== 'draft') {
+    throw errors.businessRule(`A proposal is created as a draft; move it to "${input.status}" with PATCH afterwards`);
+  }
+  const subject = cleanSubject(input.subject);
+  const recipientEmail = cleanEmail(input.recipientEmail) ?? null;
+  const items = prepareItems(input.items ?? []);
+  const discountCents = money('discount', input.discount ?? 0, { negative: false });
+  const adjustmentCents = money('adjustment', input.adjustment ?? 0, { negative: true });
+  const totals = computeTotals(items, discountCents, adjustmentCents);
+  const ownerId = input.ownerId === undefined ? ctx.userId : input.ownerId;
+
+  return withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    await assertReferences(c, {
+      dealId: ['deal', input.dealId],
+      contactId: ['contact', input.contactId],
+      clientId: ['company', input.clientId],
+      ...(input.ownerId !== undefined ? { ownerId: ['user', input.ownerId] as [RefKind, string | null] } : {}),
+    });
+    const now = nowIso();
+    const year = new Date(now).getUTCFullYear();
+    const seq = await repo.nextSequence(tx, ctx.tenantId, year);
+    const id = newId('prp');
+    await repo
+      .insertProposal(tx, {
+        tenant_id: ctx.tenantId,
+        id,
+        number: formatNumber(year, seq),
+        subject,
+        status: 'draft',
+        sent_at: null,
+        deal_id: input.dealId ?? null,
+        contact_id: input.contactId ?? null,
+        client_id: input.clientId ?? null,
+        recipient_name: input.recipientName ?? null,
+        recipient_email: recipientEmail,
+        discount_cents: discountCents,
+        adjustment_cents: adjustmentCents,
+        ...totals,
+        notes: input.notes ?? null,
+        owner_id: ownerId,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .catch(duplicateDeal);
+    await repo.replaceItems(tx, ctx.tenantId, id, items);
+    return getProposal(c, id);
+  });
+}
+
+/** Raised when the row changed under a PATCH between its read and its write; the PATCH is retried. */
+class ConcurrentChange extends Error {}
+
+export async function updateProposal(ctx: Ctx, id: string, input: ProposalUpdateT): Promise<ProposalT> {
+  const target = input.status === undefined ? undefined : checkStatusValue(input.status);
+  const subject = input.subject === undefined ? undefined : cleanSubject(input.subject);
+  const recipientEmail = cleanEmail(input.recipientEmail);
+  const items = input.items === undefined ? undefined : prepareItems(input.items);
+  const discountCents = input.discount === undefined ? undefined : money('discount', input.discount, { negative: false });
+  const adjustmentCents = input.adjustment === undefined ? undefined : money('adjustment', input.adjustment, { negative: true });
+
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withTx(ctx.db, (tx) => applyUpdate(inTx(ctx, tx), id, input, { target, subject, recipientEmail, items, discountCents, adjustmentCents }));
+    } catch (err) {
+      if (err instanceof ConcurrentChange && attempt < 5) continue;
+      if (err instanceof ConcurrentChange) throw errors.conflict('concurrent_update', 'The proposal changed during this update; retry');
+      throw err;
+    }
+  }
+}
+
+interface CleanUpdate {
+  target?: ProposalStatus;
+  subject?: string;
+  recipientEmail?: string | null;
+  items?: PreparedItem[];
+  discountCents?: number;
+  adjustmentCents?: number;
+}
+
+async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: CleanUpdate): Promise<ProposalT> {
+  const current = await mustFind(ctx, id);
+  const set: Partial<ProposalsTable> = {};
+  let event: EventType | undefined;
+  const from = current.status as ProposalStatus;
+  if (v.target !== undefined && v.target !== from) {
+    if (!STATUS_MOVES[from].includes(v.target)) {
+      const allowed = STATUS_MOVES[from];
+      throw errors.businessRule(
+        `A proposal cannot move from "${from}" to "${v.target}"` + (allowed.length ? ` (from "${from}" it may move to ${allowed.map((s) => `"${s}"`).join(', ')})` : ` ("${from}" is final)`),
+      );
+    }
+    set.status = v.target;
+    if (v.target === 'sent') set.sent_at = nowIso();
+    // A move back to draft raises no event (the catalog has none for it).
+    if (v.target !== 'draft') event = `proposal.${v.target}` as EventType;
+  }
+  await assertReferences(ctx, {
+    dealId: ['deal', input.dealId !== current.deal_id ? input.dealId : undefined],
+    contactId: ['contact', input.contactId !== current.contact_id ? input.contactId : undefined],
+    clientId: ['company', input.clientId !== current.client_id ? input.clientId : undefined],
+    ownerId: ['user', input.ownerId !== current.owner_id ? input.ownerId : undefined],
+  });
+  if (v.subject !== undefined) set.subject = v.subject;
+  if (input.dealId !== undefined) set.deal_id = input.dealId;
+  if (input.contactId !== undefined) set.contact_id = input.contactId;
+  if (input.clientId !== undefined) set.client_id = input.clientId;
+  if (input.ownerId !== undefined) set.owner_id = input.ownerId;
+  if (input.recipientName !== undefined) set.recipient_name = input.recipientName;
+  if (v.recipientEmail !== undefined) set.recipient_email = v.recipientEmail;
+  if (input.notes !== undefined) set.notes = input.notes;
+  if (v.discountCents !== undefined) set.discount_cents = v.discountCents;
+  if (v.adjustmentCents !== undefined) set.adjustment_cents = v.adjustmentCents;
+  if (v.items !== undefined || v.discountCents !== undefined || v.adjustmentCents !== undefined) {
+    const items = v.items ?? (await repo.itemsOf(ctx.db, ctx.tenantId, [id])).get(id) ?? [];
+    Object.assign(set, computeTotals(items, v.discountCents ?? current.discount_cents, v.adjustmentCents ?? current.adjustment_cents));
+  }
+  if (Object.keys(set).length === 0 && v.items === undefined) return getProposal(ctx, id);
+
+  set.updated_at = nowIso();
+  // The status read above must still hold when writing, or two concurrent moves could both pass.
+  const updated = await repo.updateProposal(ctx.db, ctx.tenantId, id, set, current.status).catch(duplicateDeal);
+  if (updated === 0) throw new ConcurrentChange();
+  if (v.items !== undefined) await repo.replaceItems(ctx.db, ctx.tenantId, id, v.items);
+  const proposal = await getProposal(ctx, id);
+  if (event) await emitEvent(ctx.db, ctx.tenantId, event, proposal as unknown as Record<string, unknown>, { previousStatus: from });
+  return proposal;
+}
+
+/** Soft delete; the linked deal is untouched and free for a new proposal (partial unique index). */
+export async function deleteProposal(ctx: Ctx, id: string): Promise<void> {
+  if (hasNul(id)) throw errors.notFound('Proposal not found');
+  const now = nowIso();
+  const n = await repo.updateProposal(ctx.db, ctx.tenantId, id, { deleted_at: now, updated_at: now });
+  if (!n) throw errors.notFound('Proposal not found');
+}
