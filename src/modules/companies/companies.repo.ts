@@ -3,6 +3,7 @@ import type { Db } from '../../db/index.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
+import { selectInChunks } from '../../db/batch.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]>;
@@ -18,21 +19,10 @@ export function findCompany(db: Db, tenantId: string, id: string): Promise<Compa
 }
 
 /** The live companies among `ids` (any order). */
-export async function findCompanies(db: Db, tenantId: string, ids: string[]): Promise<CompanyRow[]> {
-  const unique = [...new Set(ids)];
-  const out: CompanyRow[] = [];
-  for (let i = 0; i < unique.length; i += 500) {
-    out.push(
-      ...(await db
-        .selectFrom('companies')
-        .select(COLUMNS)
-        .where('tenant_id', '=', tenantId)
-        .where('id', 'in', unique.slice(i, i + 500))
-        .where('deleted_at', 'is', null)
-        .execute()),
-    );
-  }
-  return out;
+export function findCompanies(db: Db, tenantId: string, ids: string[]): Promise<CompanyRow[]> {
+  return selectInChunks(ids, (chunk) =>
+    db.selectFrom('companies').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', chunk).where('deleted_at', 'is', null).execute(),
+  );
 }
 
 export async function insertCompany(db: Db, row: CompaniesTable): Promise<void> {

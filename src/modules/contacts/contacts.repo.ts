@@ -3,6 +3,7 @@ import type { Db } from '../../db/index.js';
 import { containsInsensitive, sortableText, type SqlDialect } from '../../db/dialect.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
+import { selectInChunks } from '../../db/batch.js';
 
 const COLUMNS = [
   'id',
@@ -45,13 +46,8 @@ export function findContactForUpdate(db: Db, tenantId: string, id: string, lock:
   return (lock ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export async function findContacts(db: Db, tenantId: string, ids: string[]): Promise<ContactRow[]> {
-  const unique = [...new Set(ids)];
-  const out: ContactRow[] = [];
-  for (let i = 0; i < unique.length; i += 500) {
-    out.push(...(await live(db, tenantId).select(COLUMNS).where('id', 'in', unique.slice(i, i + 500)).execute()));
-  }
-  return out;
+export function findContacts(db: Db, tenantId: string, ids: string[]): Promise<ContactRow[]> {
+  return selectInChunks(ids, (chunk) => live(db, tenantId).select(COLUMNS).where('id', 'in', chunk).execute());
 }
 
 export async function insertContact(db: Db, row: ContactsTable): Promise<void> {

@@ -53,11 +53,7 @@ export async function getContact(ctx: Ctx, id: string): Promise<ContactT> {
 }
 
 async function withTags(db: Db, tenantId: string, rows: repo.ContactRow[]): Promise<ContactT[]> {
-  const tags = new Map<string, string[]>();
-  for (let i = 0; i < rows.length; i += 500) {
-    const part = await tagIdsOf(db, tenantId, 'contact', rows.slice(i, i + 500).map((r) => r.id));
-    for (const [k, v] of part) tags.set(k, v);
-  }
+  const tags = await tagIdsOf(db, tenantId, 'contact', rows.map((r) => r.id));
   return rows.map((r) => toContact(r, tags.get(r.id) ?? []));
 }
 

@@ -4,6 +4,7 @@ import { containsInsensitive, forUpdate, type SqlDialect } from '../../db/dialec
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DB } from '../../db/tables/schema.js';
 import type { DealSortKey } from './deals.schema.js';
+import { selectInChunks } from '../../db/batch.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -17,21 +18,10 @@ export function findDeal(db: Db, dialect: SqlDialect, tenantId: string, id: stri
   return (lock ? forUpdate(dialect, q) : q).executeTakeFirst();
 }
 
-export async function findDeals(db: Db, tenantId: string, ids: string[]): Promise<DealRow[]> {
-  const unique = [...new Set(ids)];
-  const out: DealRow[] = [];
-  for (let i = 0; i < unique.length; i += 500) {
-    out.push(
-      ...(await db
-        .selectFrom('deals')
-        .select(COLUMNS)
-        .where('tenant_id', '=', tenantId)
-        .where('id', 'in', unique.slice(i, i + 500))
-        .where('deleted_at', 'is', null)
-        .execute()),
-    );
-  }
-  return out;
+export function findDeals(db: Db, tenantId: string, ids: string[]): Promise<DealRow[]> {
+  return selectInChunks(ids, (chunk) =>
+    db.selectFrom('deals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', chunk).where('deleted_at', 'is', null).execute(),
+  );
 }
 
 export async function insertDeal(db: Db, row: DealsTable): Promise<void> {

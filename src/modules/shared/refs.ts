@@ -1,5 +1,6 @@
 import type { Db } from '../../db/index.js';
 import { errors } from '../../errors.js';
+import { selectInChunks } from '../../db/batch.js';
 
 /**
  * Existence checks for ids given inside bodies (B.2): an id that does not exist in the tenant, or is
@@ -22,16 +23,12 @@ const TABLES: Record<RefKind, { table: string; softDelete: boolean }> = {
 
 /** The subset of `ids` that exist (and are not deleted) in the tenant. */
 export async function existingIds(db: Db, tenantId: string, kind: RefKind, ids: string[]): Promise<Set<string>> {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0) return new Set();
   const { table, softDelete } = TABLES[kind];
-  const found = new Set<string>();
-  for (let i = 0; i < unique.length; i += 500) {
-    let q = (db as Db).selectFrom(table as 'contacts').select('id').where('tenant_id', '=', tenantId).where('id', 'in', unique.slice(i, i + 500));
-    if (softDelete) q = q.where('deleted_at', 'is', null);
-    for (const r of await q.execute()) found.add(r.id);
-  }
-  return found;
+  const rows = await selectInChunks(ids, (chunk) => {
+    const q = db.selectFrom(table as 'contacts').select('id').where('tenant_id', '=', tenantId).where('id', 'in', chunk);
+    return (softDelete ? q.where('deleted_at', 'is', null) : q).execute();
+  });
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Throws 404 naming `field` when `id` (if given and not null) does not exist in the tenant. */

@@ -2,6 +2,7 @@ import type { Db } from '../../db/index.js';
 import type { SqlDialect } from '../../db/dialect.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { TagsTable } from '../../db/tables/records.js';
+import { selectInChunks } from '../../db/batch.js';
 
 export type TaggableType = 'contact' | 'company' | 'deal';
 const COLUMNS = ['id', 'name', 'color', 'created_at', 'updated_at'] as const;
@@ -51,15 +52,17 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
   const out = new Map<string, string[]>();
   if (objectIds.length === 0) return out;
   for (const id of objectIds) out.set(id, []);
-  const rows = await db
-    .selectFrom('record_tags')
-    .select(['object_id', 'tag_id'])
-    .where('tenant_id', '=', tenantId)
-    .where('object_type', '=', objectType)
-    .where('object_id', 'in', objectIds)
-    .orderBy('object_id')
-    .orderBy('tag_id')
-    .execute();
+  const rows = await selectInChunks(objectIds, (chunk) =>
+    db
+      .selectFrom('record_tags')
+      .select(['object_id', 'tag_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('object_type', '=', objectType)
+      .where('object_id', 'in', chunk)
+      .orderBy('object_id')
+      .orderBy('tag_id')
+      .execute(),
+  );
   for (const r of rows) out.get(r.object_id)!.push(r.tag_id);
   return out;
 }

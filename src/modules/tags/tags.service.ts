@@ -6,6 +6,7 @@ import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import * as repo from './tags.repo.js';
 import { DEFAULT_TAG_COLOR, type TagCreateT, type TagT, type TagUpdateT } from './tags.schema.js';
+import { forEachChunk } from '../../db/batch.js';
 
 const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 
@@ -78,9 +79,9 @@ export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
     const now = nowIso();
     for (const type of ['contact', 'company', 'deal'] as const) {
       const ids = tagged.filter((t) => t.object_type === type).map((t) => t.object_id);
-      for (let i = 0; i < ids.length; i += 500) {
-        await tx.updateTable(TABLE_OF[type]).set({ updated_at: now }).where('tenant_id', '=', ctx.tenantId).where('id', 'in', ids.slice(i, i + 500)).execute();
-      }
+      await forEachChunk(ids, (chunk) =>
+        tx.updateTable(TABLE_OF[type]).set({ updated_at: now }).where('tenant_id', '=', ctx.tenantId).where('id', 'in', chunk).execute(),
+      );
     }
   });
 }

@@ -1,0 +1,19 @@
+/**
+ * `IN (…)` lists are split so a statement's bound parameters stay far below SQLite's limit (32,766)
+ * and PostgreSQL's (65,535), whatever the caller passes.
+ */
+export const IN_CHUNK = 500;
+
+/** Runs `query` over de-duplicated `ids` in chunks and concatenates the rows. */
+export async function selectInChunks<T>(ids: readonly string[], query: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
+  const unique = [...new Set(ids)];
+  const out: T[] = [];
+  for (let i = 0; i < unique.length; i += IN_CHUNK) out.push(...(await query(unique.slice(i, i + IN_CHUNK))));
+  return out;
+}
+
+/** Runs a write over de-duplicated `ids` in chunks. */
+export async function forEachChunk(ids: readonly string[], write: (chunk: string[]) => Promise<unknown>): Promise<void> {
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += IN_CHUNK) await write(unique.slice(i, i + IN_CHUNK));
+}
