@@ -1,13 +1,25 @@
 import type { Config } from '../config.js';
-import type { Database } from '../db/index.js';
+import { withTx, type Database } from '../db/index.js';
 import { applySetup, type SetupResult } from '../admin/setup.js';
 import { progress } from './output.js';
 import { DEMO_SETUP, seedDemoRecords } from '../admin/demo.js';
+import { recalculateDirtyLists } from '../workers/dynamic-lists.js';
 
-/** `crm demo`: a demo tenant with realistic sample data; same output as `setup apply`. */
+/**
+ * `crm demo`: a demo tenant with realistic sample data; same output as `setup apply`. The tenant and its
+ * records are written in one transaction, so a failure leaves nothing half-made behind.
+ */
 export async function runDemo(database: Database, config: Config): Promise<SetupResult> {
-  const result = await applySetup(database.db, DEMO_SETUP());
-  await seedDemoRecords(database, config, result, progress);
+  const started = Date.now();
+  progress('demo: provisioning the demo tenant…');
+  const result = await withTx(database.db, async (tx) => {
+    const setup = await applySetup(tx, DEMO_SETUP());
+    await seedDemoRecords({ ...database, db: tx }, config, setup, progress);
+    return setup;
+  });
+  // Dynamic lists get their members now rather than at the workers' next pass.
+  await recalculateDirtyLists(database);
+  progress(`demo: done in ${((Date.now() - started) / 1000).toFixed(1)} s (tenant ${result.tenantId})`);
   return result;
 }
 

@@ -6,9 +6,8 @@ import { applySetup } from '../admin/setup.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
 import { printError, printJson } from './output.js';
-import { serve } from './serve.js';
-import { runWorker } from './worker.js';
-import { runDemo } from './demo.js';
+// serve, worker and demo load the whole application (every module); they are imported on demand so the
+// small operator commands start fast.
 
 /** Runs fn with a migrated database, closing it after. */
 async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>) => Promise<T>): Promise<T> {
@@ -21,13 +20,22 @@ async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>) => Pr
   }
 }
 
+// Help and usage text go to stderr (stdout is for JSON only); help is also kept to answer `--help` in JSON.
+let helpText = '';
 const program = new Command('crm')
   .description('CRM public API: server, workers and operator commands. Prints JSON on stdout.')
   .exitOverride()
-  .configureOutput({ writeOut: (s) => process.stderr.write(s), writeErr: (s) => process.stderr.write(s) });
+  .showSuggestionAfterError()
+  .configureOutput({
+    writeOut: (s) => {
+      helpText += s;
+      process.stderr.write(s);
+    },
+    writeErr: (s) => process.stderr.write(s),
+  });
 
-program.command('serve').description('run the API (and the background workers unless WORKERS=false)').action(() => serve(loadConfig()));
-program.command('worker').description('run only the background workers').action(() => runWorker(loadConfig()));
+program.command('serve').description('run the API (and the background workers unless WORKERS=false)').action(async () => (await import('./serve.js')).serve(loadConfig()));
+program.command('worker').description('run only the background workers').action(async () => (await import('./worker.js')).runWorker(loadConfig()));
 
 program
   .command('migrate')
@@ -80,21 +88,33 @@ keys
 
 program.command('demo').description('provision a demo tenant with realistic sample data').action(async () => {
   const config = loadConfig();
+  const { runDemo } = await import('./demo.js');
   printJson(await withDatabase((d) => runDemo(d, config)));
 });
+
+// Connection refused / unknown host, and PostgreSQL's bad password (28P01) / unknown database (3D000).
+const DB_UNREACHABLE = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', '28P01', '3D000', 'SQLITE_CANTOPEN'];
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
-    if (err.exitCode === 0) process.exit(0);
-    printError('usage', err.message.replace(/^error: /, ''));
+    if (err.exitCode === 0) {
+      // `--help`: stdout still carries JSON.
+      printJson({ help: helpText });
+      process.exit(0);
+    }
+    // A command group without its sub-command (`crm`, `crm keys`) shows help and is a usage error.
+    const message = err.code === 'commander.help' ? 'a command is required; run crm --help' : err.message.replace(/^error: /, '');
+    printError('usage', message);
     process.exit(2);
   }
   if (err instanceof AdminError) {
     printError(err.code, err.message, err.path ? { path: err.path } : {});
   } else if (err instanceof ConfigError) {
     printError('invalid_config', err.message);
+  } else if (DB_UNREACHABLE.includes((err as NodeJS.ErrnoException)?.code ?? '')) {
+    printError('database_unavailable', `cannot reach the database: ${(err as Error).message}`);
   } else {
     process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
     printError('internal_error', (err as Error)?.message ?? String(err));

@@ -1,4 +1,6 @@
+import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
+import { AdminError } from '../admin/keys.js';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
@@ -6,35 +8,62 @@ import { startWorkers } from '../workers/index.js';
 import { maybeProvisionDemo } from './demo.js';
 import '../workers/all.js';
 
+// CONTRACT A.1: after SIGTERM/SIGINT the process exits within 10 s; past this the stop is forced.
+const FORCE_EXIT_MS = 9_000;
+
 /** `crm serve`: the API on HOST:PORT, with the background workers unless WORKERS=false. */
 export async function serve(config: Config): Promise<void> {
+  config.secretKey(); // CONTRACT A.2: fails fast without CRM_SECRET_KEY on PostgreSQL (webhook secrets); SQLite generates it
   const database = createDatabase(config);
-  await migrate(database);
-  await maybeProvisionDemo(database, config);
-  const app = await buildApp({ config, database });
-  const workers = config.workers ? startWorkers({ database, config, log: app.log as unknown as pino.Logger }) : null;
-  await app.listen({ port: config.port, host: config.host });
+  let app: FastifyInstance | undefined;
+  let workers: { stop(): Promise<void> } | null = null;
+  const log = pino({ level: config.logLevel }, pino.destination(2));
 
+  // Handlers go in first, so a signal during start-up (migrations, demo provisioning) also stops cleanly.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    (app?.log ?? log).info({ signal }, 'shutting down: no new connections, finishing requests in flight');
     const force = setTimeout(() => {
-      app.log.error('shutdown took too long; exiting');
+      (app?.log ?? log).error('shutdown took too long; exiting');
       process.exit(1);
-    }, 9_000);
+    }, FORCE_EXIT_MS);
     force.unref();
+    // Keep-alive connections that finish their last request while we stop are closed at once (the
+    // response carries `Connection: close`, and idle sockets are swept), so clients cannot hold the exit.
+    const sweep = setInterval(() => app?.server.closeIdleConnections(), 100);
+    sweep.unref();
     try {
-      await app.close(); // stops accepting, waits for in-flight requests
+      // Stops accepting, answers 503 on idle keep-alive connections, waits for the requests in flight.
+      if (app) await app.close();
+      clearInterval(sweep);
       await workers?.stop();
       await database.close();
       process.exit(0);
     } catch (err) {
-      app.log.error({ err }, 'error during shutdown');
+      (app?.log ?? log).error({ err }, 'error during shutdown');
       process.exit(1);
     }
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  await migrate(database);
+  if (stopping) return;
+  await maybeProvisionDemo(database, config);
+  if (stopping) return;
+  app = await buildApp({ config, database });
+  app.addHook('onSend', async (_req, reply) => {
+    if (stopping) reply.header('connection', 'close');
+  });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => {});
+    await database.close().catch(() => {});
+    const e = err as NodeJS.ErrnoException;
+    throw new AdminError('listen_failed', `cannot listen on ${config.host}:${config.port}: ${e.code ?? e.message}`);
+  }
+  if (config.workers && !stopping) workers = startWorkers({ database, config, log: app.log as unknown as pino.Logger });
 }

@@ -6,6 +6,7 @@ import '../workers/all.js';
 
 /** `crm worker`: only the background loops (webhook delivery, dynamic lists), for scaled deployments. */
 export async function runWorker(config: Config): Promise<void> {
+  config.secretKey(); // CONTRACT A.2: fails fast without CRM_SECRET_KEY on PostgreSQL (webhook secrets); SQLite generates it
   const log = pino({ level: config.logLevel }, pino.destination(2));
   const database = createDatabase(config);
   await migrate(database);

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../dialect.js';
 import * as m001 from './001_initial.js';
+import * as m002 from './002_change_versions.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -9,4 +10,5 @@ export interface DialectMigration {
 // Append-only: a released migration is never edited; add the next number below.
 export const migrations: Record<string, DialectMigration> = {
   '001_initial': m001,
+  '002_change_versions': m002,
 };

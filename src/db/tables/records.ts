@@ -99,6 +99,7 @@ export interface ListsTable {
   deleted_at: string | null;
 }
 export interface ListMembersTable { tenant_id: string; list_id: string; object_id: string; created_at: string }
+export interface ChangeVersionsTable { tenant_id: string; object_type: string; version: number }
 export interface ListDirtyTable { tenant_id: string; object_type: string; changed_at: string }
 export interface ProposalCountersTable { tenant_id: string; year: number; last_seq: number }
 export interface ProposalsTable {

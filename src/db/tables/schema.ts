@@ -1,7 +1,7 @@
 import type { ApiKeysTable, TenantsTable, UsersTable } from './core.js';
 import type { FormSubmissionsTable, FormsTable, LossReasonsTable, PipelinesTable, PropertiesTable, StagesTable } from './config.js';
 import type {
-  ActivitiesTable, ActivityLinksTable, CompaniesTable, ContactsTable, DealsTable, ListDirtyTable, ListMembersTable,
+  ActivitiesTable, ActivityLinksTable, ChangeVersionsTable, CompaniesTable, ContactsTable, DealsTable, ListDirtyTable, ListMembersTable,
   ListsTable, ProposalCountersTable, ProposalItemsTable, ProposalsTable, RecordTagsTable, TagsTable,
 } from './records.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from './webhooks.js';
@@ -26,6 +26,7 @@ export interface DB {
   lists: ListsTable;
   list_members: ListMembersTable;
   list_dirty: ListDirtyTable;
+  change_versions: ChangeVersionsTable;
   proposal_counters: ProposalCountersTable;
   proposals: ProposalsTable;
   proposal_items: ProposalItemsTable;

@@ -4,6 +4,7 @@ import { containsInsensitive } from '../../db/dialect.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { selectInChunks } from '../../db/batch.js';
+import { cachedCount } from '../../db/count-cache.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]>;
@@ -114,8 +115,7 @@ function filtered(db: Db, tenantId: string, f: CompanyFilter) {
 }
 
 export async function countCompanies(db: Db, tenantId: string, f: CompanyFilter): Promise<number> {
-  const row = await filtered(db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
+  return cachedCount(db, tenantId, 'company', filtered(db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
 }
 
 export async function listCompanies(db: Db, tenantId: string, o: CompanyListOptions): Promise<CompanyRow[]> {

@@ -4,6 +4,8 @@ import { containsInsensitive, sortableText, type SqlDialect } from '../../db/dia
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { selectInChunks } from '../../db/batch.js';
+import { cachedCount } from '../../db/count-cache.js';
+import { prepared } from '../../db/prepared.js';
 
 const COLUMNS = [
   'id',
@@ -36,8 +38,10 @@ const MAX_OFFSET = 2 ** 48;
 const live = (db: Db, tenantId: string) =>
   db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
 
-export function findContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
-  return live(db, tenantId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
+const findContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select(COLUMNS).where('id', '=', id));
+
+export async function findContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
+  return (await findContactQuery(db, tenantId, id))[0];
 }
 
 /** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
@@ -135,6 +139,6 @@ export async function listContacts(db: Db, dialect: SqlDialect, tenantId: string
   const rows = Number.isSafeInteger(q.offset) && q.offset <= MAX_OFFSET ? await rowsQuery.execute() : [];
   // A partial page (or an empty first page) already tells the total; count only otherwise.
   if ((rows.length > 0 || q.offset === 0) && rows.length < q.limit) return { rows, total: q.offset + rows.length };
-  const count = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return { rows, total: Number(count.n) };
+  const total = await cachedCount(db, tenantId, 'contact', base.select((eb) => eb.fn.countAll<number>().as('n')));
+  return { rows, total };
 }

@@ -5,6 +5,7 @@ import type { DealsTable } from '../../db/tables/records.js';
 import type { DB } from '../../db/tables/schema.js';
 import type { DealSortKey } from './deals.schema.js';
 import { selectInChunks } from '../../db/batch.js';
+import { cachedCount } from '../../db/count-cache.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -95,8 +96,7 @@ function filtered(db: Db, tenantId: string, f: DealFilters): SelectQueryBuilder<
 }
 
 export async function countDeals(db: Db, tenantId: string, f: DealFilters): Promise<number> {
-  const r = await filtered(db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(r.n);
+  return cachedCount(db, tenantId, 'deal', filtered(db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
 }
 
 export async function listDeals(

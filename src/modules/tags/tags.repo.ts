@@ -3,6 +3,7 @@ import type { SqlDialect } from '../../db/dialect.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { TagsTable } from '../../db/tables/records.js';
 import { selectInChunks } from '../../db/batch.js';
+import { prepared } from '../../db/prepared.js';
 
 export type TaggableType = 'contact' | 'company' | 'deal';
 const COLUMNS = ['id', 'name', 'color', 'created_at', 'updated_at'] as const;
@@ -65,6 +66,21 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
   );
   for (const r of rows) out.get(r.object_id)!.push(r.tag_id);
   return out;
+}
+
+const tagIdsOfOneQuery = prepared((db: Db, tenantId: string, objectType: string, objectId: string) =>
+  db
+    .selectFrom('record_tags')
+    .select('tag_id')
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', objectType)
+    .where('object_id', '=', objectId)
+    .orderBy('tag_id'),
+);
+
+/** Tag ids of one record (the single-read path: no query building). */
+export async function tagIdsOfOne(db: Db, tenantId: string, objectType: TaggableType, objectId: string): Promise<string[]> {
+  return (await tagIdsOfOneQuery(db, tenantId, objectType, objectId)).map((r) => r.tag_id);
 }
 
 /** Replaces the whole tag set of a record (PATCH `tags` replaces the array, B.3). */

@@ -7,6 +7,7 @@ import { nowIso } from '../../util/time.js';
 import * as repo from './tags.repo.js';
 import { DEFAULT_TAG_COLOR, type TagCreateT, type TagT, type TagUpdateT } from './tags.schema.js';
 import { forEachChunk } from '../../db/batch.js';
+import { markChanged } from '../shared/changes.js';
 
 const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 
@@ -79,9 +80,12 @@ export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
     const now = nowIso();
     for (const type of ['contact', 'company', 'deal'] as const) {
       const ids = tagged.filter((t) => t.object_type === type).map((t) => t.object_id);
+      if (ids.length === 0) continue;
       await forEachChunk(ids, (chunk) =>
         tx.updateTable(TABLE_OF[type]).set({ updated_at: now }).where('tenant_id', '=', ctx.tenantId).where('id', 'in', chunk).execute(),
       );
+      // Tag filters of searches, dynamic lists and cached totals see the change.
+      await markChanged(tx, ctx.tenantId, type);
     }
   });
 }

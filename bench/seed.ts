@@ -1,0 +1,233 @@
+// Bench data set: one tenant (setup apply), then 100k contacts, 20k deals and 50k activities with three
+// links each, written directly with batched Kysely inserts in a few large transactions (the API would take
+// minutes; the rules do not matter for load). Progress goes to stderr.
+import { sql } from 'kysely';
+import { applySetup } from '../src/admin/setup.js';
+import { CITIES, FIRST_NAMES, LAST_NAMES, Rand, asciiSlug, mobileFor, sampleCompanies } from '../src/admin/demo-data.js';
+import { generateApiKey } from '../src/auth/keys.js';
+import type { Database, Db } from '../src/db/index.js';
+import { newId } from '../src/util/ids.js';
+
+export interface SeedCounts {
+  companies: number;
+  contacts: number;
+  deals: number;
+  activities: number;
+}
+
+export const DEFAULT_COUNTS: SeedCounts = { companies: 2_000, contacts: 100_000, deals: 20_000, activities: 50_000 };
+
+export interface Seeded {
+  tenantId: string;
+  /** Full-scope key with an effectively unlimited rate limit (so 429s never pollute the numbers). */
+  key: string;
+  users: string[];
+  pipelineId: string;
+  stageIds: string[];
+  contactIds: string[];
+  companyIds: string[];
+  dealIds: string[];
+  counts: SeedCounts;
+  seconds: number;
+}
+
+// NOTE: the bench key bypasses the 1000/min cap of CONTRACT A.1 on purpose (written straight to the
+// table): a benchmark measures throughput, not the limiter's 429s.
+const BENCH_RATE_LIMIT = 1_000_000_000;
+
+const SETUP = {
+  tenant: { name: 'Bench Comércio Ltda' },
+  users: [
+    { ref: 'u1', name: 'Ana Souza', email: 'ana@bench.test' },
+    { ref: 'u2', name: 'Bruno Lima', email: 'bruno@bench.test' },
+    { ref: 'u3', name: 'Carla Dias', email: 'carla@bench.test' },
+    { ref: 'u4', name: 'Diego Rocha', email: 'diego@bench.test' },
+  ],
+  pipelines: [
+    {
+      ref: 'sales',
+      name: 'Vendas',
+      isDefault: true,
+      stages: [
+        { ref: 's1', name: 'Lead', probability: 10 },
+        { ref: 's2', name: 'Qualificado', probability: 30 },
+        { ref: 's3', name: 'Proposta', probability: 60 },
+        { ref: 's4', name: 'Negociação', probability: 80 },
+        { ref: 'won', name: 'Ganho', probability: 100, isWonStage: true },
+        { ref: 'lost', name: 'Perdido', probability: 0, isLostStage: true },
+      ],
+    },
+  ],
+  lossReasons: [{ ref: 'price', name: 'Preço' }],
+  properties: [
+    { ref: 'segment', objectType: 'contact', internalName: 'segment', label: 'Segmento', type: 'select', options: [{ value: 'smb', label: 'PME' }, { value: 'ent', label: 'Enterprise' }] },
+  ],
+};
+
+async function batched<T>(db: Db, rows: T[], size: number, insert: (tx: Db, chunk: T[]) => Promise<unknown>) {
+  // One transaction per 20k rows: large enough to be fast, small enough to keep the WAL modest.
+  for (let i = 0; i < rows.length; i += 20_000) {
+    const slice = rows.slice(i, i + 20_000);
+    await db.transaction().execute(async (tx) => {
+      for (let j = 0; j < slice.length; j += size) await insert(tx, slice.slice(j, j + size));
+    });
+  }
+}
+
+export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUNTS, progress: (m: string) => void = () => {}): Promise<Seeded> {
+  const started = Date.now();
+  const db = database.db;
+  const rand = new Rand(7);
+  const setup = await applySetup(db, SETUP);
+  const tenantId = setup.tenantId;
+  const users = ['u1', 'u2', 'u3', 'u4'].map((r) => setup.refs[r]);
+  const stageIds = ['s1', 's2', 's3', 's4', 'won', 'lost'].map((r) => setup.refs[r]);
+  const { key, hash, prefix } = generateApiKey();
+  const t0 = new Date('2025-01-01T00:00:00.000Z').getTime();
+  const iso = (i: number, n: number) => new Date(t0 + Math.floor((i / n) * 300 * 86_400_000)).toISOString();
+  await db
+    .insertInto('api_keys')
+    .values({ tenant_id: tenantId, id: newId('key'), user_id: users[0], name: 'Bench', prefix, key_hash: hash, scopes: JSON.stringify(['*']), rate_limit: BENCH_RATE_LIMIT, created_at: iso(0, 1), last_used_at: null, revoked_at: null, expires_at: null })
+    .execute();
+
+  // Tags (five, a third of the contacts and deals carry one or two).
+  const tagIds = ['Cliente', 'Prospect', 'Parceiro', 'VIP', 'Inativo'].map((name) => ({ tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#e53935', created_at: iso(0, 1), updated_at: iso(0, 1) }));
+  await db.insertInto('tags').values(tagIds).execute();
+
+  const companies = sampleCompanies(rand, counts.companies).map((c, i) => ({
+    tenant_id: tenantId,
+    id: newId('com'),
+    name: c.name,
+    cnpj: c.cnpj.replace(/\D/g, ''),
+    website: `https://www.${c.domain}`,
+    domain: c.domain,
+    phone: `+55${c.city.ddd}3${String(2_000_000 + i).padStart(7, '0')}`,
+    industry: c.industry,
+    owner_id: users[i % users.length],
+    custom_properties: '{}',
+    created_at: iso(i, counts.companies),
+    updated_at: iso(i, counts.companies),
+    deleted_at: null,
+  }));
+  await batched(db, companies, 500, (tx, chunk) => tx.insertInto('companies').values(chunk).execute());
+  progress(`  companies: ${companies.length}`);
+
+  const contacts = Array.from({ length: counts.contacts }, (_, i) => {
+    const first = rand.pick(FIRST_NAMES);
+    const last = rand.pick(LAST_NAMES);
+    const company = rand.chance(0.7) ? companies[rand.int(0, companies.length - 1)] : undefined;
+    const domain = company?.domain ?? 'gmail.com';
+    return {
+      tenant_id: tenantId,
+      id: newId('con'),
+      first_name: first,
+      last_name: last,
+      email: `${asciiSlug(first)}.${asciiSlug(last)}.${i}@${domain}`,
+      phone: mobileFor(i, rand.pick(CITIES).ddd),
+      company_id: company?.id ?? null,
+      owner_id: users[i % users.length],
+      score: rand.int(0, 100),
+      custom_properties: '{}',
+      created_at: iso(i, counts.contacts),
+      updated_at: iso(i, counts.contacts),
+      deleted_at: null,
+    };
+  });
+  for (let i = 0; i < contacts.length; i += 20_000) {
+    await batched(db, contacts.slice(i, i + 20_000), 1_000, (tx, chunk) => tx.insertInto('contacts').values(chunk).execute());
+    progress(`  contacts: ${Math.min(i + 20_000, contacts.length)}/${contacts.length}`);
+  }
+
+  const deals = Array.from({ length: counts.deals }, (_, i) => {
+    const stage = rand.int(0, stageIds.length - 1);
+    const contact = contacts[rand.int(0, contacts.length - 1)];
+    const won = stage === 4;
+    const lost = stage === 5;
+    return {
+      tenant_id: tenantId,
+      id: newId('deal'),
+      title: `Contrato ${i + 1} — ${contact.first_name} ${contact.last_name}`,
+      pipeline_id: setup.refs.sales,
+      stage_id: stageIds[stage],
+      value_cents: rand.int(1_000, 5_000_000) * 100,
+      currency: 'BRL',
+      contact_id: contact.id,
+      company_id: contact.company_id,
+      owner_id: users[i % users.length],
+      expected_close_date: iso(i, counts.deals).slice(0, 10),
+      custom_properties: '{}',
+      is_won: won ? 1 : 0,
+      is_lost: lost ? 1 : 0,
+      closed_at: won || lost ? iso(i, counts.deals) : null,
+      loss_reason_id: lost ? setup.refs.price : null,
+      loss_notes: null,
+      created_at: iso(i, counts.deals),
+      updated_at: iso(i, counts.deals),
+      deleted_at: null,
+    };
+  });
+  await batched(db, deals, 1_000, (tx, chunk) => tx.insertInto('deals').values(chunk).execute());
+  progress(`  deals: ${deals.length}`);
+
+  const tagRows: { tenant_id: string; object_type: string; object_id: string; tag_id: string }[] = [];
+  for (const [objectType, rows] of [['contact', contacts], ['deal', deals]] as const) {
+    for (const r of rows) {
+      if (!rand.chance(1 / 3)) continue;
+      for (const t of rand.sample(tagIds, rand.int(1, 2))) tagRows.push({ tenant_id: tenantId, object_type: objectType, object_id: r.id, tag_id: t.id });
+    }
+  }
+  await batched(db, tagRows, 2_000, (tx, chunk) => tx.insertInto('record_tags').values(chunk).execute());
+  progress(`  tag links: ${tagRows.length}`);
+
+  const TYPES = ['task', 'call', 'email', 'meeting', 'note', 'whatsapp', 'linkedin', 'custom'];
+  const activities = Array.from({ length: counts.activities }, (_, i) => {
+    const type = TYPES[i % TYPES.length];
+    const done = rand.chance(0.5);
+    return {
+      tenant_id: tenantId,
+      id: newId('act'),
+      type,
+      title: `${type} ${i + 1}`,
+      description: type === 'note' ? '<p>Cliente pediu uma nova proposta.</p>' : null,
+      due_date: type === 'task' ? iso(i, counts.activities) : null,
+      completed: done ? 1 : 0,
+      completed_at: done ? iso(i, counts.activities) : null,
+      priority: type === 'task' ? rand.pick(['low', 'medium', 'high']) : null,
+      assigned_to_id: users[(i + 1) % users.length],
+      owner_id: users[i % users.length],
+      created_at: iso(i, counts.activities),
+      updated_at: iso(i, counts.activities),
+    };
+  });
+  await batched(db, activities, 1_000, (tx, chunk) => tx.insertInto('activities').values(chunk).execute());
+  const links = activities.flatMap((a) => {
+    const deal = deals[rand.int(0, deals.length - 1)];
+    const company = companies[rand.int(0, companies.length - 1)];
+    return [
+      { tenant_id: tenantId, activity_id: a.id, object_type: 'contact', object_id: deal.contact_id, position: 0 },
+      { tenant_id: tenantId, activity_id: a.id, object_type: 'company', object_id: deal.company_id ?? company.id, position: 0 },
+      { tenant_id: tenantId, activity_id: a.id, object_type: 'deal', object_id: deal.id, position: 0 },
+    ];
+  });
+  await batched(db, links, 2_000, (tx, chunk) => tx.insertInto('activity_links').values(chunk).execute());
+  progress(`  activities: ${activities.length} (${links.length} links)`);
+
+  // NOTE: no ANALYZE on SQLite. The service never runs it, and better-sqlite3 builds SQLite with STAT4:
+  // once sqlite_stat4 has rows, every statement whose plan may depend on its bound values is re-planned
+  // on each execution (that tripled the cost of the tag lookup of a point read). PostgreSQL analyzes
+  // on its own (autovacuum); doing it now just makes the first minutes representative.
+  if (database.dialect.name === 'postgres') await sql`analyze`.execute(db);
+
+  return {
+    tenantId,
+    key,
+    users,
+    pipelineId: setup.refs.sales,
+    stageIds,
+    contactIds: contacts.map((c) => c.id),
+    companyIds: companies.map((c) => c.id),
+    dealIds: deals.map((d) => d.id),
+    counts,
+    seconds: (Date.now() - started) / 1000,
+  };
+}

@@ -1,0 +1,41 @@
+import type { Compilable } from 'kysely';
+import type { Db } from './index.js';
+
+/**
+ * Exact list totals without recounting on every page. Counting 100k rows costs tens of milliseconds on
+ * SQLite, while the data behind a list rarely changes between two reads. A total is cached per process
+ * against the tenant's change version of the object type (bumped in every write's transaction by
+ * markChanged), read from the database on each call, so a write by any process invalidates it at once.
+ * The version is read BEFORE counting: a write landing in between leaves the entry tagged with the older
+ * version, so it is recounted next time (never served stale).
+ */
+const MAX_ENTRIES = 5_000;
+const cache = new Map<string, { version: number; total: number }>();
+
+export async function cachedCount(
+  db: Db,
+  tenantId: string,
+  objectType: 'contact' | 'company' | 'deal',
+  countQuery: Compilable<{ n: number | string | bigint }> & { executeTakeFirstOrThrow(): Promise<{ n: number | string | bigint }> },
+): Promise<number> {
+  if (db.isTransaction) return Number((await countQuery.executeTakeFirstOrThrow()).n); // own writes may be uncommitted
+  const row = await db
+    .selectFrom('change_versions')
+    .select('version')
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', objectType)
+    .executeTakeFirst();
+  const version = row?.version ?? 0;
+  const compiled = countQuery.compile();
+  const key = `${tenantId}\u0001${objectType}\u0001${compiled.sql}\u0001${JSON.stringify(compiled.parameters)}`;
+  const hit = cache.get(key);
+  if (hit && hit.version === version) {
+    cache.delete(key); // keep recently used entries at the end (LRU)
+    cache.set(key, hit);
+    return hit.total;
+  }
+  const total = Number((await countQuery.executeTakeFirstOrThrow()).n);
+  if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+  cache.set(key, { version, total });
+  return total;
+}

@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { markChanged } from '../../src/modules/shared/changes.js';
+import { newTenant, testApp } from '../helpers/app.js';
+
+// List totals are cached against the tenant's change version (src/db/count-cache.ts): every write must
+// show in the next total, whichever path or process made it.
+const t = await testApp();
+
+test('list totals follow creates, updates, deletes and tag removals at once', async () => {
+  const { api } = await newTenant(t);
+  const total = async (url: string, body?: unknown) => (body ? await api.post(url, body) : await api.get(url)).body.pagination.total;
+  const hot = { filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] }, pageSize: 1 };
+  assert.equal(await total('/contacts?pageSize=1'), 0);
+  const a = (await api.post('/contacts', { firstName: 'A', score: 90 })).body;
+  const b = (await api.post('/contacts', { firstName: 'B', score: 10 })).body;
+  assert.equal(await total('/contacts?pageSize=1'), 2);
+  assert.equal(await total('/contacts/search', hot), 1);
+  await api.patch(`/contacts/${b.id}`, { score: 85 });
+  assert.equal(await total('/contacts/search', hot), 2);
+  await api.delete(`/contacts/${a.id}`);
+  assert.equal(await total('/contacts?pageSize=1'), 1);
+  assert.equal(await total('/contacts/search', hot), 1);
+
+  const tag = (await api.post('/tags', { name: 'VIP' })).body;
+  await api.patch(`/contacts/${b.id}`, { tags: [tag.id] });
+  const tagged = { filters: { operator: 'AND', conditions: [{ field: 'tags', operator: 'exists' }] }, pageSize: 1 };
+  assert.equal(await total('/contacts/search', tagged), 1);
+  await api.delete(`/tags/${tag.id}`);
+  assert.equal(await total('/contacts/search', tagged), 0);
+
+  const co = (await api.post('/companies', { name: 'Acme' })).body;
+  assert.equal(await total('/companies?pageSize=1'), 1);
+  await api.delete(`/companies/${co.id}`);
+  assert.equal(await total('/companies?pageSize=1'), 0);
+});
+
+test('a write made outside this process (another server sharing the database) invalidates cached totals', async () => {
+  const { api, tenantId } = await newTenant(t);
+  await api.post('/contacts', { firstName: 'A' });
+  await api.post('/contacts', { firstName: 'B' });
+  assert.equal((await api.get('/contacts?pageSize=1')).body.pagination.total, 2);
+  // What another process's create does inside its transaction: the row and the version bump.
+  await t.database.db.transaction().execute(async (tx) => {
+    const now = new Date().toISOString();
+    await tx.insertInto('contacts').values({ tenant_id: tenantId, id: 'con_elsewhere', first_name: 'C', last_name: null, email: null, phone: null, company_id: null, owner_id: null, score: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null }).execute();
+    await markChanged(tx, tenantId, 'contact');
+  });
+  assert.equal((await api.get('/contacts?pageSize=1')).body.pagination.total, 3);
+});
