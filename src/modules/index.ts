@@ -1,10 +1,29 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { tagsRoutes } from './tags/tags.routes.js';
+import { listsRoutes } from './lists/lists.routes.js';
+import { proposalsRoutes } from './proposals/proposals.routes.js';
+import { dealsRoutes } from './deals/deals.routes.js';
+import { activitiesRoutes } from './activities/activities.routes.js';
+import { contactsRoutes } from './contacts/contacts.routes.js';
+import { companiesRoutes } from './companies/companies.routes.js';
+import { pipelinesRoutes } from './pipelines/pipelines.routes.js';
+import { propertiesRoutes } from './properties/properties.routes.js';
+import { formsRoutes } from './forms/forms.routes.js';
+import { formsPublicRoutes } from './forms/forms.public.js';
 
 /** Every resource's routes, registered under /api/v1 by app.ts. One line per module. */
 export const MODULES: FastifyPluginAsync[] = [
   tagsRoutes,
+  listsRoutes,
+  proposalsRoutes,
+  dealsRoutes,
+  activitiesRoutes,
+  contactsRoutes,
+  companiesRoutes,
+  pipelinesRoutes,
+  propertiesRoutes,
+  formsRoutes,
 ];
 
 /** Routes outside /api/v1 that need no API key (public form intake at /f/…). */
-export const PUBLIC_MODULES: FastifyPluginAsync[] = [];
+export const PUBLIC_MODULES: FastifyPluginAsync[] = [formsPublicRoutes];
