@@ -6,6 +6,7 @@ import type { ContactSortKey } from './contacts.schema.js';
 import { selectInChunks } from '../../db/batch.js';
 import { cachedCount } from '../../db/count-cache.js';
 import { prepared } from '../../db/prepared.js';
+import { tagIdsColumn } from '../tags/tags.repo.js';
 
 const COLUMNS = [
   'id',
@@ -38,9 +39,12 @@ const MAX_OFFSET = 2 ** 48;
 const live = (db: Db, tenantId: string) =>
   db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
 
-const findContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select(COLUMNS).where('id', '=', id));
+const findContactQuery = prepared((db: Db, tenantId: string, id: string) =>
+  live(db, tenantId).select(COLUMNS).select(tagIdsColumn('contact', 'contacts').as('tag_ids')).where('id', '=', id),
+);
 
-export async function findContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
+/** A live contact and its tag ids, in one statement (the single-read path). */
+export async function findContact(db: Db, tenantId: string, id: string): Promise<(ContactRow & { tag_ids: string | null }) | undefined> {
   return (await findContactQuery(db, tenantId, id))[0];
 }
 

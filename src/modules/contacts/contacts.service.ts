@@ -16,7 +16,7 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { replaceRecordTags, tagIdsOf, tagIdsOfOne } from '../tags/tags.repo.js';
+import { parseTagIds, replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
 import * as repo from './contacts.repo.js';
 import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
 
@@ -46,10 +46,9 @@ export function toContact(r: repo.ContactRow, tags: string[]): ContactT {
 
 /** A live contact as a single read returns it; 404 when missing or soft-deleted. */
 export async function getContact(ctx: Ctx, id: string): Promise<ContactT> {
-  // Two independent point reads; on PostgreSQL they travel concurrently.
-  const [row, tags] = await Promise.all([repo.findContact(ctx.db, ctx.tenantId, id), tagIdsOfOne(ctx.db, ctx.tenantId, 'contact', id)]);
+  const row = await repo.findContact(ctx.db, ctx.tenantId, id);
   if (!row) throw notFound();
-  return toContact(row, tags);
+  return toContact(row, parseTagIds(row.tag_ids));
 }
 
 async function withTags(db: Db, tenantId: string, rows: repo.ContactRow[]): Promise<ContactT[]> {

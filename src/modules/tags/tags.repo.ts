@@ -3,7 +3,7 @@ import type { SqlDialect } from '../../db/dialect.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { TagsTable } from '../../db/tables/records.js';
 import { selectInChunks } from '../../db/batch.js';
-import { prepared } from '../../db/prepared.js';
+import { sql } from 'kysely';
 
 export type TaggableType = 'contact' | 'company' | 'deal';
 const COLUMNS = ['id', 'name', 'color', 'created_at', 'updated_at'] as const;
@@ -68,19 +68,17 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
   return out;
 }
 
-const tagIdsOfOneQuery = prepared((db: Db, tenantId: string, objectType: string, objectId: string) =>
-  db
-    .selectFrom('record_tags')
-    .select('tag_id')
-    .where('tenant_id', '=', tenantId)
-    .where('object_type', '=', objectType)
-    .where('object_id', '=', objectId)
-    .orderBy('tag_id'),
-);
+/**
+ * The tag ids of the outer query's record as one comma-separated column (null when none): lets a single
+ * read fetch the record and its tags in one statement. `string_agg` exists on PostgreSQL and SQLite ≥ 3.44.
+ */
+export function tagIdsColumn(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
+  return sql<string | null>`(select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)})`;
+}
 
-/** Tag ids of one record (the single-read path: no query building). */
-export async function tagIdsOfOne(db: Db, tenantId: string, objectType: TaggableType, objectId: string): Promise<string[]> {
-  return (await tagIdsOfOneQuery(db, tenantId, objectType, objectId)).map((r) => r.tag_id);
+/** Parses `tagIdsColumn` (sorted, like tagIdsOf). */
+export function parseTagIds(column: string | null): string[] {
+  return column ? column.split(',').sort() : [];
 }
 
 /** Replaces the whole tag set of a record (PATCH `tags` replaces the array, B.3). */
