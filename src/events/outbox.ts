@@ -1,3 +1,4 @@
+import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -67,12 +68,30 @@ export async function emitEvent(
         })),
       )
       .execute();
-    // Woken after the transaction commits (a microtask later would be too early on PostgreSQL).
-    queueDeliveryWakeup(tx);
+    await queueDeliveryWakeup(tx);
   }
   return id;
 }
 
-function queueDeliveryWakeup(_tx: Db): void {
-  setTimeout(notifyDeliveriesQueued, 5).unref?.();
+/** The channel workers LISTEN on (PostgreSQL). */
+export const DELIVERY_CHANNEL = 'crm_deliveries';
+
+export function isPostgres(db: Db): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * Wakes the delivery workers once the deliveries are committed, never before:
+ * - PostgreSQL: NOTIFY inside the transaction; PostgreSQL delivers it on commit only (and drops it on
+ *   rollback), to every `crm worker`/`crm serve` process LISTENing, on any machine.
+ * - SQLite: the in-process loop is woken now. Its claim query cannot run before the commit: Kysely's
+ *   SQLite driver has one connection, held by this transaction until it ends, so the claim waits for it.
+ * Workers also poll (about every 500 ms) in case a wake-up is missed (another process on SQLite).
+ */
+async function queueDeliveryWakeup(tx: Db): Promise<void> {
+  if (isPostgres(tx)) {
+    await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(tx);
+    return;
+  }
+  setImmediate(notifyDeliveriesQueued);
 }

@@ -5,6 +5,7 @@ import { proposalsRoutes } from './proposals/proposals.routes.js';
 import { dealsRoutes } from './deals/deals.routes.js';
 import { activitiesRoutes } from './activities/activities.routes.js';
 import { contactsRoutes } from './contacts/contacts.routes.js';
+import { webhooksRoutes } from './webhooks/webhooks.routes.js';
 import { companiesRoutes } from './companies/companies.routes.js';
 import { pipelinesRoutes } from './pipelines/pipelines.routes.js';
 import { propertiesRoutes } from './properties/properties.routes.js';
@@ -19,6 +20,7 @@ export const MODULES: FastifyPluginAsync[] = [
   dealsRoutes,
   activitiesRoutes,
   contactsRoutes,
+  webhooksRoutes,
   companiesRoutes,
   pipelinesRoutes,
   propertiesRoutes,

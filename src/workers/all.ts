@@ -1,3 +1,4 @@
 // Importing this module registers every background loop (one import per loop).
+import './webhooks.js';
 import './dynamic-lists.js';
 export {};

@@ -1,0 +1,262 @@
+import { withTx } from '../../db/index.js';
+import { ApiError, errors } from '../../errors.js';
+import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
+import type { EventPayload } from '../../events/outbox.js';
+import type { Ctx } from '../../http/context.js';
+import { decryptSecret, encryptSecret, newWebhookSecret, webhookSecretHint } from '../../util/crypto.js';
+import { newId } from '../../util/ids.js';
+import { parseJson } from '../../util/json.js';
+import { nowIso } from '../../util/time.js';
+import { deliveryDispatcher } from './webhooks.network.js';
+import * as repo from './webhooks.repo.js';
+import type { DeliveryT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
+import { sendAttempt } from './webhooks.sender.js';
+
+export const MAX_URL_LENGTH = 2048;
+
+/** Additional data bound to a stored secret: it decrypts only in its own webhook row. */
+export const secretAad = (tenantId: string, webhookId: string) => `webhook:${tenantId}:${webhookId}`;
+
+export function toWebhook(r: repo.WebhookRow, fullSecret?: string): WebhookT {
+  return {
+    id: r.id,
+    name: r.name,
+    url: r.url,
+    events: parseJson<string[]>(r.events, []),
+    isActive: r.is_active === 1,
+    headers: parseJson<Record<string, string>>(r.headers, {}),
+    secret: fullSecret ?? r.secret_prefix,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function toDelivery(r: repo.DeliveryRow): DeliveryT {
+  return {
+    id: r.id,
+    webhookId: r.webhook_id,
+    eventId: r.event_id,
+    event: r.event,
+    status: r.status as DeliveryT['status'],
+    statusCode: r.status_code,
+    responseSnippet: r.response_snippet,
+    durationMs: r.duration_ms,
+    attempts: r.attempts,
+    ...(r.last_error ? { lastError: r.last_error } : {}),
+    nextAttemptAt: r.next_attempt_at,
+    deliveredAt: r.delivered_at,
+    createdAt: r.created_at,
+  };
+}
+
+// ---- validation of the fields the schema cannot judge (CONTRACT B.9) ----
+
+function cleanName(name: string): string {
+  const n = name.trim();
+  if (!n) throw errors.field('name', 'must not be blank');
+  return n;
+}
+
+const invalidUrl = (message: string) => new ApiError(400, 'invalid_url', `url ${message}`, { field: 'url' });
+
+/** A present URL must be an absolute `https://` URL with a host; anything else is 400 `invalid_url`. */
+export function checkUrl(url: string): string {
+  // NOTE: B.9 — the private-network rule is applied at delivery time (DNS can change), not here.
+  if (url.length === 0 || url.length > MAX_URL_LENGTH) throw invalidUrl(`must be an https:// URL of 1 to ${MAX_URL_LENGTH} characters`);
+  if (/[\s\x00-\x1f\x7f]/.test(url)) throw invalidUrl('must not contain spaces or control characters');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw invalidUrl('is not a valid URL');
+  }
+  if (u.protocol !== 'https:') throw invalidUrl('must use https://');
+  if (!u.hostname) throw invalidUrl('must name a host');
+  if (u.username || u.password) throw invalidUrl('must not carry credentials; send them in `headers` instead');
+  return url;
+}
+
+/** Known keys only (400 `invalid_event` naming the item), duplicates dropped, order kept. */
+export function checkEvents(events: string[]): string[] {
+  events.forEach((key, i) => {
+    if (!EVENT_KEYS.has(key)) {
+      throw new ApiError(400, 'invalid_event', `events[${i}]: "${key}" is not an event type (see GET /webhooks/event-types)`, { field: `events[${i}]` });
+    }
+  });
+  return [...new Set(events)];
+}
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,100}$/;
+const HEADER_VALUE = /^[\t\x20-\x7e]{0,2048}$/;
+// The delivery's own headers, and hop-by-hop headers the HTTP client manages itself.
+const RESERVED_HEADERS = new Set(['content-type', 'user-agent', 'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'expect']);
+
+export function checkHeaders(headers: Record<string, string>): Record<string, string> {
+  const seen = new Set<string>();
+  const issues: { field: string; message: string }[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    const field = `headers.${name}`;
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME.test(name)) issues.push({ field, message: 'is not a valid HTTP header name' });
+    else if (RESERVED_HEADERS.has(lower) || lower.startsWith('x-service-') || lower.startsWith('webhook-')) {
+      issues.push({ field, message: 'is reserved for the delivery itself and cannot be set' });
+    } else if (seen.has(lower)) issues.push({ field, message: 'is given twice (header names are case-insensitive)' });
+    else if (!HEADER_VALUE.test(value)) issues.push({ field, message: 'must be at most 2048 printable ASCII characters' });
+    seen.add(lower);
+  }
+  if (issues.length) throw errors.validation(issues);
+  return { ...headers };
+}
+
+// ---- operations (spec 4.11) ----
+
+export function listEventTypes() {
+  return EVENT_TYPES.map((e) => ({ key: e.key, label: e.label, objectType: e.objectType }));
+}
+
+export async function listWebhooks(ctx: Ctx): Promise<WebhookT[]> {
+  return (await repo.listWebhooks(ctx.db, ctx.tenantId)).map((r) => toWebhook(r));
+}
+
+async function mustFind(ctx: Ctx, id: string): Promise<repo.WebhookRow> {
+  const row = await repo.findWebhook(ctx.db, ctx.tenantId, id);
+  if (!row) throw errors.notFound('Webhook not found');
+  return row;
+}
+
+export async function getWebhook(ctx: Ctx, id: string): Promise<WebhookT> {
+  return toWebhook(await mustFind(ctx, id));
+}
+
+/** 201 with the full secret, the only time besides rotation that it is shown. */
+export async function createWebhook(ctx: Ctx, input: WebhookCreateT): Promise<WebhookT> {
+  const name = cleanName(input.name);
+  const url = checkUrl(input.url);
+  const events = checkEvents(input.events);
+  const headers = checkHeaders(input.headers ?? {});
+  const id = newId('whk');
+  const secret = newWebhookSecret();
+  const now = nowIso();
+  const row: repo.WebhookRow = {
+    tenant_id: ctx.tenantId,
+    id,
+    name,
+    url,
+    events: JSON.stringify(events),
+    is_active: input.isActive === false ? 0 : 1,
+    headers: JSON.stringify(headers),
+    secret_enc: encryptSecret(ctx.config.secretKey(), secret, secretAad(ctx.tenantId, id)),
+    secret_prefix: webhookSecretHint(secret),
+    created_at: now,
+    updated_at: now,
+  };
+  await repo.insertWebhook(ctx.db, row);
+  return toWebhook(row, secret);
+}
+
+export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT): Promise<WebhookT> {
+  const set: Partial<repo.WebhookRow> = {};
+  if (input.name !== undefined) set.name = cleanName(input.name);
+  if (input.url !== undefined) set.url = checkUrl(input.url);
+  if (input.events !== undefined) set.events = JSON.stringify(checkEvents(input.events));
+  if (input.headers !== undefined) set.headers = JSON.stringify(checkHeaders(input.headers));
+  if (input.isActive !== undefined) set.is_active = input.isActive ? 1 : 0;
+  if (Object.keys(set).length === 0) return getWebhook(ctx, id);
+  const now = nowIso();
+  set.updated_at = now;
+  return withTx(ctx.db, async (tx) => {
+    if (!(await repo.updateWebhook(tx, ctx.tenantId, id, set))) throw errors.notFound('Webhook not found');
+    // NOTE: B.9 — deactivating stops the webhook at once: deliveries waiting for a first attempt or a
+    // retry end as permanent_failure ("webhook deactivated") and are never sent, even after reactivation.
+    if (input.isActive === false) await repo.cancelWaitingDeliveries(tx, ctx.tenantId, id, 'webhook deactivated', now);
+    return toWebhook((await repo.findWebhook(tx, ctx.tenantId, id))!);
+  });
+}
+
+/** Removes the webhook and its delivery history; nothing more is sent for it (scheduled retries included). */
+export async function deleteWebhook(ctx: Ctx, id: string): Promise<void> {
+  await withTx(ctx.db, async (tx) => {
+    if (!(await repo.deleteWebhook(tx, ctx.tenantId, id))) throw errors.notFound('Webhook not found');
+    await repo.deleteDeliveriesOf(tx, ctx.tenantId, id);
+  });
+}
+
+/** A new secret, shown once; the next attempt of every delivery is signed with it. */
+export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
+  const row = await mustFind(ctx, id);
+  const secret = newWebhookSecret();
+  const set = {
+    secret_enc: encryptSecret(ctx.config.secretKey(), secret, secretAad(ctx.tenantId, id)),
+    secret_prefix: webhookSecretHint(secret),
+    updated_at: nowIso(),
+  };
+  if (!(await repo.updateWebhook(ctx.db, ctx.tenantId, id, set))) throw errors.notFound('Webhook not found');
+  return toWebhook({ ...row, ...set }, secret);
+}
+
+export async function listDeliveries(ctx: Ctx, id: string, limit: number): Promise<DeliveryT[]> {
+  await mustFind(ctx, id);
+  return (await repo.listDeliveries(ctx.db, ctx.tenantId, id, limit)).map(toDelivery);
+}
+
+/**
+ * One attempt now with the `webhook.test` event (B.9), made by this process whatever `isActive` says,
+ * and recorded in the delivery history as `delivered` or `permanent_failure` (a test is never retried).
+ */
+export async function testWebhook(ctx: Ctx, id: string): Promise<TestResultT> {
+  const row = await mustFind(ctx, id);
+  const webhook = toWebhook(row);
+  const secret = decryptSecret(ctx.config.secretKey(), row.secret_enc, secretAad(ctx.tenantId, id));
+  const eventId = newId('evt');
+  const created = nowIso();
+  const payload: EventPayload = {
+    event: TEST_EVENT,
+    tenantId: ctx.tenantId,
+    timestamp: created,
+    data: { webhook: { id: webhook.id, name: webhook.name, url: webhook.url, events: webhook.events, isActive: webhook.isActive } },
+  };
+  const body = JSON.stringify(payload);
+  const result = await sendAttempt({
+    url: row.url,
+    secret,
+    customHeaders: webhook.headers,
+    eventId,
+    event: TEST_EVENT,
+    body: Buffer.from(body, 'utf8'),
+    timeoutMs: ctx.config.webhookTimeoutMs,
+    dispatcher: deliveryDispatcher({ allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks, timeoutMs: ctx.config.webhookTimeoutMs }),
+  });
+  const deliveryId = newId('dlv');
+  const end = result.endedAt.toISOString();
+  await withTx(ctx.db, async (tx) => {
+    if (!(await repo.findWebhook(tx, ctx.tenantId, id))) return; // deleted meanwhile: its history is gone too
+    await repo.insertEvent(tx, { tenant_id: ctx.tenantId, id: eventId, type: TEST_EVENT, payload: body, created_at: created });
+    await repo.insertDelivery(tx, {
+      tenant_id: ctx.tenantId,
+      id: deliveryId,
+      webhook_id: id,
+      event_id: eventId,
+      event: TEST_EVENT,
+      status: result.success ? 'delivered' : 'permanent_failure',
+      status_code: result.statusCode,
+      response_snippet: result.responseSnippet,
+      duration_ms: result.durationMs,
+      attempts: 1,
+      last_error: result.error ?? null,
+      next_attempt_at: null,
+      delivered_at: result.success ? end : null,
+      lease_owner: null,
+      lease_until: null,
+      created_at: created,
+      updated_at: end,
+    });
+  });
+  return {
+    deliveryId,
+    success: result.success,
+    statusCode: result.statusCode,
+    durationMs: result.durationMs,
+    responseSnippet: result.responseSnippet,
+    ...(result.error ? { error: result.error } : {}),
+  };
+}
