@@ -7,8 +7,11 @@ import { Type, type Static, type TNull, type TSchema, type TUnion } from '@sincl
  */
 export const Nullable = <T extends TSchema>(schema: T): TUnion<[T, TNull]> => {
   const t = (schema as { type?: unknown }).type;
-  if (typeof t === 'string' && t !== 'object' && t !== 'array' && !(schema as { $id?: string }).$id) {
-    return { ...schema, type: [t, 'null'] } as unknown as TUnion<[T, TNull]>;
+  const s = schema as { $id?: string; const?: unknown; enum?: unknown[] };
+  if (typeof t === 'string' && t !== 'object' && t !== 'array' && !s.$id && s.const === undefined) {
+    const out: Record<string, unknown> = { ...schema, type: [t, 'null'] };
+    if (Array.isArray(s.enum)) out.enum = [...s.enum, null];
+    return out as unknown as TUnion<[T, TNull]>;
   }
   return Type.Union([schema, Type.Null()]);
 };
