@@ -58,12 +58,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     bodyLimit: 1024 * 1024,
     // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414.
-    maxParamLength: 4096,
+    routerOptions: { maxParamLength: 4096 },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
-    requestIdLogLabel: 'requestId',
     trustProxy: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',

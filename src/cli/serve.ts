@@ -53,6 +53,9 @@ export async function serve(config: Config): Promise<void> {
   if (stopping) return;
   await maybeProvisionDemo(database, config);
   if (stopping) return;
+  // Planner statistics at start and hourly (a no-op on PostgreSQL, whose autovacuum analyzes).
+  await database.optimize();
+  setInterval(() => void database.optimize().catch((err) => log.warn({ err }, 'optimize failed')), 3_600_000).unref();
   app = await buildApp({ config, database });
   app.addHook('onSend', async (_req, reply) => {
     if (stopping) reply.header('connection', 'close');

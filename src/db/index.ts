@@ -32,6 +32,8 @@ export interface Database {
   /** The pg pool (PostgreSQL only), for LISTEN/NOTIFY. */
   pool?: pg.Pool;
   ping(): Promise<void>;
+  /** Refreshes the query planner's statistics (SQLite; PostgreSQL's autovacuum does it itself). */
+  optimize(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
       dialect: postgresDialect,
       pool,
       ping: async () => void (await pool.query('select 1')),
+      optimize: async () => {},
       close: () => db.destroy(),
     };
   }
@@ -75,6 +78,19 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
     db,
     dialect: sqliteDialect,
     ping: async () => void raw.prepare('select 1').get(),
+    // NOTE: without statistics SQLite may pick a range index over an equality one and sort 50k rows for a
+    // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). A sampled ANALYZE (a few ms
+    // on 100k rows) gives it row counts. The per-value samples of sqlite_stat4 are dropped: with them
+    // SQLite re-plans statements on every new bound value, which tripled the cost of point reads.
+    // Holding the (single) connection keeps it out of any transaction in progress.
+    optimize: () =>
+      db.connection().execute(async () => {
+        raw.pragma('analysis_limit = 1000');
+        raw.exec('analyze');
+        const stat4 = raw.prepare("select 1 from sqlite_master where name = 'sqlite_stat4'").get();
+        if (stat4) raw.exec('delete from sqlite_stat4');
+        raw.exec('analyze sqlite_master');
+      }),
     close: () => db.destroy(),
   };
 }
