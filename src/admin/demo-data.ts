@@ -1,3 +1,4 @@
+import { cnpjCheckDigits } from '../domain/cnpj.js';
 // Realistic Brazilian B2B sample values for the demo tenant and the benchmarks: deterministic (seeded),
 // valid by the domain rules (CNPJ check digits, E.164 phones, host names).
 
@@ -85,23 +86,12 @@ export const CITIES = [
   { city: 'Belém', uf: 'PA', ddd: 91 },
 ] as const;
 
-const W1 = [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
-const W2 = [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
-function checkDigit(base: string, weights: number[]): number {
-  let sum = 0;
-  for (let i = 0; i < base.length; i++) sum += (base.charCodeAt(i) - 48) * weights[i];
-  const r = sum % 11;
-  return r < 2 ? 0 : 11 - r;
-}
-
 /** A valid numeric CNPJ for the n-th company (distinct for distinct n), formatted `12.345.678/0001-95`. */
 export function cnpjFor(n: number): string {
   // n → n·7919 mod M is a bijection (7919 is prime and does not divide M), so roots never repeat.
   const root = String(10_000_000 + ((n * 7_919) % 89_999_990));
   const base = `${root}0001`;
-  const d1 = checkDigit(base, W1);
-  const d2 = checkDigit(base + d1, W2);
-  const s = `${base}${d1}${d2}`;
+  const s = base + cnpjCheckDigits(base);
   return `${s.slice(0, 2)}.${s.slice(2, 5)}.${s.slice(5, 8)}/${s.slice(8, 12)}-${s.slice(12)}`;
 }
 

@@ -30,3 +30,9 @@ export function normalizeCnpj(s: string): string {
   if (cnpj.slice(12) !== `${d1}${d2}`) throw invalid;
   return cnpj;
 }
+
+/** The two check digits of a 12-character CNPJ base (used to make valid CNPJs for sample data). */
+export function cnpjCheckDigits(base12: string): string {
+  const d1 = checkDigit(base12, W1);
+  return `${d1}${checkDigit(base12 + d1, W2)}`;
+}

@@ -1,13 +1,11 @@
 // Helpers of the CLI / serve end-to-end tests: a scratch database per test (a fresh DATA_DIR on SQLite,
 // a fresh database on the PostgreSQL pass) so "empty database" and "first migration" can be observed.
 import { after } from 'node:test';
-import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/index.js';
-import { IS_PG, processEnv, tmpDataDir } from '../helpers/server.js';
+import { createScratchPostgres, IS_PG, processEnv, tmpDataDir } from '../helpers/server.js';
 
 export interface Scratch {
   dataDir: string;
@@ -24,20 +22,9 @@ after(async () => {
 });
 
 async function scratchPostgres(): Promise<string> {
-  const base = new URL(process.env.DATABASE_URL!);
-  const name = `crm_e2e_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
-  base.pathname = `/${name}`;
-  return base.toString();
+  const scratch = await createScratchPostgres('e2e');
+  cleanups.push(scratch.drop);
+  return scratch.url;
 }
 
 export async function scratch(extra: Record<string, string> = {}): Promise<Scratch> {

@@ -100,3 +100,28 @@ export async function startServer(env: Record<string, string>, command = 'serve'
     },
   };
 }
+
+/**
+ * A fresh PostgreSQL database beside DATABASE_URL's, for tests whose real processes must not share the
+ * cross-tenant delivery queue or dynamic-list pass with other files. The caller drops it when done.
+ */
+export async function createScratchPostgres(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const { randomBytes } = await import('node:crypto');
+  const { default: pg } = await import('pg');
+  const base = new URL(process.env.DATABASE_URL!);
+  const name = `crm_${label}_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  base.pathname = `/${name}`;
+  return {
+    url: base.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}

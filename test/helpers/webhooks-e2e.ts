@@ -4,14 +4,12 @@
 // so sharing the `test` database with other files' worker processes would let their workers (other
 // CRM_SECRET_KEY, other WEBHOOK_* settings) attempt these deliveries, and ours theirs.
 import { after } from 'node:test';
-import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, migrate, type Database } from '../../src/db/index.js';
 import { STANDARD_SETUP } from './fixtures.js';
-import { cli, IS_PG, processEnv, startServer, tmpDataDir, type RunningServer } from './server.js';
+import { cli, createScratchPostgres, IS_PG, processEnv, startServer, tmpDataDir, type RunningServer } from './server.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -20,20 +18,9 @@ after(async () => {
 
 /** A fresh PostgreSQL database next to DATABASE_URL's, dropped after the file. */
 export async function isolatedPostgresUrl(label: string): Promise<string> {
-  const base = new URL(process.env.DATABASE_URL!);
-  const name = `crm_${label}_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
-  base.pathname = `/${name}`;
-  return base.toString();
+  const scratch = await createScratchPostgres(label);
+  cleanups.push(scratch.drop);
+  return scratch.url;
 }
 
 export interface Stack {
