@@ -90,20 +90,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (nul !== null) return done(errors.field(nul, 'must not contain NUL characters'), undefined);
     done(null, parsed);
   });
-  app.addHook('preValidation', async (req) => {
+  app.addHook('preValidation', (req, _reply, done) => {
     for (const v of Object.values((req.params ?? {}) as Record<string, unknown>)) {
-      if (typeof v === 'string' && v.includes('\u0000')) throw errors.notFound('Not found');
+      if (typeof v === 'string' && v.includes('\u0000')) return done(errors.notFound('Not found'));
     }
     for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
-      if ([v].flat().some((x) => typeof x === 'string' && x.includes('\u0000'))) throw errors.field(k, 'must not contain NUL characters');
+      if ([v].flat().some((x) => typeof x === 'string' && x.includes('\u0000'))) return done(errors.field(k, 'must not contain NUL characters'));
     }
+    done();
   });
 
   app.decorate('config', config);
   app.decorate('database', database);
   const store = deps.store ?? createRateLimitStore(config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
-  app.addHook('onSend', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
   app.addHook('onClose', async () => {
     if (!deps.store) await store.close();

@@ -57,8 +57,9 @@ export async function serve(config: Config): Promise<void> {
   await database.optimize();
   setInterval(() => void database.optimize().catch((err) => log.warn({ err }, 'optimize failed')), 3_600_000).unref();
   app = await buildApp({ config, database });
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (stopping) reply.header('connection', 'close');
+    done(null, payload);
   });
   try {
     await app.listen({ port: config.port, host: config.host });

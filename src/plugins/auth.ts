@@ -39,10 +39,16 @@ export class KeyCache {
 
   constructor(private db: Db) {}
 
-  async get(hash: string): Promise<Principal | null> {
-    const now = Date.now();
+  /** The cached answer when fresh (no promise on the hot path), else undefined. */
+  peek(hash: string): Principal | null | undefined {
     const hit = this.entries.get(hash);
-    if (hit && now - hit.loadedAt < CACHE_TTL_MS) return hit.principal;
+    return hit && Date.now() - hit.loadedAt < CACHE_TTL_MS ? hit.principal : undefined;
+  }
+
+  async get(hash: string): Promise<Principal | null> {
+    const cached = this.peek(hash);
+    if (cached !== undefined) return cached;
+    const now = Date.now();
     const row = await this.db
       .selectFrom('api_keys')
       .select(['tenant_id', 'id', 'user_id', 'scopes', 'rate_limit', 'expires_at', 'revoked_at'])
@@ -115,14 +121,17 @@ export const authPlugin = fp<AuthOptions>(
       const key = Array.isArray(header) ? header[0] : header;
       if (!key) return rejectAuth(req, 'missing_api_key');
       if (!looksLikeApiKey(key)) return rejectAuth(req, 'invalid_api_key');
-      const principal = await keys.get(hashApiKey(key));
+      const hash = hashApiKey(key);
+      const cached = keys.peek(hash);
+      const principal = cached !== undefined ? cached : await keys.get(hash);
       const now = new Date().toISOString();
       if (!principal || principal.revokedAt || (principal.expiresAt && principal.expiresAt <= now)) {
         return rejectAuth(req, 'invalid_api_key');
       }
       req.principal = principal;
 
-      const hit = await opts.store.hit(`key:${principal.keyId}`, WINDOW_MS);
+      const bucket = `key:${principal.keyId}`;
+      const hit = opts.store instanceof MemoryStore ? opts.store.hitSync(bucket, WINDOW_MS) : await opts.store.hit(bucket, WINDOW_MS);
       const limit = principal.rateLimit;
       reply.header('x-ratelimit-limit', String(limit));
       reply.header('x-ratelimit-remaining', String(Math.max(0, limit - hit.count)));
