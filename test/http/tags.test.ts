@@ -63,3 +63,27 @@ test('tags: tenant isolation', async () => {
   assert.equal((await b.api.get('/tags')).body.length, 0);
   assert.equal((await a.api.get(`/tags/${tag.id}`)).body.name, 'Secret');
 });
+
+test('tags: deleting a tag removes it from records, moves their updatedAt and raises contact.updated for tagged contacts', async () => {
+  const { api, tenantId } = await newTenant(t);
+  const tag = (await api.post('/tags', { name: 'VIP' })).body;
+  const tagged = (await api.post('/contacts', { firstName: 'Tagged', tags: [tag.id] })).body;
+  const plain = (await api.post('/contacts', { firstName: 'Plain' })).body;
+  const company = (await api.post('/companies', { name: 'Acme', tags: [tag.id] })).body;
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal((await api.delete(`/tags/${tag.id}`)).status, 204);
+
+  const after = (await api.get(`/contacts/${tagged.id}`)).body;
+  assert.deepEqual(after.tags, []);
+  assert.ok(after.updatedAt > tagged.updatedAt, 'updatedAt moves so updatedAfter sync sees it');
+  const co = (await api.get(`/companies/${company.id}`)).body;
+  assert.deepEqual(co.tags, []);
+  assert.ok(co.updatedAt > company.updatedAt);
+  assert.equal((await api.get(`/contacts/${plain.id}`)).body.updatedAt, plain.updatedAt, 'untagged records are untouched');
+
+  const events = await t.database.db.selectFrom('events').select(['type', 'payload']).where('tenant_id', '=', tenantId).where('type', '=', 'contact.updated').execute();
+  assert.equal(events.length, 1);
+  const payload = JSON.parse(events[0].payload);
+  assert.equal(payload.data.contact.id, tagged.id);
+  assert.deepEqual(payload.data.contact.tags, []);
+});

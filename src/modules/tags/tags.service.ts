@@ -1,13 +1,15 @@
 import { uniqueViolation } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
 import { errors } from '../../errors.js';
-import type { Ctx } from '../../http/context.js';
+import { inTx, type Ctx } from '../../http/context.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import * as repo from './tags.repo.js';
 import { DEFAULT_TAG_COLOR, type TagCreateT, type TagT, type TagUpdateT } from './tags.schema.js';
 import { forEachChunk } from '../../db/batch.js';
 import { markChanged } from '../shared/changes.js';
+import { emitEvent } from '../../events/outbox.js';
+import { contactsByIds } from '../contacts/contacts.service.js';
 
 const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 
@@ -87,6 +89,10 @@ export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
       // Tag filters of searches, dynamic lists and cached totals see the change.
       await markChanged(tx, ctx.tenantId, type);
     }
+    // B.9: a tag change on a contact is a contact.updated, whichever endpoint made it.
+    const contactIds = tagged.filter((t) => t.object_type === 'contact').map((t) => t.object_id);
+    const contacts = await contactsByIds(inTx(ctx, tx), contactIds);
+    for (const contact of contacts.values()) await emitEvent(tx, ctx.tenantId, 'contact.updated', contact);
   });
 }
 
