@@ -5,6 +5,7 @@ import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { selectInChunks } from '../../db/batch.js';
 import { cachedCount } from '../../db/count-cache.js';
+import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]>;
@@ -30,19 +31,12 @@ export async function insertCompany(db: Db, row: CompaniesTable): Promise<void> 
   await db.insertInto('companies').values(row).execute();
 }
 
-export async function updateCompany(db: Db, tenantId: string, id: string, set: Partial<CompaniesTable>): Promise<number> {
-  const r = await db
-    .updateTable('companies')
-    .set(set)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
+export function updateCompany(db: Db, tenantId: string, id: string, set: Partial<CompaniesTable>): Promise<number> {
+  return updateLiveRow(db, 'companies', tenantId, id, set);
 }
 
-export async function softDeleteCompany(db: Db, tenantId: string, id: string, now: string): Promise<number> {
-  return updateCompany(db, tenantId, id, { deleted_at: now, updated_at: now });
+export function softDeleteCompany(db: Db, tenantId: string, id: string, now: string): Promise<number> {
+  return softDeleteRow(db, 'companies', tenantId, id, now);
 }
 
 /**

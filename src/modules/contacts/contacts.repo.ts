@@ -7,6 +7,7 @@ import { selectInChunks } from '../../db/batch.js';
 import { cachedCount } from '../../db/count-cache.js';
 import { prepared } from '../../db/prepared.js';
 import { tagIdsColumn } from '../tags/tags.repo.js';
+import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 
 const COLUMNS = [
   'id',
@@ -63,18 +64,11 @@ export async function insertContact(db: Db, row: ContactsTable): Promise<void> {
 }
 
 export async function updateContact(db: Db, tenantId: string, id: string, set: Partial<ContactsTable>): Promise<void> {
-  await db.updateTable('contacts').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).execute();
+  await updateLiveRow(db, 'contacts', tenantId, id, set);
 }
 
-export async function softDeleteContact(db: Db, tenantId: string, id: string, now: string): Promise<number> {
-  const r = await db
-    .updateTable('contacts')
-    .set({ deleted_at: now, updated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
+export function softDeleteContact(db: Db, tenantId: string, id: string, now: string): Promise<number> {
+  return softDeleteRow(db, 'contacts', tenantId, id, now);
 }
 
 /** Live contact holding an e-mail / phone (both stored normalized). */

@@ -6,6 +6,7 @@ import type { DB } from '../../db/tables/schema.js';
 import type { DealSortKey } from './deals.schema.js';
 import { selectInChunks } from '../../db/batch.js';
 import { cachedCount } from '../../db/count-cache.js';
+import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -30,18 +31,11 @@ export async function insertDeal(db: Db, row: DealsTable): Promise<void> {
 }
 
 export async function updateDeal(db: Db, tenantId: string, id: string, set: Partial<DealsTable>): Promise<void> {
-  await db.updateTable('deals').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).execute();
+  await updateLiveRow(db, 'deals', tenantId, id, set);
 }
 
-export async function softDeleteDeal(db: Db, tenantId: string, id: string, now: string): Promise<number> {
-  const r = await db
-    .updateTable('deals')
-    .set({ deleted_at: now, updated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
+export function softDeleteDeal(db: Db, tenantId: string, id: string, now: string): Promise<number> {
+  return softDeleteRow(db, 'deals', tenantId, id, now);
 }
 
 export interface StageRow {

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/index.js';
 import type { ListsTable } from '../../db/tables/records.js';
 import type { ListObjectType } from './lists.schema.js';
+import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 
 const COLUMNS = ['id', 'name', 'object_type', 'kind', 'description', 'filters', 'created_at', 'updated_at'] as const;
 export type ListRow = Pick<ListsTable, (typeof COLUMNS)[number]>;
@@ -28,15 +29,12 @@ export async function insertList(db: Db, row: ListsTable): Promise<void> {
   await db.insertInto('lists').values(row).execute();
 }
 
-export async function updateList(db: Db, tenantId: string, id: string, set: Partial<ListsTable>): Promise<number> {
-  const r = await db
-    .updateTable('lists')
-    .set(set)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
+export function updateList(db: Db, tenantId: string, id: string, set: Partial<ListsTable>): Promise<number> {
+  return updateLiveRow(db, 'lists', tenantId, id, set);
+}
+
+export function softDeleteList(db: Db, tenantId: string, id: string, now: string): Promise<number> {
+  return softDeleteRow(db, 'lists', tenantId, id, now);
 }
 
 /**

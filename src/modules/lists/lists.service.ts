@@ -125,7 +125,7 @@ export async function deleteList(ctx: Ctx, id: string): Promise<void> {
   const current = await mustFind(ctx, id);
   assertStatic(current, 'Deleting a list');
   const now = nowIso();
-  if (!(await repo.updateList(ctx.db, ctx.tenantId, id, { deleted_at: now, updated_at: now }))) throw errors.notFound('List not found');
+  if (!(await repo.softDeleteList(ctx.db, ctx.tenantId, id, now))) throw errors.notFound('List not found');
 }
 
 /** Records of one object type as their single reads return them, by id (soft-deleted ones are absent). */

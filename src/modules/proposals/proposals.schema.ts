@@ -143,12 +143,8 @@ const Fields = {
   ownerId: Ref('A user of the tenant; default: the user of the API key'),
 };
 
-export const ProposalCreate = Type.Object(
-  {
-    subject: Fields.subject,
-    status: Type.Optional(
-      Type.String({ description: `Optional; only \`draft\` (the default) is accepted on create: another status of the enum is 422 \`business_rule_violation\`. ${StatusDoc}` }),
-    ),
+// The optional fields shared by create and PATCH.
+const OptionalFields = {
     dealId: Type.Optional(Fields.dealId),
     contactId: Type.Optional(Fields.contactId),
     clientId: Type.Optional(Fields.clientId),
@@ -159,6 +155,15 @@ export const ProposalCreate = Type.Object(
     adjustment: Type.Optional(Fields.adjustment),
     notes: Type.Optional(Fields.notes),
     ownerId: Type.Optional(Fields.ownerId),
+};
+
+export const ProposalCreate = Type.Object(
+  {
+    subject: Fields.subject,
+    status: Type.Optional(
+      Type.String({ description: `Optional; only \`draft\` (the default) is accepted on create: another status of the enum is 422 \`business_rule_violation\`. ${StatusDoc}` }),
+    ),
+    ...OptionalFields,
   },
   {
     additionalProperties: false,
@@ -177,16 +182,7 @@ export const ProposalUpdate = Type.Object(
           'any other move is 422 `business_rule_violation`; the current status is a no-op.',
       }),
     ),
-    dealId: Type.Optional(Fields.dealId),
-    contactId: Type.Optional(Fields.contactId),
-    clientId: Type.Optional(Fields.clientId),
-    recipientName: Type.Optional(Fields.recipientName),
-    recipientEmail: Type.Optional(Fields.recipientEmail),
-    items: Type.Optional(Fields.items),
-    discount: Type.Optional(Fields.discount),
-    adjustment: Type.Optional(Fields.adjustment),
-    notes: Type.Optional(Fields.notes),
-    ownerId: Type.Optional(Fields.ownerId),
+    ...OptionalFields,
   },
   { additionalProperties: false, examples: [{ status: 'sent' }] },
 );
