@@ -17,6 +17,10 @@ export interface Config {
   noDemo: boolean;
   /** Base of public URLs (form embedUrl); unset: derived from each request's protocol and Host. */
   publicBaseUrl: string | undefined;
+  /** Deadline of a data-dependent query (list, search, filter, count); past it 503 `query_timeout` (DESIGN §4). */
+  queryTimeoutMs: number;
+  /** On SIGTERM, how long the server keeps accepting and answering before it stops accepting (A.1). */
+  shutdownDrainMs: number;
   /** Master key for secrets at rest. Resolved lazily: only webhook code needs it. */
   secretKey(): Buffer;
 }
@@ -82,6 +86,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     noDemo: bool(env, 'CRM_NO_DEMO', false),
     publicBaseUrl,
+    queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 5_000, 1, 600_000),
+    shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 1_000, 0, 8_000),
     secretKey() {
       if (secret) return secret;
       if (databaseUrl) throw new ConfigError('CRM_SECRET_KEY is required with DATABASE_URL (64 hex characters)');
