@@ -102,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.decorate('config', config);
   app.decorate('database', database);
+  database.readPool?.warm();
   const store = deps.store ?? createRateLimitStore(config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);

@@ -98,7 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
         if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError(`${file} does not hold a 64-hex-character key`);
         secret = Buffer.from(hex, 'hex');
       } else {
-        mkdirSync(dataDir, { recursive: true });
+        mkdirSync(dataDir, { recursive: true, mode: 0o700 });
         const hex = randomBytes(32).toString('hex');
         writeFileSync(file, hex + '\n', { mode: 0o600, flag: 'wx' });
         secret = Buffer.from(hex, 'hex');

@@ -4,7 +4,7 @@
 // dynamic-list change marks apply exactly as for API writes.
 import type { Config } from '../config.js';
 import type { Database } from '../db/index.js';
-import type { Ctx } from '../http/context.js';
+import { contextFor, type Ctx } from '../http/context.js';
 import { createActivity } from '../modules/activities/activities.service.js';
 import { createCompany } from '../modules/companies/companies.service.js';
 import { createContact } from '../modules/contacts/contacts.service.js';
@@ -184,7 +184,7 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
   const rand = new Rand(2026);
   const refs = setup.refs;
   const users = ['ana', 'bruno', 'carla', 'diego', 'elisa'].map((r) => refs[r]);
-  const ctx: Ctx = { db: database.db, dialect: database.dialect, config, tenantId: setup.tenantId, userId: refs.ana };
+  const ctx: Ctx = contextFor(database, config, setup.tenantId, refs.ana);
   const as = (userId: string): Ctx => ({ ...ctx, userId });
   const step = (m: string) => progress(`demo: ${m}`);
 

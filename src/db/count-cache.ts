@@ -1,5 +1,5 @@
 import type { Compilable } from 'kysely';
-import type { Db } from './index.js';
+import type { Reads } from './reads.js';
 
 /**
  * Exact list totals without recounting on every page. Counting 100k rows costs tens of milliseconds on
@@ -13,12 +13,14 @@ const MAX_ENTRIES = 5_000;
 const cache = new Map<string, { version: number; total: number }>();
 
 export async function cachedCount(
-  db: Db,
+  reads: Reads,
   tenantId: string,
   objectType: 'contact' | 'company' | 'deal',
-  countQuery: Compilable<{ n: number | string | bigint }> & { executeTakeFirstOrThrow(): Promise<{ n: number | string | bigint }> },
+  countQuery: Compilable<{ n: number | string | bigint }>,
 ): Promise<number> {
-  if (db.isTransaction) return Number((await countQuery.executeTakeFirstOrThrow()).n); // own writes may be uncommitted
+  const { db } = reads;
+  const count = async () => Number((await reads.first(countQuery))?.n ?? 0);
+  if (db.isTransaction) return count(); // own writes may be uncommitted
   const row = await db
     .selectFrom('change_versions')
     .select('version')
@@ -34,7 +36,7 @@ export async function cachedCount(
     cache.set(key, hit);
     return hit.total;
   }
-  const total = Number((await countQuery.executeTakeFirstOrThrow()).n);
+  const total = await count();
   if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
   cache.set(key, { version, total });
   return total;

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import {
@@ -21,6 +22,9 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
 import { migrations } from './migrations/index.js';
+import { PgReaderSlot } from './pg-reader.js';
+import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
+import { SqliteReaderSlot } from './sqlite-reader.js';
 import type { DB } from './tables/schema.js';
 
 export type Db = Kysely<DB>;
@@ -31,6 +35,10 @@ export interface Database {
   dialect: SqlDialect;
   /** The pg pool (PostgreSQL only), for LISTEN/NOTIFY. */
   pool?: pg.Pool;
+  /** The pool that runs data-dependent reads with a deadline (reads.ts); absent for in-memory SQLite. */
+  readPool?: ReadPool;
+  /** Data-dependent reads of one tenant; `signal` abandons them when the client goes away. */
+  readsFor(tenantId: string, signal?: AbortSource): Reads;
   ping(): Promise<void>;
   /** Refreshes the query planner's statistics (SQLite; PostgreSQL's autovacuum does it itself). */
   optimize(): Promise<void>;
@@ -45,26 +53,75 @@ export interface DbOptions {
   /** SQLite file; defaults to DATA_DIR/crm.db. ':memory:' for tests. */
   sqliteFile?: string;
   poolSize?: number;
+  /** Read connections of the read pool (default: the cores, 2 to 4). */
+  readers?: number;
 }
 
-export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, opts: DbOptions = {}): Database {
+const QUERY_TIMEOUT_DEFAULT_MS = 5_000;
+
+function readerCount(opts: DbOptions): number {
+  return opts.readers ?? Math.min(4, Math.max(2, availableParallelism()));
+}
+
+function withReads(base: Omit<Database, 'readsFor'>): Database {
+  const { readPool, db } = base;
+  const direct = directReads(db);
+  return {
+    ...base,
+    readsFor: readPool ? (tenantId, signal) => pooledReads(db, readPool, tenantId, signal) : () => direct,
+  };
+}
+
+/**
+ * The data directory and the database files are the owner's alone (0700 / 0600): they hold every
+ * tenant's records. SQLite creates its -wal and -shm files with the mode of the database file.
+ */
+function ownerOnlyFile(dir: string, file: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  closeSync(openSync(file, 'a', 0o600));
+  chmodSync(file, 0o600);
+  for (const extra of ['-wal', '-shm']) {
+    try {
+      chmodSync(file + extra, 0o600);
+    } catch {
+      // not created yet: SQLite will create it with the database file's mode
+    }
+  }
+}
+
+export function createDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'queryTimeoutMs'>>,
+  opts: DbOptions = {},
+): Database {
+  const timeoutMs = config.queryTimeoutMs ?? QUERY_TIMEOUT_DEFAULT_MS;
   if (config.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: opts.poolSize ?? 10 });
+    const url = config.databaseUrl;
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return {
+    // The server-side backstop sits a little past the deadline, which the pool enforces itself.
+    const readPool = new ReadPool(
+      Array.from({ length: readerCount(opts) }, () => new PgReaderSlot(url, timeoutMs + 1_000, pool)),
+      { timeoutMs },
+    );
+    return withReads({
       db,
       dialect: postgresDialect,
       pool,
+      readPool,
       ping: async () => void (await pool.query('select 1')),
       optimize: async () => {},
-      close: () => db.destroy(),
-    };
+      close: async () => {
+        await readPool.close();
+        await db.destroy();
+      },
+    });
   }
   let file = opts.sqliteFile;
   if (!file) {
-    mkdirSync(config.dataDir, { recursive: true });
     file = path.join(config.dataDir, 'crm.db');
+    ownerOnlyFile(config.dataDir, file);
   }
   const raw = new SqliteDatabase(file);
   raw.pragma('journal_mode = WAL');
@@ -74,9 +131,15 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
   raw.pragma('busy_timeout = 5000');
   raw.pragma('cache_size = -65536');
   const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw) });
-  return {
+  const sqliteFile = file;
+  const readPool =
+    file === ':memory:' || file === ''
+      ? undefined
+      : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile)), { timeoutMs });
+  return withReads({
     db,
     dialect: sqliteDialect,
+    readPool,
     ping: async () => void raw.prepare('select 1').get(),
     // NOTE: without statistics SQLite may pick a range index over an equality one and sort 50k rows for a
     // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). A sampled ANALYZE (a few ms
@@ -91,8 +154,11 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
         if (stat4) raw.exec('delete from sqlite_stat4');
         raw.exec('analyze sqlite_master');
       }),
-    close: () => db.destroy(),
-  };
+    close: async () => {
+      await readPool?.close();
+      await db.destroy();
+    },
+  });
 }
 
 /**

@@ -1,23 +1,65 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import type { Db } from '../db/index.js';
+import type { Database, Db } from '../db/index.js';
 import type { SqlDialect } from '../db/dialect.js';
+import { directReads, type AbortSource, type Reads } from '../db/reads.js';
 
 /** What a service needs to act for a caller: the database and the caller's tenant and user. */
 export interface Ctx {
   db: Db;
+  /** Data-dependent reads (lists, search, totals): off the event loop, with a deadline (db/reads.ts). */
+  reads: Reads;
   dialect: SqlDialect;
   config: Config;
   tenantId: string;
   userId: string | null;
 }
 
+/**
+ * The one way to make a context (requests, the public form, workers, the CLI). `signal` tells the read
+ * pool that nobody waits for the answer any more.
+ */
+export function contextFor(
+  database: Database,
+  config: Config,
+  tenantId: string,
+  userId: string | null,
+  signal?: AbortSource,
+): Ctx {
+  const { db, dialect } = database;
+  // Inside a caller's transaction (setup and demo in the CLI) everything runs on it.
+  const reads = db.isTransaction ? directReads(db) : database.readsFor(tenantId, signal);
+  return { db, reads, dialect, config, tenantId, userId };
+}
+
+/**
+ * Aborts a request's statements when its client goes away before the answer is written, so a query
+ * nobody waits for is stopped. Listens on the socket only while a statement runs (keep-alive sockets
+ * outlive many requests).
+ */
+export function requestSignal(req: FastifyRequest): AbortSource {
+  const socket = req.raw.socket;
+  return {
+    get aborted() {
+      return socket?.destroyed ?? false;
+    },
+    subscribe(onAbort) {
+      if (!socket) return () => {};
+      if (socket.destroyed) {
+        queueMicrotask(onAbort);
+        return () => {};
+      }
+      socket.once('close', onAbort);
+      return () => socket.off('close', onAbort);
+    },
+  };
+}
+
 export function ctxOf(req: FastifyRequest): Ctx {
-  const { database, config } = req.server;
-  return { db: database.db, dialect: database.dialect, config, tenantId: req.principal.tenantId, userId: req.principal.userId };
+  return contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId, requestSignal(req));
 }
 
 /** The same context inside a transaction. */
 export function inTx(ctx: Ctx, db: Db): Ctx {
-  return { ...ctx, db };
+  return { ...ctx, db, reads: directReads(db) };
 }

@@ -1,17 +1,19 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { forUpdateSkipLocked } from '../db/dialect.js';
-import { withTx, type Database, type Tx } from '../db/index.js';
+import { forEachChunk } from '../db/batch.js';
+import { withTx, type Database } from '../db/index.js';
 import { compileFilter, type FilterObjectType } from '../domain/filters.js';
-import type { Ctx } from '../http/context.js';
+import { loadConfig } from '../config.js';
+import { contextFor } from '../http/context.js';
 import { propertyDefs } from '../modules/shared/custom-properties.js';
 import { parseJson } from '../util/json.js';
 import { nowIso } from '../util/time.js';
 import { registerLoop } from './index.js';
 
 const TABLES = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
-/** Concurrent (tenant, type) transactions of one pass on PostgreSQL; a small share of the pool. */
-const PG_PARALLELISM = 4;
+/** (tenant, type) pairs recalculated at once in one pass. */
+const PARALLELISM = 4;
 const isObjectType = (t: string): t is FilterObjectType => t in TABLES;
 
 export interface RecalculationResult {
@@ -26,15 +28,18 @@ export interface RecalculationResult {
 /**
  * One pass of the dynamic-list engine (spec 2.6, CONTRACT B.7): for every (tenant, object type) marked
  * changed in `list_dirty` (by `markChanged` on each contact/company/deal write, and by setup for a new
- * dynamic list), recompute the members of that tenant's dynamic lists of that type with set-based SQL
- * (one INSERT … SELECT for the records that now match, one DELETE for the members that no longer do).
- * Dynamic lists never calculated yet are included even without a marker.
+ * dynamic list), recompute the members of that tenant's dynamic lists of that type. Dynamic lists never
+ * calculated yet are included even without a marker.
  *
- * Lost changes are impossible by construction: each (tenant, type) is handled in one transaction that
- * first deletes (claims) its marker and only then reads the records. A write committed before the claim
- * is visible to the statements that follow it; a write committing after it re-creates the marker (on
- * PostgreSQL its upsert waits for this transaction), so the next pass sees it. A failure rolls the claim
- * back. Two workers never recalculate the same pair at once: the second finds the marker gone (or, on
+ * The filters' cost depends on the data, so matching runs on the read pool with its deadline, never on
+ * the writer (DESIGN §4): for each list, two set-based reads find the records that match and are not
+ * members yet, and the members that no longer match; a short write transaction then applies only that
+ * difference.
+ *
+ * Lost changes are impossible by construction: the marker is claimed (deleted, in its own transaction)
+ * before the records are read. A write committed before the claim is visible to the reads that follow;
+ * a write committing after it re-creates the marker, so the next pass sees it. A failure re-creates the
+ * marker. Two workers never recalculate the same pair at once: the second finds the marker gone (or, on
  * PostgreSQL, locked: markers locked by another transaction are skipped until the next pass).
  */
 export async function recalculateDirtyLists(database: Database, now: string = nowIso(), log?: Logger): Promise<RecalculationResult> {
@@ -60,49 +65,61 @@ export async function recalculateDirtyLists(database: Database, now: string = no
   const result: RecalculationResult = { types: 0, lists: 0, failed: 0 };
   const queue = [...due.values()];
   const one = async (d: (typeof queue)[number]) => {
+    let claimed = false;
     try {
-      const r = await withTx(db, (tx) => recalculateType(database, tx, d.tenantId, d.objectType, d.marked, now, log));
-      if (r) {
-        result.types++;
-        result.lists += r.lists;
-        result.failed += r.failed;
-      }
+      claimed = await claimMarker(database, d.tenantId, d.objectType);
+      if (d.marked && !claimed) return; // locked, or claimed (and recalculated) by another worker since the pass started
+      const r = await recalculateType(database, d.tenantId, d.objectType, now, log);
+      result.types++;
+      result.lists += r.lists;
+      result.failed += r.failed;
     } catch (err) {
-      // The transaction rolled back, marker included: the next pass tries again.
       log?.error({ err, tenantId: d.tenantId, objectType: d.objectType }, 'dynamic list recalculation failed');
+      // The next pass tries again.
+      if (claimed) await remark(database, d.tenantId, d.objectType, now).catch(() => {});
     }
   };
-  // Pairs are independent (one transaction each): PostgreSQL runs a few at once (latency-bound work);
-  // SQLite serializes writers anyway.
-  const lanes = database.dialect.name === 'postgres' ? PG_PARALLELISM : 1;
+  // Pairs are independent: a few at once (the read pool bounds them per tenant); SQLite serializes the writes.
   await Promise.all(
-    Array.from({ length: Math.min(lanes, queue.length) }, async () => {
+    Array.from({ length: Math.min(PARALLELISM, queue.length) }, async () => {
       for (let d = queue.shift(); d; d = queue.shift()) await one(d);
     }),
   );
   return result;
 }
 
+/** Deletes the (tenant, type) marker; false when there was none or another transaction holds it. */
+async function claimMarker(database: Database, tenantId: string, objectType: FilterObjectType): Promise<boolean> {
+  return withTx(database.db, async (tx) => {
+    // A marker locked by a write still in flight is skipped, not waited for: that write is not visible
+    // yet anyway, and its marker stays for the next pass (one slow transaction never stalls the loop).
+    const marker = await forUpdateSkipLocked(
+      database.dialect,
+      tx.selectFrom('list_dirty').select('changed_at').where('tenant_id', '=', tenantId).where('object_type', '=', objectType),
+    ).executeTakeFirst();
+    if (!marker) return false;
+    await tx.deleteFrom('list_dirty').where('tenant_id', '=', tenantId).where('object_type', '=', objectType).execute();
+    return true;
+  });
+}
+
+async function remark(database: Database, tenantId: string, objectType: FilterObjectType, now: string): Promise<void> {
+  await database.db
+    .insertInto('list_dirty')
+    .values({ tenant_id: tenantId, object_type: objectType, changed_at: now })
+    .onConflict((oc) => oc.columns(['tenant_id', 'object_type']).doNothing())
+    .execute();
+}
+
 async function recalculateType(
   database: Database,
-  tx: Tx,
   tenantId: string,
   objectType: FilterObjectType,
-  marked: boolean,
   now: string,
   log?: Logger,
-): Promise<{ lists: number; failed: number } | null> {
-  // A marker locked by a write still in flight is skipped, not waited for: that write is not visible
-  // yet anyway, and its marker stays for the next pass (one slow transaction never stalls the loop).
-  const marker = await forUpdateSkipLocked(
-    database.dialect,
-    tx.selectFrom('list_dirty').select('changed_at').where('tenant_id', '=', tenantId).where('object_type', '=', objectType),
-  ).executeTakeFirst();
-  // Locked, or claimed (and recalculated) by another worker since the pass started.
-  if (marked && !marker) return null;
-  if (marker) await tx.deleteFrom('list_dirty').where('tenant_id', '=', tenantId).where('object_type', '=', objectType).execute();
-
-  const lists = await tx
+): Promise<{ lists: number; failed: number }> {
+  const { db } = database;
+  const lists = await db
     .selectFrom('lists')
     .select(['id', 'filters'])
     .where('tenant_id', '=', tenantId)
@@ -115,62 +132,48 @@ async function recalculateType(
 
   // Property definitions are read only when some filter names a custom property.
   const needsProperties = lists.some((l) => (l.filters ?? '').includes('customProperties.'));
-  const ctx = { db: tx, dialect: database.dialect, tenantId, userId: null } as unknown as Ctx;
+  const ctx = contextFor(database, loadConfig({}), tenantId, null);
   const properties = needsProperties ? await propertyDefs(ctx, objectType) : new Map();
+  const table = TABLES[objectType] as 'contacts';
   const recalculated: string[] = [];
-  const table = TABLES[objectType];
   let failed = 0;
   for (const list of lists) {
     const filters = parseJson<unknown>(list.filters, null);
-    const matches = () => compileFilter(filters, objectType, { dialect: database.dialect, tenantId, properties, table });
+    let matches: ReturnType<typeof compileFilter>;
     try {
-      matches();
+      matches = compileFilter(filters, objectType, { dialect: database.dialect, tenantId, properties, table });
     } catch (err) {
       failed++;
       log?.warn({ err, tenantId, listId: list.id }, 'dynamic list filter does not compile; members left as they were');
       continue;
     }
-    // Records that match now and are not members yet join the list.
-    await tx
-      .insertInto('list_members')
-      .columns(['tenant_id', 'list_id', 'object_id', 'created_at'])
-      .expression((eb) =>
-        eb
-          .selectFrom(table as 'contacts')
-          .select([
-            sql<string>`cast(${tenantId} as text)`.as('tenant_id'),
-            sql<string>`cast(${list.id} as text)`.as('list_id'),
-            sql.ref<string>(`${table}.id`).as('object_id'),
-            sql<string>`cast(${now} as text)`.as('created_at'),
-          ])
-          .where(sql.ref(`${table}.tenant_id`), '=', tenantId)
-          .where(sql.ref(`${table}.deleted_at`), 'is', null)
-          .where(matches()),
-      )
-      .onConflict((oc) => oc.columns(['tenant_id', 'list_id', 'object_id']).doNothing())
-      .execute();
-    // Members that no longer match (or were soft-deleted) leave it.
-    await tx
-      .deleteFrom('list_members')
-      .where('list_members.tenant_id', '=', tenantId)
-      .where('list_members.list_id', '=', list.id)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom(table as 'contacts')
-              .select(sql.lit(1).as('one'))
-              .where(sql.ref(`${table}.tenant_id`), '=', tenantId)
-              .whereRef(sql.ref(`${table}.id`) as never, '=', 'list_members.object_id')
-              .where(sql.ref(`${table}.deleted_at`), 'is', null)
-              .where(matches()),
-          ),
-        ),
-      )
-      .execute();
+    const matching = db
+      .selectFrom(table)
+      .select(sql.ref<string>(`${table}.id`).as('id'))
+      .where(sql.ref(`${table}.tenant_id`), '=', tenantId)
+      .where(sql.ref(`${table}.deleted_at`), 'is', null)
+      .where(matches);
+    const members = db.selectFrom('list_members').select('object_id').where('tenant_id', '=', tenantId).where('list_id', '=', list.id);
+    // Both sides are uncorrelated subqueries: each is evaluated once, whatever the number of rows.
+    const toAdd = await ctx.reads.all(matching.where(sql.ref(`${table}.id`), 'not in', members));
+    const toRemove = await ctx.reads.all(members.where('object_id', 'not in', matching));
+    await withTx(db, async (tx) => {
+      await forEachChunk(
+        toAdd.map((r) => r.id),
+        (chunk) =>
+          tx
+            .insertInto('list_members')
+            .values(chunk.map((object_id) => ({ tenant_id: tenantId, list_id: list.id, object_id, created_at: now })))
+            .onConflict((oc) => oc.columns(['tenant_id', 'list_id', 'object_id']).doNothing())
+            .execute(),
+      );
+      await forEachChunk(
+        toRemove.map((r) => r.object_id),
+        (chunk) => tx.deleteFrom('list_members').where('tenant_id', '=', tenantId).where('list_id', '=', list.id).where('object_id', 'in', chunk).execute(),
+      );
+      await tx.updateTable('lists').set({ recalculated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', list.id).execute();
+    });
     recalculated.push(list.id);
-  }
-  if (recalculated.length) {
-    await tx.updateTable('lists').set({ recalculated_at: now }).where('tenant_id', '=', tenantId).where('id', 'in', recalculated).execute();
   }
   return { lists: recalculated.length, failed };
 }

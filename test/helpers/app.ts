@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -26,12 +29,16 @@ export interface TestApp {
 }
 
 /**
- * One app and database per test file (closed after the file). SQLite runs in memory; PostgreSQL shares
- * the `test` database, and every test makes its own tenants, so files never see each other's data.
+ * One app and database per test file (closed after the file). SQLite runs in a scratch file, so that
+ * data-dependent reads take the same road as in production (the read pool's processes cannot open an
+ * in-memory database); PostgreSQL shares the `test` database, and every test makes its own tenants, so
+ * files never see each other's data.
  */
 export async function testApp(env: Record<string, string> = {}): Promise<TestApp> {
   const config = testConfig(env);
-  const database = createDatabase(config, { sqliteFile: ':memory:', poolSize: 5 });
+  const dir = mkdtempSync(path.join(tmpdir(), 'crm-test-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const database = createDatabase(config, { sqliteFile: path.join(dir, 'crm.db'), poolSize: 5 });
   await migrate(database);
   const app = await buildApp({ config, database });
   await app.ready();

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/index.js';
+import type { Reads } from '../../db/reads.js';
 import type { ActivitiesTable } from '../../db/tables/records.js';
 import type { DB } from '../../db/tables/schema.js';
 import type { RelatedType } from './activities.schema.js';
@@ -85,8 +86,8 @@ export async function linksOf(db: Db, tenantId: string, activityIds: string[]): 
 }
 
 /** Activities linked to one record, newest first (id breaks ties). */
-export function activitiesLinkedTo(db: Db, tenantId: string, objectType: RelatedType, objectId: string): Promise<ActivityRow[]> {
-  return db
+export function activitiesLinkedTo(reads: Reads, tenantId: string, objectType: RelatedType, objectId: string): Promise<ActivityRow[]> {
+  return reads.all(reads.db
     .selectFrom('activities')
     .innerJoin('activity_links as l', (j) => j.onRef('l.tenant_id', '=', 'activities.tenant_id').onRef('l.activity_id', '=', 'activities.id'))
     .select(COLUMNS.map((c) => `activities.${c}` as const))
@@ -95,12 +96,12 @@ export function activitiesLinkedTo(db: Db, tenantId: string, objectType: Related
     .where('l.object_id', '=', objectId)
     .orderBy('activities.created_at', 'desc')
     .orderBy('activities.id', 'desc')
-    .execute();
+    );
 }
 
 /** Visible links of every activity linked to one record: one query, whatever the number of activities. */
-export function linksOfActivitiesLinkedTo(db: Db, tenantId: string, objectType: RelatedType, objectId: string): Promise<LinkRow[]> {
-  return db
+export function linksOfActivitiesLinkedTo(reads: Reads, tenantId: string, objectType: RelatedType, objectId: string): Promise<LinkRow[]> {
+  return reads.all(reads.db
     .selectFrom('activity_links')
     .select(['activity_id', 'object_type', 'object_id'])
     .where('tenant_id', '=', tenantId)
@@ -116,7 +117,7 @@ export function linksOfActivitiesLinkedTo(db: Db, tenantId: string, objectType: 
     .orderBy('activity_id')
     .orderBy('object_type')
     .orderBy('position')
-    .execute();
+    );
 }
 
 /** One UPDATE for a bulk completion; returns how many activities of the tenant matched. */

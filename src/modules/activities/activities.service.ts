@@ -63,9 +63,9 @@ export async function listRelated(ctx: Ctx, relatedType: RelatedType, relatedId:
   if (!(await existingIds(ctx.db, ctx.tenantId, kind, [relatedId])).has(relatedId)) {
     throw errors.notFound(`relatedId: ${relatedType} not found`);
   }
-  const rows = await repo.activitiesLinkedTo(ctx.db, ctx.tenantId, relatedType, relatedId);
+  const rows = await repo.activitiesLinkedTo(ctx.reads, ctx.tenantId, relatedType, relatedId);
   if (rows.length === 0) return [];
-  return assemble(rows, await repo.linksOfActivitiesLinkedTo(ctx.db, ctx.tenantId, relatedType, relatedId));
+  return assemble(rows, await repo.linksOfActivitiesLinkedTo(ctx.reads, ctx.tenantId, relatedType, relatedId));
 }
 
 // ---------------------------------------------------------------------------------------------

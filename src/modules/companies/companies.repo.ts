@@ -1,5 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
+import type { Reads } from '../../db/reads.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
@@ -108,14 +109,14 @@ function filtered(db: Db, tenantId: string, f: CompanyFilter) {
   return q;
 }
 
-export async function countCompanies(db: Db, tenantId: string, f: CompanyFilter): Promise<number> {
-  return cachedCount(db, tenantId, 'company', filtered(db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
+export async function countCompanies(reads: Reads, tenantId: string, f: CompanyFilter): Promise<number> {
+  return cachedCount(reads, tenantId, 'company', filtered(reads.db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
 }
 
-export async function listCompanies(db: Db, tenantId: string, o: CompanyListOptions): Promise<CompanyRow[]> {
+export async function listCompanies(reads: Reads, tenantId: string, o: CompanyListOptions): Promise<CompanyRow[]> {
   const { expr, nullable } = SORT[o.sortKey];
-  let q = filtered(db, tenantId, o).select(COLUMNS);
+  let q = filtered(reads.db, tenantId, o).select(COLUMNS);
   if (nullable) q = q.orderBy(sql`case when ${expr} is null then 1 else 0 end`, o.sortOrder);
   q = q.orderBy(expr, o.sortOrder).orderBy('id', o.sortOrder);
-  return q.limit(o.limit).offset(o.offset).execute();
+  return reads.all(q.limit(o.limit).offset(o.offset));
 }

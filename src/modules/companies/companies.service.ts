@@ -129,12 +129,12 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT): Promise<Pag
     ownerId: q.ownerId,
     updatedAfter,
   };
-  const total = await repo.countCompanies(ctx.db, ctx.tenantId, filter);
+  const total = await repo.countCompanies(ctx.reads, ctx.tenantId, filter);
   const offset = (page - 1) * pageSize;
   const rows =
     total === 0 || offset >= total || offset > MAX_OFFSET
       ? []
-      : await repo.listCompanies(ctx.db, ctx.tenantId, {
+      : await repo.listCompanies(ctx.reads, ctx.tenantId, {
           ...filter,
           sortKey: q.sortKey ?? 'createdAt',
           sortOrder: q.sortOrder ?? 'desc',

@@ -1,5 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
+import type { Reads } from '../../db/reads.js';
 import { containsInsensitive, sortableText, type SqlDialect } from '../../db/dialect.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
@@ -104,8 +105,8 @@ export interface ContactQuery {
 }
 
 /** One page of live contacts and the number matching the query. */
-export async function listContacts(db: Db, dialect: SqlDialect, tenantId: string, q: ContactQuery): Promise<{ rows: ContactRow[]; total: number }> {
-  let base = live(db, tenantId);
+export async function listContacts(reads: Reads, dialect: SqlDialect, tenantId: string, q: ContactQuery): Promise<{ rows: ContactRow[]; total: number }> {
+  let base = live(reads.db, tenantId);
   if (q.ownerId !== undefined) base = base.where('owner_id', '=', q.ownerId);
   if (q.updatedAfter !== undefined) base = base.where('updated_at', '>', q.updatedAfter);
   if (q.filter) base = base.where(q.filter);
@@ -134,9 +135,9 @@ export async function listContacts(db: Db, dialect: SqlDialect, tenantId: string
     .orderBy('id', dir)
     .limit(q.limit)
     .offset(q.offset);
-  const rows = Number.isSafeInteger(q.offset) && q.offset <= MAX_OFFSET ? await rowsQuery.execute() : [];
+  const rows = Number.isSafeInteger(q.offset) && q.offset <= MAX_OFFSET ? await reads.all(rowsQuery) : [];
   // A partial page (or an empty first page) already tells the total; count only otherwise.
   if ((rows.length > 0 || q.offset === 0) && rows.length < q.limit) return { rows, total: q.offset + rows.length };
-  const total = await cachedCount(db, tenantId, 'contact', base.select((eb) => eb.fn.countAll<number>().as('n')));
+  const total = await cachedCount(reads, tenantId, 'contact', base.select((eb) => eb.fn.countAll<number>().as('n')));
   return { rows, total };
 }

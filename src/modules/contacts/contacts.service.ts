@@ -94,7 +94,7 @@ interface PageArgs {
 async function pageOf(ctx: Ctx, args: PageArgs, query: Omit<repo.ContactQuery, 'sortKey' | 'sortOrder' | 'limit' | 'offset'>): Promise<Page<ContactT>> {
   const page = args.page ?? 1;
   const pageSize = args.pageSize ?? 50;
-  const { rows, total } = await repo.listContacts(ctx.db, ctx.dialect, ctx.tenantId, {
+  const { rows, total } = await repo.listContacts(ctx.reads, ctx.dialect, ctx.tenantId, {
     ...query,
     sortKey: args.sortKey ?? 'createdAt',
     sortOrder: args.sortOrder ?? 'desc',

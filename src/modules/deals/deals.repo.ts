@@ -1,4 +1,5 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Reads } from '../../db/reads.js';
 import type { Db } from '../../db/index.js';
 import { containsInsensitive, forUpdate, type SqlDialect } from '../../db/dialect.js';
 import type { DealsTable } from '../../db/tables/records.js';
@@ -89,12 +90,12 @@ function filtered(db: Db, tenantId: string, f: DealFilters): SelectQueryBuilder<
   return q;
 }
 
-export async function countDeals(db: Db, tenantId: string, f: DealFilters): Promise<number> {
-  return cachedCount(db, tenantId, 'deal', filtered(db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
+export async function countDeals(reads: Reads, tenantId: string, f: DealFilters): Promise<number> {
+  return cachedCount(reads, tenantId, 'deal', filtered(reads.db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
 }
 
 export async function listDeals(
-  db: Db,
+  reads: Reads,
   tenantId: string,
   f: DealFilters,
   sort: { key: DealSortKey; order: 'asc' | 'desc' },
@@ -102,12 +103,12 @@ export async function listDeals(
   offset: number,
 ): Promise<DealRow[]> {
   const column = SORT_COLUMNS[sort.key];
-  let q = filtered(db, tenantId, f).select(COLUMNS);
+  let q = filtered(reads.db, tenantId, f).select(COLUMNS);
   // NOTE: SQLite sorts NULL first and PostgreSQL last; empty values go last in both, whatever the direction.
   if (NULLABLE_SORT.has(column)) q = q.orderBy(sql`case when ${sql.ref(column)} is null then 1 else 0 end`);
   // Titles sort case-insensitively (same order on both dialects for ASCII letters).
   q = column === 'title' ? q.orderBy(sql`lower(title)`, sort.order) : q.orderBy(column, sort.order);
-  return q.orderBy('id', sort.order).limit(limit).offset(offset).execute();
+  return reads.all(q.orderBy('id', sort.order).limit(limit).offset(offset));
 }
 
 export interface ContactDealRow {

@@ -118,10 +118,10 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT): Promise<Page<DealT
     closedAtTo: q.closedAtTo === undefined ? undefined : instant('closedAtTo', q.closedAtTo),
     search: q.search,
   };
-  const total = await repo.countDeals(ctx.db, ctx.tenantId, filters);
+  const total = await repo.countDeals(ctx.reads, ctx.tenantId, filters);
   const offset = (page - 1) * pageSize;
   // Past the last record there is nothing to read (and a huge page must not reach the database's OFFSET).
-  const rows = offset >= total ? [] : await repo.listDeals(ctx.db, ctx.tenantId, filters, { key: q.sortKey ?? 'updatedAt', order: q.sortOrder ?? 'desc' }, pageSize, offset);
+  const rows = offset >= total ? [] : await repo.listDeals(ctx.reads, ctx.tenantId, filters, { key: q.sortKey ?? 'updatedAt', order: q.sortOrder ?? 'desc' }, pageSize, offset);
   return { data: await expand(ctx, rows), pagination: pagination(page, pageSize, total) };
 }
 

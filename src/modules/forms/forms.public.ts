@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, type FieldIssue } from '../../errors.js';
-import type { Ctx } from '../../http/context.js';
+import { contextFor, requestSignal, type Ctx } from '../../http/context.js';
 import { errorResponses } from '../../http/schemas.js';
 import { createRateLimitStore } from '../../plugins/rate-limit.js';
 import { pageHeaders, renderFormPage, renderMessage, renderThankYou } from './forms.html.js';
@@ -47,13 +47,8 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** The form of a request, for the error page that refills it. */
   const formOf = new WeakMap<FastifyRequest, service.PublicForm>();
 
-  const ctxFor = (req: FastifyRequest, form: service.PublicForm): Ctx => ({
-    db: req.server.database.db,
-    dialect: req.server.database.dialect,
-    config: req.server.config,
-    tenantId: form.tenantId,
-    userId: null,
-  });
+  const ctxFor = (req: FastifyRequest, form: service.PublicForm): Ctx =>
+    contextFor(req.server.database, req.server.config, form.tenantId, null, requestSignal(req));
 
   // Browsers get pages; JSON clients get the contract's JSON errors from the app's handler.
   app.setErrorHandler((err: FastifyError, req, reply) => {

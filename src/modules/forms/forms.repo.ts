@@ -1,4 +1,5 @@
 import type { Db } from '../../db/index.js';
+import type { Reads } from '../../db/reads.js';
 import type { FormSubmissionsTable, FormsTable } from '../../db/tables/config.js';
 
 const FORM_COLUMNS = ['forms.id', 'forms.name', 'forms.slug', 'forms.fields', 'forms.submissions_count', 'forms.created_at'] as const;
@@ -34,19 +35,20 @@ export function findPublicForm(db: Db, tenantSlug: string, formSlug: string): Pr
     .executeTakeFirst();
 }
 
-export async function countSubmissions(db: Db, tenantId: string, formId: string): Promise<number> {
-  const r = await db
-    .selectFrom('form_submissions')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('tenant_id', '=', tenantId)
-    .where('form_id', '=', formId)
-    .executeTakeFirstOrThrow();
+export async function countSubmissions(reads: Reads, tenantId: string, formId: string): Promise<number> {
+  const [r] = await reads.all(
+    reads.db
+      .selectFrom('form_submissions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('form_id', '=', formId),
+  );
   return Number(r.n);
 }
 
 /** Newest first; created_at is strictly increasing per form (see insertSubmission), id breaks any tie. */
-export function listSubmissions(db: Db, tenantId: string, formId: string, offset: number, limit: number): Promise<SubmissionRow[]> {
-  return db
+export function listSubmissions(reads: Reads, tenantId: string, formId: string, offset: number, limit: number): Promise<SubmissionRow[]> {
+  return reads.all(reads.db
     .selectFrom('form_submissions')
     .select(SUBMISSION_COLUMNS)
     .where('tenant_id', '=', tenantId)
@@ -55,7 +57,7 @@ export function listSubmissions(db: Db, tenantId: string, formId: string, offset
     .orderBy('id', 'desc')
     .limit(limit)
     .offset(offset)
-    .execute();
+    );
 }
 
 /**

@@ -78,8 +78,8 @@ export async function listSubmissions(ctx: Ctx, formId: string, page: number, li
   const form = await repo.findForm(ctx.db, ctx.tenantId, formId);
   if (!form) throw errors.notFound('Form not found');
   const [total, rows] = await Promise.all([
-    repo.countSubmissions(ctx.db, ctx.tenantId, formId),
-    repo.listSubmissions(ctx.db, ctx.tenantId, formId, pageOffset(page, limit), limit),
+    repo.countSubmissions(ctx.reads, ctx.tenantId, formId),
+    repo.listSubmissions(ctx.reads, ctx.tenantId, formId, pageOffset(page, limit), limit),
   ]);
   return { data: rows.map(toSubmission), pagination: pagination(page, limit, total) };
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/index.js';
+import type { Reads } from '../../db/reads.js';
 import type { ListsTable } from '../../db/tables/records.js';
 import type { ListObjectType } from './lists.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
@@ -41,11 +42,11 @@ export function softDeleteList(db: Db, tenantId: string, id: string, now: string
  * Live member counts of lists of one object type: one grouped query joining the records, so a
  * soft-deleted record stops counting the moment it is deleted.
  */
-export async function memberCounts(db: Db, tenantId: string, objectType: ListObjectType, listIds: string[]): Promise<Map<string, number>> {
+export async function memberCounts(reads: Reads, tenantId: string, objectType: ListObjectType, listIds: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (listIds.length === 0) return out;
   const table = RECORD_TABLE[objectType];
-  const rows = await db
+  const rows = await reads.all(reads.db
     .selectFrom('list_members as m')
     .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
     .select(['m.list_id', (eb) => eb.fn.countAll<number>().as('n')])
@@ -53,14 +54,14 @@ export async function memberCounts(db: Db, tenantId: string, objectType: ListObj
     .where('m.list_id', 'in', listIds)
     .where('r.deleted_at', 'is', null)
     .groupBy('m.list_id')
-    .execute();
+    );
   for (const r of rows) out.set(r.list_id, Number(r.n));
   return out;
 }
 
 /** Member ids of a page, ordered by when they joined, then id; soft-deleted records are skipped. */
 export async function memberPage(
-  db: Db,
+  reads: Reads,
   tenantId: string,
   listId: string,
   objectType: ListObjectType,
@@ -68,7 +69,7 @@ export async function memberPage(
   offset: number,
 ): Promise<string[]> {
   const table = RECORD_TABLE[objectType];
-  const rows = await db
+  const rows = await reads.all(reads.db
     .selectFrom('list_members as m')
     .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
     .select('m.object_id')
@@ -79,7 +80,7 @@ export async function memberPage(
     .orderBy('m.object_id')
     .limit(limit)
     .offset(offset)
-    .execute();
+    );
   return rows.map((r) => r.object_id);
 }
 

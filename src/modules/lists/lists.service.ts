@@ -31,13 +31,13 @@ async function withCounts(ctx: Ctx, rows: repo.ListRow[]): Promise<ListT[]> {
   const counts = new Map<string, number>();
   for (const type of ['contact', 'company', 'deal'] as const) {
     const ids = rows.filter((r) => r.object_type === type).map((r) => r.id);
-    for (const [id, n] of await repo.memberCounts(ctx.db, ctx.tenantId, type, ids)) counts.set(id, n);
+    for (const [id, n] of await repo.memberCounts(ctx.reads, ctx.tenantId, type, ids)) counts.set(id, n);
   }
   return rows.map((r) => toList(r, counts.get(r.id) ?? 0));
 }
 
 async function memberCount(ctx: Ctx, list: repo.ListRow): Promise<number> {
-  const counts = await repo.memberCounts(ctx.db, ctx.tenantId, list.object_type as ListObjectType, [list.id]);
+  const counts = await repo.memberCounts(ctx.reads, ctx.tenantId, list.object_type as ListObjectType, [list.id]);
   return counts.get(list.id) ?? 0;
 }
 
@@ -147,7 +147,7 @@ export async function listMembers(ctx: Ctx, id: string, q: MembersQueryT): Promi
   const pageSize = q.pageSize ?? 50;
   const [total, ids] = await Promise.all([
     memberCount(ctx, list),
-    repo.memberPage(ctx.db, ctx.tenantId, list.id, type, pageSize, pageOffset(page, pageSize)),
+    repo.memberPage(ctx.reads, ctx.tenantId, list.id, type, pageSize, pageOffset(page, pageSize)),
   ]);
   const records = await recordsByIds(ctx, type, ids);
   const data = ids.map((i) => records.get(i)).filter((r): r is { id: string } => r !== undefined);

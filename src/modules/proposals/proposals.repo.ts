@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
+import type { Reads } from '../../db/reads.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { ProposalItemsTable, ProposalsTable } from '../../db/tables/records.js';
 
@@ -42,14 +43,14 @@ function filtered(db: Db, tenantId: string, f: ProposalFilter) {
   return q;
 }
 
-export async function countProposals(db: Db, tenantId: string, f: ProposalFilter): Promise<number> {
-  const r = await filtered(db, tenantId, f).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+export async function countProposals(reads: Reads, tenantId: string, f: ProposalFilter): Promise<number> {
+  const r = (await reads.all(filtered(reads.db, tenantId, f).select(sql<number>`count(*)`.as('n'))))[0]!;
   return Number(r.n);
 }
 
 /** Newest first; ties by id, so pages never repeat or skip a proposal. */
-export function listProposals(db: Db, tenantId: string, f: ProposalFilter, limit: number, offset: number): Promise<ProposalRow[]> {
-  return filtered(db, tenantId, f).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+export function listProposals(reads: Reads, tenantId: string, f: ProposalFilter, limit: number, offset: number): Promise<ProposalRow[]> {
+  return reads.all(filtered(reads.db, tenantId, f).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset));
 }
 
 /** Items of several proposals, each list in position order. */

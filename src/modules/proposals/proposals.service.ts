@@ -103,8 +103,8 @@ export async function listProposals(ctx: Ctx, q: ProposalListQueryT): Promise<Pa
     return { data: [], pagination: pagination(page, pageSize, 0) };
   }
   const [total, rows] = await Promise.all([
-    repo.countProposals(ctx.db, ctx.tenantId, f),
-    repo.listProposals(ctx.db, ctx.tenantId, f, pageSize, pageOffset(page, pageSize)),
+    repo.countProposals(ctx.reads, ctx.tenantId, f),
+    repo.listProposals(ctx.reads, ctx.tenantId, f, pageSize, pageOffset(page, pageSize)),
   ]);
   return { data: await expand(ctx, rows), pagination: pagination(page, pageSize, total) };
 }

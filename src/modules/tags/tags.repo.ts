@@ -1,4 +1,5 @@
 import type { Db } from '../../db/index.js';
+import type { Reads } from '../../db/reads.js';
 import type { SqlDialect } from '../../db/dialect.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { TagsTable } from '../../db/tables/records.js';
@@ -13,10 +14,10 @@ export function findTag(db: Db, tenantId: string, id: string): Promise<TagRow | 
   return db.selectFrom('tags').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
-export function listTags(db: Db, _dialect: SqlDialect, tenantId: string, search?: string): Promise<TagRow[]> {
-  let q = db.selectFrom('tags').select(COLUMNS).where('tenant_id', '=', tenantId);
+export function listTags(reads: Reads, _dialect: SqlDialect, tenantId: string, search?: string): Promise<TagRow[]> {
+  let q = reads.db.selectFrom('tags').select(COLUMNS).where('tenant_id', '=', tenantId);
   if (search) q = q.where(containsInsensitive('name', search));
-  return q.orderBy('name_key').orderBy('id').execute();
+  return reads.all(q.orderBy('name_key').orderBy('id'));
 }
 
 export async function insertTag(db: Db, row: TagsTable): Promise<void> {

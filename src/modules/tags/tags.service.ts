@@ -31,7 +31,7 @@ function duplicate(err: unknown, name: string): never {
 }
 
 export async function listTags(ctx: Ctx, search?: string): Promise<TagT[]> {
-  return (await repo.listTags(ctx.db, ctx.dialect, ctx.tenantId, search)).map(toTag);
+  return (await repo.listTags(ctx.reads, ctx.dialect, ctx.tenantId, search)).map(toTag);
 }
 
 export async function getTag(ctx: Ctx, id: string): Promise<TagT> {

@@ -1,0 +1,75 @@
+/**
+ * A read connection of the PostgreSQL read pool (see reads.ts): one session of its own with
+ * `statement_timeout` as a server-side backstop; cancelling sends `pg_cancel_backend` for its backend
+ * through the main pool, so the statement stops on the server, not only in the client.
+ */
+import pg from 'pg';
+import type { ReadSlot } from './reads.js';
+
+export class PgReaderSlot implements ReadSlot {
+  private client: pg.Client | null = null;
+  private connecting: Promise<pg.Client> | null = null;
+  private closed = false;
+  /** A cancel in flight: the slot is handed back only after it lands, so it cannot hit the next statement. */
+  private cancelling: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly connectionString: string,
+    private readonly statementTimeoutMs: number,
+    private readonly control: pg.Pool,
+  ) {}
+
+  private connect(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.connectionString, statement_timeout: this.statementTimeoutMs });
+      client.on('error', () => {
+        if (this.client === client) this.client = null;
+      });
+      try {
+        await client.connect();
+      } finally {
+        this.connecting = null;
+      }
+      this.client = client;
+      return client;
+    })();
+    return this.connecting;
+  }
+
+  warm(): void {
+    if (!this.closed) void this.connect().catch(() => {});
+  }
+
+  async run(sql: string, params: readonly unknown[]): Promise<unknown[]> {
+    if (this.closed) throw new Error('read pool closed');
+    const client = await this.connect();
+    try {
+      return (await client.query(sql, params as unknown[])).rows;
+    } catch (err) {
+      // A broken session is replaced on the next statement.
+      if (!(err as { code?: string }).code) {
+        this.client = null;
+        void client.end().catch(() => {});
+      }
+      throw err;
+    } finally {
+      if (this.cancelling) {
+        await this.cancelling;
+        this.cancelling = null;
+      }
+    }
+  }
+
+  cancel(): void {
+    const pid = (this.client as unknown as { processID?: number } | null)?.processID;
+    if (pid && !this.cancelling) this.cancelling = this.control.query('select pg_cancel_backend($1)', [pid]).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * A read connection of the SQLite read pool, in a child process of its own (see reads.ts for why a
+ * process and not a worker thread). The parent forks this file and sends `{ id, sql, params }`; it answers
+ * `{ id, rows }` or `{ id, error }`. Only read statements run here: the connection is opened read-only.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ReadSlot } from './reads.js';
+
+interface Request {
+  id: number;
+  sql: string;
+  params: unknown[];
+}
+type Reply = { ready: true } | { id: number; rows: unknown[] } | { id: number; error: { message: string; code?: string } };
+
+const here = fileURLToPath(import.meta.url);
+// Under tsx (tests) this module is a .ts file and so is the entry; compiled, both are .js.
+const ENTRY = path.join(path.dirname(here), 'sqlite-reader.process' + path.extname(here));
+
+/** One child process with its read-only connection; replaced by a fresh one when a statement is cancelled. */
+export class SqliteReaderSlot implements ReadSlot {
+  private child: ChildProcess | null = null;
+  private ready: Promise<void> | null = null;
+  private pending: { id: number; resolve(rows: unknown[]): void; reject(err: unknown): void } | null = null;
+  private seq = 0;
+  private closed = false;
+
+  constructor(private readonly file: string) {}
+
+  private start(): Promise<void> {
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--test') && !a.startsWith('--inspect'));
+    const child = fork(ENTRY, [this.file], { serialization: 'advanced', execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    this.child = child;
+    const ready = new Promise<void>((resolve, reject) => {
+      child.on('message', (m: Reply) => {
+        if ('ready' in m) return resolve();
+        const p = this.pending;
+        if (!p || p.id !== m.id) return;
+        this.pending = null;
+        if ('rows' in m) p.resolve(m.rows);
+        else p.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
+      });
+      child.on('exit', (code, signal) => {
+        if (this.child === child) {
+          this.child = null;
+          this.ready = null;
+        }
+        const err = new Error(`read process exited (${signal ?? code})`);
+        reject(err);
+        const p = this.pending;
+        if (p && this.child === null) {
+          this.pending = null;
+          p.reject(err);
+        }
+      });
+      child.on('error', reject);
+    });
+    ready.catch(() => {});
+    this.ready = ready;
+    return ready;
+  }
+
+  warm(): void {
+    if (!this.ready && !this.closed) void this.start().catch(() => {});
+  }
+
+  async run(sql: string, params: readonly unknown[]): Promise<unknown[]> {
+    if (this.closed) throw new Error('read pool closed');
+    await (this.ready ?? this.start());
+    const child = this.child!;
+    const id = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending = { id, resolve, reject };
+      child.send({ id, sql, params: params as unknown[] } satisfies Request);
+    });
+  }
+
+  cancel(): void {
+    const child = this.child;
+    const p = this.pending;
+    this.pending = null;
+    this.child = null;
+    this.ready = null;
+    child?.kill('SIGKILL');
+    p?.reject(new Error('cancelled'));
+    // A fresh process is started by the next statement; starting it now keeps the first one fast.
+    if (!this.closed) void this.start().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}
