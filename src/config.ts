@@ -19,6 +19,8 @@ export interface Config {
   publicBaseUrl: string | undefined;
   /** Deadline of a data-dependent query (list, search, filter, count); past it 503 `query_timeout` (DESIGN §4). */
   queryTimeoutMs: number;
+  /** Data-dependent queries one tenant may have waiting for a read connection; beyond, 429 (DESIGN §4). */
+  queryQueuePerTenant: number;
   /** On SIGTERM, how long the server keeps accepting and answering before it stops accepting (A.1). */
   shutdownDrainMs: number;
   /** Master key for secrets at rest. Resolved lazily: only webhook code needs it. */
@@ -87,6 +89,7 @@ export function loadConfig(env: Env = process.env): Config {
     noDemo: bool(env, 'CRM_NO_DEMO', false),
     publicBaseUrl,
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 5_000, 1, 600_000),
+    queryQueuePerTenant: int(env, 'QUERY_QUEUE_PER_TENANT', 200, 1, 100_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 1_000, 0, 8_000),
     secretKey() {
       if (secret) return secret;

@@ -91,10 +91,11 @@ function ownerOnlyFile(dir: string, file: string): void {
 }
 
 export function createDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'queryTimeoutMs'>>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'queryTimeoutMs' | 'queryQueuePerTenant'>>,
   opts: DbOptions = {},
 ): Database {
-  const timeoutMs = config.queryTimeoutMs ?? QUERY_TIMEOUT_DEFAULT_MS;
+  const poolOptions = { timeoutMs: config.queryTimeoutMs ?? QUERY_TIMEOUT_DEFAULT_MS, maxQueuedPerTenant: config.queryQueuePerTenant };
+  const timeoutMs = poolOptions.timeoutMs;
   if (config.databaseUrl) {
     const url = config.databaseUrl;
     const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
@@ -103,7 +104,7 @@ export function createDatabase(
     // The server-side backstop sits a little past the deadline, which the pool enforces itself.
     const readPool = new ReadPool(
       Array.from({ length: readerCount(opts) }, () => new PgReaderSlot(url, timeoutMs + 1_000, pool)),
-      { timeoutMs },
+      poolOptions,
     );
     return withReads({
       db,
@@ -135,7 +136,7 @@ export function createDatabase(
   const readPool =
     file === ':memory:' || file === ''
       ? undefined
-      : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile)), { timeoutMs });
+      : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile)), poolOptions);
   return withReads({
     db,
     dialect: sqliteDialect,

@@ -48,7 +48,7 @@ export interface ReadPoolOptions {
   timeoutMs: number;
   /** Statements one tenant may run at once (default: half the pool, at least 1). */
   perTenant?: number;
-  /** Statements one tenant may have waiting (default 32); beyond, 429. */
+  /** Statements one tenant may have waiting (default 200); beyond, 429. */
   maxQueuedPerTenant?: number;
 }
 
@@ -107,7 +107,7 @@ export class ReadPool {
   ) {
     this.free = [...slots];
     this.perTenant = opts.perTenant ?? Math.max(1, Math.floor(slots.length / 2));
-    this.maxQueued = opts.maxQueuedPerTenant ?? 32;
+    this.maxQueued = opts.maxQueuedPerTenant ?? 200;
   }
 
   get timeoutMs(): number {

@@ -15,9 +15,7 @@ interface Request {
 }
 type Reply = { ready: true } | { id: number; rows: unknown[] } | { id: number; error: { message: string; code?: string } };
 
-const here = fileURLToPath(import.meta.url);
-// Under tsx (tests) this module is a .ts file and so is the entry; compiled, both are .js.
-const ENTRY = path.join(path.dirname(here), 'sqlite-reader.process' + path.extname(here));
+const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite-reader.process.mjs');
 
 /** One child process with its read-only connection; replaced by a fresh one when a statement is cancelled. */
 export class SqliteReaderSlot implements ReadSlot {
@@ -30,8 +28,7 @@ export class SqliteReaderSlot implements ReadSlot {
   constructor(private readonly file: string) {}
 
   private start(): Promise<void> {
-    const execArgv = process.execArgv.filter((a) => !a.startsWith('--test') && !a.startsWith('--inspect'));
-    const child = fork(ENTRY, [this.file], { serialization: 'advanced', execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(ENTRY, [this.file], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.child = child;
     const ready = new Promise<void>((resolve, reject) => {
       child.on('message', (m: Reply) => {

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { DIALECT, newTenant, testApp } from '../helpers/app.js';
 
 const TIMEOUT_MS = 1_000;
-const t = await testApp({ QUERY_TIMEOUT_MS: String(TIMEOUT_MS) });
+const t = await testApp({ QUERY_TIMEOUT_MS: String(TIMEOUT_MS), QUERY_QUEUE_PER_TENANT: '16' });
 
 /** A statement that runs for tens of seconds on either database unless it is stopped. */
 const slowQuery = () =>

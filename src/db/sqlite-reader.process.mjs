@@ -1,0 +1,29 @@
+// Child process entry of a SQLite read connection (see sqlite-reader.ts). Plain JavaScript that loads
+// only better-sqlite3, so the same file runs from src/ (tests) and dist/ without a TypeScript loader,
+// and a replacement process is ready in tens of milliseconds.
+import SqliteDatabase from 'better-sqlite3';
+
+const file = process.argv[2];
+const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
+db.pragma('busy_timeout = 5000');
+db.pragma('cache_size = -32768');
+/** @type {Map<string, import('better-sqlite3').Statement>} */
+const statements = new Map();
+
+process.on('message', (/** @type {{ id: number, sql: string, params: unknown[] }} */ m) => {
+  try {
+    let stmt = statements.get(m.sql);
+    if (!stmt) {
+      stmt = db.prepare(m.sql);
+      if (!stmt.reader) throw Object.assign(new Error('only read statements run on the read pool'), { code: 'READ_ONLY' });
+      if (statements.size >= 500) statements.delete(statements.keys().next().value);
+      statements.set(m.sql, stmt);
+    }
+    process.send({ id: m.id, rows: stmt.all(m.params) });
+  } catch (err) {
+    process.send({ id: m.id, error: { message: String(err?.message), code: err?.code } });
+  }
+});
+// The parent going away (crash, kill -9) must not leave readers behind.
+process.on('disconnect', () => process.exit(0));
+process.send({ ready: true });
