@@ -3,6 +3,7 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import {
+  sql,
   CompiledQuery,
   IdentifierNode,
   Kysely,
@@ -58,6 +59,7 @@ export interface DbOptions {
 }
 
 const QUERY_TIMEOUT_DEFAULT_MS = 5_000;
+const WRITE_STATEMENT_TIMEOUT_MS = 30_000;
 
 function readerCount(opts: DbOptions): number {
   return opts.readers ?? Math.min(4, Math.max(2, availableParallelism()));
@@ -98,7 +100,10 @@ export function createDatabase(
   const timeoutMs = poolOptions.timeoutMs;
   if (config.databaseUrl) {
     const url = config.databaseUrl;
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+    // NOTE: statement classes (DESIGN §4): the main pool runs point reads and writes by key, bounded by
+    // nature; its timeout only catches a runaway (a lock held forever). Data-dependent reads run on the
+    // read pool below, whose sessions time out just past QUERY_TIMEOUT_MS. Migrations lift the limit.
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, statement_timeout: WRITE_STATEMENT_TIMEOUT_MS });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     // The server-side backstop sits a little past the deadline, which the pool enforces itself.
@@ -262,7 +267,15 @@ export async function migrate(database: Database): Promise<string[]> {
     provider: {
       async getMigrations() {
         const out: Record<string, Migration> = {};
-        for (const [name, m] of Object.entries(migrations)) out[name] = { up: (db) => m.up(db, dialect) };
+        for (const [name, m] of Object.entries(migrations)) {
+          out[name] = {
+            up: async (db) => {
+              // A schema change on a large table may take longer than any statement of the API.
+              if (dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(db);
+              await m.up(db, dialect);
+            },
+          };
+        }
         return out;
       },
     },

@@ -12,7 +12,14 @@ export interface OpenApiOptions {
 const DESCRIPTION = `Public REST API of the CRM. Every call carries \`X-API-Key: crm_live_…\`; a key sees one tenant's
 data, limited by its scopes (${SCOPES.length} scopes plus \`*\`) and by its own rate limit (default 100 calls per minute,
 fixed 60-second window from the first call). Errors are JSON \`{ error, message, … }\`; every response carries
-\`X-Request-Id\`; authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`.`;
+\`X-Request-Id\`; authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`.
+
+Queries whose cost depends on the data (list pages, search, filters, totals) have a deadline (\`QUERY_TIMEOUT_MS\`,
+5 s by default, counted from arrival and including any wait for a free read connection): past it the query is
+stopped and the call answers **503 \`query_timeout\`** with \`Retry-After: 1\`; narrow the filter or the page. A query
+whose client disconnects is stopped too. So that no tenant can slow another, one tenant runs at most half of the
+server's read connections at once; a tenant with more than \`QUERY_QUEUE_PER_TENANT\` (200) queries waiting gets
+**429 \`too_many_concurrent_queries\`** with \`Retry-After: 1\`.`;
 
 export const openapiPlugin = fp<OpenApiOptions>(
   async (app, opts) => {
@@ -22,9 +29,14 @@ export const openapiPlugin = fp<OpenApiOptions>(
       if (!route.url.startsWith('/api/v1/') || route.config?.public) return;
       const schema = (route.schema ??= {});
       const response = ((schema as any).response ??= {}) as Record<string, unknown>;
-      for (const status of [401, 403, 429, 500]) {
-        response[status] ??= { $ref: 'Error#', description: { 401: 'Missing or invalid API key', 403: 'Insufficient scope', 429: 'Rate limit exceeded', 500: 'Unexpected failure' }[status] };
-      }
+      const descriptions: Record<number, string> = {
+        401: 'Missing or invalid API key',
+        403: 'Insufficient scope',
+        429: '`rate_limit_exceeded` (the key\'s rate limit), or `too_many_concurrent_queries` (too many of the tenant\'s queries waiting)',
+        500: 'Unexpected failure',
+        503: '`query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped',
+      };
+      for (const status of [401, 403, 429, 500, 503]) response[status] ??= { $ref: 'Error#', description: descriptions[status] };
       const scopes = route.config?.scopes ?? [];
       if (scopes.length && !(schema as any).description) (schema as any).description = `Requires scope \`${scopes.join('`, `')}\`.`;
       (schema as any)['x-scopes'] = scopes;
