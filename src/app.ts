@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { createDatabase, type Database } from './db/index.js';
 import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin } from './plugins/errors.js';
+import { loggerOptions } from './plugins/logging.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { createRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { healthRoutes } from './plugins/health.js';
@@ -50,12 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ownsDb = !deps.database;
   const database = deps.database ?? createDatabase(config);
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.key'], censor: '[redacted]' },
-      // CONTRACT A.1: the CLI's stdout carries only its JSON answers; logs go to stderr.
-      stream: process.stderr,
-    },
+    logger: loggerOptions(config, deps.logger),
     bodyLimit: 1024 * 1024,
     // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414.
     routerOptions: { maxParamLength: 4096 },
