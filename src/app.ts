@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats';
 import type { Config } from './config.js';
 import { createDatabase, type Database } from './db/index.js';
 import { authPlugin } from './plugins/auth.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
 import { loggerOptions } from './plugins/logging.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { createRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
@@ -53,8 +53,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config, deps.logger),
     bodyLimit: 1024 * 1024,
-    // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414.
+    // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414 (longer ones than
+    // this reach frameworkErrors, which answers the same 404).
     routerOptions: { maxParamLength: 4096 },
+    frameworkErrors,
+    clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
