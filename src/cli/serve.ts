@@ -4,6 +4,7 @@ import { AdminError } from '../admin/keys.js';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
+import { sealLegacyHeaders } from '../modules/webhooks/webhooks.service.js';
 import { startWorkers } from '../workers/index.js';
 import { maybeProvisionDemo } from './demo.js';
 import '../workers/all.js';
@@ -51,6 +52,7 @@ export async function serve(config: Config): Promise<void> {
 
   await migrate(database);
   if (stopping) return;
+  await sealLegacyHeaders(database.db, config.secretKey());
   await maybeProvisionDemo(database, config);
   if (stopping) return;
   // Planner statistics at start and hourly (a no-op on PostgreSQL, whose autovacuum analyzes).
