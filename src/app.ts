@@ -19,6 +19,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     database: Database;
+    /** Set by `crm serve` on SIGTERM/SIGINT: /readyz answers 503 so load balancers stop sending (A.1). */
+    draining: boolean;
   }
 }
 
@@ -63,7 +65,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
     trustProxy: false,
-    return503OnClosing: true,
+    // CONTRACT A.1: a request that reached the server before the stop is answered, never 503. Fastify's
+    // own default would answer 503 to requests parsed after close() began (their bytes may well have
+    // arrived before the signal); `crm serve` stops accepting only after its drain window instead.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -102,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.decorate('config', config);
   app.decorate('database', database);
+  app.decorate('draining', false);
   const store = deps.store ?? createRateLimitStore(config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
