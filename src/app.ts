@@ -6,7 +6,8 @@ import addFormats from 'ajv-formats';
 import type { Config } from './config.js';
 import { createDatabase, type Database } from './db/index.js';
 import { authPlugin } from './plugins/auth.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
+import { loggerOptions } from './plugins/logging.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { createRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { healthRoutes } from './plugins/health.js';
@@ -18,6 +19,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     database: Database;
+    /** Set by `crm serve` on SIGTERM/SIGINT: /readyz answers 503 so load balancers stop sending (A.1). */
+    draining: boolean;
   }
 }
 
@@ -50,21 +53,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ownsDb = !deps.database;
   const database = deps.database ?? createDatabase(config);
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.key'], censor: '[redacted]' },
-      // CONTRACT A.1: the CLI's stdout carries only its JSON answers; logs go to stderr.
-      stream: process.stderr,
-    },
+    logger: loggerOptions(config, deps.logger),
     bodyLimit: 1024 * 1024,
-    // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414.
+    // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414 (longer ones than
+    // this reach frameworkErrors, which answers the same 404).
     routerOptions: { maxParamLength: 4096 },
+    frameworkErrors,
+    clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
     trustProxy: false,
-    return503OnClosing: true,
+    // CONTRACT A.1: a request that reached the server before the stop is answered, never 503. Fastify's
+    // own default would answer 503 to requests parsed after close() began (their bytes may well have
+    // arrived before the signal); `crm serve` stops accepting only after its drain window instead.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -85,9 +89,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const err = Object.assign(new Error('invalid json'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 });
       return done(err, undefined);
     }
-    // NOTE: PostgreSQL text cannot hold NUL; refuse it at the edge on both dialects alike.
-    const nul = text.includes('\\u0000') ? findNul(parsed, '') : null;
-    if (nul !== null) return done(errors.field(nul, 'must not contain NUL characters'), undefined);
+    // PostgreSQL text cannot hold NUL: refuse it at the edge on both dialects alike. Nesting is bounded
+    // here, once, so nothing downstream (validation, services, serializers) ever walks a hostile depth.
+    const issue = checkBody(parsed, text.includes('\\u0000'));
+    if (issue !== null) return done(errors.field(issue.field, issue.message), undefined);
     done(null, parsed);
   });
   app.addHook('preValidation', (req, _reply, done) => {
@@ -102,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.decorate('config', config);
   app.decorate('database', database);
+  app.decorate('draining', false);
   database.readPool?.warm();
   const store = deps.store ?? createRateLimitStore(config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
   app.addHook('onRequest', (req, reply, done) => {
@@ -122,22 +128,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app;
 }
 
-/** Path (`items[2].name`, or a key name) of the first string or key holding a NUL character, else null. */
-function findNul(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path || '(body)' : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = findNul(value[i], `${path}[${i}]`);
-      if (p !== null) return p;
+/** No body of the API nests anywhere near this deep (filter groups, the deepest, stay under 10). */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * The first field (`items[2].name`, or a key name) nested deeper than MAX_BODY_DEPTH or, when `nul` is
+ * set, holding a NUL character in a string or key; else null. Iterative with an explicit stack: a
+ * recursive walk is a stack overflow (a 500) on a 10 KB body nested 5,000 deep.
+ */
+function checkBody(root: unknown, nul: boolean): { field: string; message: string } | null {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: root, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (nul && value.includes('\u0000')) return { field: path || '(body)', message: 'must not contain NUL characters' };
+      continue;
     }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
+    if (!value || typeof value !== 'object') continue;
+    if (depth >= MAX_BODY_DEPTH) return { field: path || '(body)', message: `is nested too deeply (at most ${MAX_BODY_DEPTH} levels)` };
+    // Children are pushed in reverse so the first offending field in document order is the one named.
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
+      continue;
+    }
+    const entries = Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, v] = entries[i];
       const p = path ? `${path}.${k}` : k;
-      if (k.includes('\u0000')) return p;
-      const found = findNul(v, p);
-      if (found !== null) return found;
+      if (nul && k.includes('\u0000')) return { field: p, message: 'must not contain NUL characters' };
+      stack.push({ value: v, path: p, depth: depth + 1 });
     }
   }
   return null;

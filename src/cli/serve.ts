@@ -4,6 +4,7 @@ import { AdminError } from '../admin/keys.js';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
+import { sealLegacyHeaders } from '../modules/webhooks/webhooks.service.js';
 import { startWorkers } from '../workers/index.js';
 import { maybeProvisionDemo } from './demo.js';
 import '../workers/all.js';
@@ -24,20 +25,27 @@ export async function serve(config: Config): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    (app?.log ?? log).info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    (app?.log ?? log).info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
     const force = setTimeout(() => {
       (app?.log ?? log).error('shutdown took too long; exiting');
       process.exit(1);
     }, FORCE_EXIT_MS);
     force.unref();
-    // Keep-alive connections that finish their last request while we stop are closed at once (the
-    // response carries `Connection: close`, and idle sockets are swept), so clients cannot hold the exit.
-    const sweep = setInterval(() => app?.server.closeIdleConnections(), 100);
-    sweep.unref();
     try {
-      // Stops accepting, answers 503 on idle keep-alive connections, waits for the requests in flight.
-      if (app) await app.close();
-      clearInterval(sweep);
+      if (app) {
+        // CONTRACT A.1: readiness turns 503 at once, so a load balancer stops sending; meanwhile the
+        // server keeps accepting and answering (connections the kernel already queued are served, not
+        // reset), with `Connection: close` on each answer so clients move to fresh connections.
+        app.draining = true;
+        await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
+        // Then: stop accepting and wait for every request in flight. Fastify also marks those answers
+        // `Connection: close`; keep-alive sockets left idle are swept so clients cannot hold the exit.
+        // Only idle sockets are closed: one with a request under way is left to finish it.
+        const sweep = setInterval(() => app?.server.closeIdleConnections(), 100);
+        sweep.unref();
+        await app.close();
+        clearInterval(sweep);
+      }
       await workers?.stop();
       await database.close();
       process.exit(0);
@@ -51,6 +59,7 @@ export async function serve(config: Config): Promise<void> {
 
   await migrate(database);
   if (stopping) return;
+  await sealLegacyHeaders(database.db, config.secretKey());
   await maybeProvisionDemo(database, config);
   if (stopping) return;
   // Planner statistics at start and hourly (a no-op on PostgreSQL, whose autovacuum analyzes).

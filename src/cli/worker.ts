@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
+import { sealLegacyHeaders } from '../modules/webhooks/webhooks.service.js';
 import { startWorkers } from '../workers/index.js';
 import '../workers/all.js';
 
@@ -10,6 +11,7 @@ export async function runWorker(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel }, pino.destination(2));
   const database = createDatabase(config);
   await migrate(database);
+  await sealLegacyHeaders(database.db, config.secretKey());
   const workers = startWorkers({ database, config, log });
   let stopping = false;
   const shutdown = async () => {

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type FieldIssue } from '../errors.js';
 
 interface AjvIssue {
@@ -101,3 +103,47 @@ export const errorsPlugin = fp(
   },
   { name: 'errors' },
 );
+
+/**
+ * Errors Fastify raises while routing, before any hook runs (so the `X-Request-Id` hook has not run
+ * either): an undecodable URL (FST_ERR_BAD_URL) or a path parameter past maxParamLength. Both are a
+ * path no route serves, so the answer is the contract's 404, like any unknown route or odd id (B.2).
+ */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', req.id);
+  if (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return send(reply, new ApiError(404, 'not_found', 'No resource at this path'));
+  }
+  return send(reply, new ApiError(400, 'bad_request', 'The request could not be processed'));
+}
+
+const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'request_header_fields_too_large', 'The request line or headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request was not received in time'],
+};
+
+/**
+ * Node's `clientError`: the request never parsed (malformed request or header line, headers over the
+ * limit, timeout), so no Fastify request exists and only the raw socket can answer. Written by hand
+ * because this is the one place Fastify leaves to the application; it mirrors Node's own default
+ * (no answer on a reset or when a response is already under way) with the contract's JSON body.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'bad_request', 'The request could not be parsed'];
+  const requestId = randomUUID();
+  this.log.debug({ code: err.code, requestId }, 'client error');
+  const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inProgress?.headersSent) {
+    const body = JSON.stringify({ error: code, message });
+    // end(), as Node's documentation does, rather than destroy(): closing at once with request bytes
+    // still unread makes the kernel send a reset, and the client would lose the answer.
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    setTimeout(() => socket.destroy(), 1_000).unref();
+    return;
+  }
+  socket.destroy(err);
+}

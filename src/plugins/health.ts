@@ -6,6 +6,7 @@ export const healthRoutes = fp(
     const Ok = { type: 'object', properties: { status: { type: 'string' } } } as const;
     app.get('/healthz', { schema: { hide: true, response: { 200: Ok } } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { schema: { hide: true, response: { 200: Ok, 503: Ok } } }, async (_req, reply) => {
+      if (app.draining) return reply.code(503).send({ status: 'draining' });
       try {
         await app.database.ping();
         return { status: 'ok' };

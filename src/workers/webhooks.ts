@@ -7,9 +7,8 @@ import { DELIVERY_CHANNEL, onDeliveriesQueued } from '../events/outbox.js';
 import { deliveryDispatcher } from '../modules/webhooks/webhooks.network.js';
 import * as queue from '../modules/webhooks/webhooks.queue.js';
 import { sendAttempt, type AttemptResult } from '../modules/webhooks/webhooks.sender.js';
-import { secretAad } from '../modules/webhooks/webhooks.service.js';
+import { openHeaders, secretAad } from '../modules/webhooks/webhooks.service.js';
 import { decryptSecret } from '../util/crypto.js';
-import { parseJson } from '../util/json.js';
 import { registerLoop, type BackgroundLoop, type WorkerDeps } from './index.js';
 
 /** HTTP attempts in flight per worker process. */
@@ -141,10 +140,13 @@ export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
       return;
     }
     let secret: string | undefined;
+    let customHeaders: Record<string, string> = {};
     try {
       secret = decryptSecret(config.secretKey(), webhook.secret_enc, secretAad(d.tenant_id, webhook.id));
+      customHeaders = openHeaders(config.secretKey(), d.tenant_id, webhook.id, webhook.headers);
     } catch (err) {
-      log.error({ err: { message: (err as Error).message }, webhookId: webhook.id }, 'cannot decrypt a webhook secret');
+      secret = undefined; // never send an attempt without the headers the destination expects
+      log.error({ err: { message: (err as Error).message }, webhookId: webhook.id }, 'cannot decrypt a webhook secret or its headers');
     }
     const result: AttemptResult =
       secret === undefined
@@ -153,14 +155,14 @@ export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
             statusCode: null,
             responseSnippet: null,
             durationMs: 0,
-            error: 'the signing secret cannot be decrypted (CRM_SECRET_KEY changed?)',
+            error: 'the signing secret or the custom headers cannot be decrypted (CRM_SECRET_KEY changed?)',
             attemptId: randomUUID(),
             endedAt: new Date(),
           }
         : await sendAttempt({
             url: webhook.url,
             secret,
-            customHeaders: parseJson<Record<string, string>>(webhook.headers, {}),
+            customHeaders,
             eventId: d.event_id,
             event: d.event,
             body: Buffer.from(payload, 'utf8'),

@@ -1,9 +1,9 @@
-import { withTx } from '../../db/index.js';
+import { withTx, type Db } from '../../db/index.js';
 import { ApiError, errors } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
-import { decryptSecret, encryptSecret, newWebhookSecret, webhookSecretHint } from '../../util/crypto.js';
+import { decryptSecret, encryptSecret, newWebhookSecret, SecretDecryptError, webhookSecretHint } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
@@ -17,14 +17,66 @@ export const MAX_URL_LENGTH = 2048;
 /** Additional data bound to a stored secret: it decrypts only in its own webhook row. */
 export const secretAad = (tenantId: string, webhookId: string) => `webhook:${tenantId}:${webhookId}`;
 
-export function toWebhook(r: repo.WebhookRow, fullSecret?: string): WebhookT {
+/** A different binding from the secret's, so neither ciphertext decrypts in the other's column. */
+export const headersAad = (tenantId: string, webhookId: string) => `webhook-headers:${tenantId}:${webhookId}`;
+
+/**
+ * Custom headers at rest (often `Authorization` tokens): the JSON object encrypted like the secret, so
+ * the column holds `v1.…` (the crypto helper's versioned form). Rows written before this hold the
+ * JSON object itself, which always starts with `{`; both are read, and sealLegacyHeaders converts them.
+ */
+export function sealHeaders(key: Buffer, tenantId: string, webhookId: string, headers: Record<string, string>): string {
+  return encryptSecret(key, JSON.stringify(headers), headersAad(tenantId, webhookId));
+}
+
+const isLegacyHeaders = (stored: string) => stored.trimStart().startsWith('{');
+
+/** The custom headers of a row; throws SecretDecryptError when CRM_SECRET_KEY cannot open them. */
+export function openHeaders(key: Buffer, tenantId: string, webhookId: string, stored: string): Record<string, string> {
+  if (isLegacyHeaders(stored)) return parseJson<Record<string, string>>(stored, {});
+  return parseJson<Record<string, string>>(decryptSecret(key, stored, headersAad(tenantId, webhookId)), {});
+}
+
+/**
+ * Encrypts the custom headers of rows written before they were encrypted. Run at start by `serve` and
+ * `worker` (migrations get no config, so no key); several processes may run it at once: each update
+ * applies only while the row still holds the plaintext it read.
+ */
+export async function sealLegacyHeaders(db: Db, key: Buffer): Promise<number> {
+  const rows = await db.selectFrom('webhooks').select(['tenant_id', 'id', 'headers']).where('headers', 'like', '{%').execute();
+  let sealed = 0;
+  for (const r of rows) {
+    const headers = parseJson<Record<string, string>>(r.headers, {});
+    const u = await db
+      .updateTable('webhooks')
+      .set({ headers: sealHeaders(key, r.tenant_id, r.id, headers) })
+      .where('tenant_id', '=', r.tenant_id)
+      .where('id', '=', r.id)
+      .where('headers', '=', r.headers)
+      .executeTakeFirst();
+    sealed += Number(u.numUpdatedRows);
+  }
+  return sealed;
+}
+
+function readableHeaders(key: Buffer, r: repo.WebhookRow): Record<string, string> {
+  try {
+    return openHeaders(key, r.tenant_id, r.id, r.headers);
+  } catch (err) {
+    // A changed CRM_SECRET_KEY: the webhook stays readable (and its deliveries fail, saying why).
+    if (err instanceof SecretDecryptError) return {};
+    throw err;
+  }
+}
+
+export function toWebhook(key: Buffer, r: repo.WebhookRow, fullSecret?: string): WebhookT {
   return {
     id: r.id,
     name: r.name,
     url: r.url,
     events: parseJson<string[]>(r.events, []),
     isActive: r.is_active === 1,
-    headers: parseJson<Record<string, string>>(r.headers, {}),
+    headers: readableHeaders(key, r),
     secret: fullSecret ?? r.secret_prefix,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -115,7 +167,7 @@ export function listEventTypes() {
 }
 
 export async function listWebhooks(ctx: Ctx): Promise<WebhookT[]> {
-  return (await repo.listWebhooks(ctx.db, ctx.tenantId)).map((r) => toWebhook(r));
+  return (await repo.listWebhooks(ctx.db, ctx.tenantId)).map((r) => toWebhook(ctx.config.secretKey(), r));
 }
 
 async function mustFind(ctx: Ctx, id: string): Promise<repo.WebhookRow> {
@@ -125,7 +177,7 @@ async function mustFind(ctx: Ctx, id: string): Promise<repo.WebhookRow> {
 }
 
 export async function getWebhook(ctx: Ctx, id: string): Promise<WebhookT> {
-  return toWebhook(await mustFind(ctx, id));
+  return toWebhook(ctx.config.secretKey(), await mustFind(ctx, id));
 }
 
 /** 201 with the full secret, the only time besides rotation that it is shown. */
@@ -144,14 +196,14 @@ export async function createWebhook(ctx: Ctx, input: WebhookCreateT): Promise<We
     url,
     events: JSON.stringify(events),
     is_active: input.isActive === false ? 0 : 1,
-    headers: JSON.stringify(headers),
+    headers: sealHeaders(ctx.config.secretKey(), ctx.tenantId, id, headers),
     secret_enc: encryptSecret(ctx.config.secretKey(), secret, secretAad(ctx.tenantId, id)),
     secret_prefix: webhookSecretHint(secret),
     created_at: now,
     updated_at: now,
   };
   await repo.insertWebhook(ctx.db, row);
-  return toWebhook(row, secret);
+  return toWebhook(ctx.config.secretKey(), row, secret);
 }
 
 export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT): Promise<WebhookT> {
@@ -159,7 +211,7 @@ export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT)
   if (input.name !== undefined) set.name = cleanName(input.name);
   if (input.url !== undefined) set.url = checkUrl(input.url);
   if (input.events !== undefined) set.events = JSON.stringify(checkEvents(input.events));
-  if (input.headers !== undefined) set.headers = JSON.stringify(checkHeaders(input.headers));
+  if (input.headers !== undefined) set.headers = sealHeaders(ctx.config.secretKey(), ctx.tenantId, id, checkHeaders(input.headers));
   if (input.isActive !== undefined) set.is_active = input.isActive ? 1 : 0;
   if (Object.keys(set).length === 0) return getWebhook(ctx, id);
   const now = nowIso();
@@ -169,7 +221,13 @@ export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT)
     // NOTE: B.9 — deactivating stops the webhook at once: deliveries waiting for a first attempt or a
     // retry end as permanent_failure ("webhook deactivated") and are never sent, even after reactivation.
     if (input.isActive === false) await repo.cancelWaitingDeliveries(tx, ctx.tenantId, id, 'webhook deactivated', now);
-    return toWebhook((await repo.findWebhook(tx, ctx.tenantId, id))!);
+    const row = (await repo.findWebhook(tx, ctx.tenantId, id))!;
+    if (isLegacyHeaders(row.headers)) {
+      // A row from before headers were encrypted, missed by the start-up pass: sealed on its first write.
+      row.headers = sealHeaders(ctx.config.secretKey(), ctx.tenantId, id, parseJson<Record<string, string>>(row.headers, {}));
+      await repo.updateWebhook(tx, ctx.tenantId, id, { headers: row.headers });
+    }
+    return toWebhook(ctx.config.secretKey(), row);
   });
 }
 
@@ -191,7 +249,7 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
     updated_at: nowIso(),
   };
   if (!(await repo.updateWebhook(ctx.db, ctx.tenantId, id, set))) throw errors.notFound('Webhook not found');
-  return toWebhook({ ...row, ...set }, secret);
+  return toWebhook(ctx.config.secretKey(), { ...row, ...set }, secret);
 }
 
 export async function listDeliveries(ctx: Ctx, id: string, limit: number): Promise<DeliveryT[]> {
@@ -205,8 +263,9 @@ export async function listDeliveries(ctx: Ctx, id: string, limit: number): Promi
  */
 export async function testWebhook(ctx: Ctx, id: string): Promise<TestResultT> {
   const row = await mustFind(ctx, id);
-  const webhook = toWebhook(row);
+  const webhook = toWebhook(ctx.config.secretKey(), row);
   const secret = decryptSecret(ctx.config.secretKey(), row.secret_enc, secretAad(ctx.tenantId, id));
+  const customHeaders = openHeaders(ctx.config.secretKey(), ctx.tenantId, id, row.headers);
   const eventId = newId('evt');
   const created = nowIso();
   const payload: EventPayload = {
@@ -219,7 +278,7 @@ export async function testWebhook(ctx: Ctx, id: string): Promise<TestResultT> {
   const result = await sendAttempt({
     url: row.url,
     secret,
-    customHeaders: webhook.headers,
+    customHeaders,
     eventId,
     event: TEST_EVENT,
     body: Buffer.from(body, 'utf8'),

@@ -1,0 +1,87 @@
+import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { Config } from '../config.js';
+
+const REDACTED = '[redacted]';
+
+// Query parameters whose values are ids, numbers, dates or enums: kept in logs for debugging. Every
+// other value (search, email, phone, q, and any name not listed) may be personal data or a pasted key,
+// so it is redacted: an allow-list fails safe when a new parameter appears.
+const PLAIN_PARAMS = new Set([
+  'page', 'pageSize', 'limit', 'cursor', 'after', 'before', 'sortKey', 'sortOrder',
+  'updatedAfter', 'updatedBefore', 'createdAfter', 'createdBefore', 'closedAtFrom', 'closedAtTo',
+  'ownerId', 'pipelineId', 'stageId', 'contactId', 'companyId', 'dealId', 'clientId', 'listId', 'formId',
+  'relatedType', 'relatedId', 'objectType', 'status', 'isWon', 'isLost', 'valueMin', 'valueMax',
+  'type', 'types', 'expand', 'include', 'wait', 'timeout',
+]);
+
+const KEY_RE = /crm_live_/i;
+
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * The URL as logs may show it: a path segment holding an API key is replaced, and query values are
+ * kept only for the parameters of PLAIN_PARAMS (never when they hold a key). Keys are matched after
+ * percent-decoding, so `crm%5Flive_…` is caught too.
+ */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const safePath = path
+    .split('/')
+    .map((seg) => (KEY_RE.test(decoded(seg)) ? REDACTED : seg))
+    .join('/');
+  if (q < 0) return safePath;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      if (pair === '') return pair;
+      const eq = pair.indexOf('=');
+      const rawName = eq < 0 ? pair : pair.slice(0, eq);
+      const name = decoded(rawName);
+      if (KEY_RE.test(name)) return REDACTED;
+      if (eq < 0) return rawName;
+      const value = pair.slice(eq + 1);
+      return PLAIN_PARAMS.has(name) && !KEY_RE.test(decoded(value)) ? pair : `${rawName}=${REDACTED}`;
+    })
+    .join('&');
+  return `${safePath}?${query}`;
+}
+
+/** Replaces Fastify's default `req` serializer: no headers, and the URL through redactUrl. */
+export function serializeReq(req: FastifyRequest) {
+  return {
+    method: req.method,
+    url: typeof req.url === 'string' ? redactUrl(req.url) : req.url,
+    remoteAddress: req.ip,
+    remotePort: req.socket ? req.socket.remotePort : undefined,
+  };
+}
+
+type LoggerOption = FastifyServerOptions['logger'];
+
+/**
+ * The app's logger options; a logger given by the caller (tests, tools) keeps its own level and
+ * stream but gets the same serializers and redaction, so no logger of the app can print a key.
+ */
+export function loggerOptions(config: Config, given: LoggerOption): LoggerOption {
+  if (given === false) return false;
+  const base = {
+    level: config.logLevel,
+    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.key'], censor: REDACTED },
+    // CONTRACT A.1: the CLI's stdout carries only its JSON answers; logs go to stderr.
+    stream: process.stderr as NodeJS.WritableStream,
+  };
+  const custom = given && typeof given === 'object' ? (given as Record<string, any>) : {};
+  return {
+    ...base,
+    ...custom,
+    serializers: { ...(custom.serializers ?? {}), req: serializeReq },
+  } as LoggerOption;
+}
