@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { QueryAbandoned } from '../db/reads.js';
 import { ApiError, type FieldIssue } from '../errors.js';
 
 interface AjvIssue {
@@ -64,6 +65,11 @@ export const errorsPlugin = fp(
   async (app) => {
     app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, req: FastifyRequest, reply) => {
       if (err instanceof ApiError) return send(reply, err);
+      if (err instanceof QueryAbandoned) {
+        // The client went away and its query was stopped: nobody reads this answer, and it is no failure.
+        req.log.debug('query stopped: the client closed the connection');
+        return send(reply, new ApiError(503, 'query_abandoned', 'The client closed the connection; the query was stopped'));
+      }
       if (err.validation) {
         const details = ajvIssues(err.validation);
         const where = err.validationContext === 'querystring' ? 'query parameter ' : err.validationContext === 'params' ? 'path parameter ' : '';
