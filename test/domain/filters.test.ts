@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileFilter, validateFilter, type FilterObjectType } from '../../src/domain/filters.js';
+import { compileFilter } from '../../src/db/filter-sql.js';
+import { validateFilter, type FilterObjectType } from '../../src/domain/filters.js';
 import type { PropertyDef } from '../../src/domain/properties.js';
 import { ApiError } from '../../src/errors.js';
 import { newTenant, testApp, DIALECT } from '../helpers/app.js';
