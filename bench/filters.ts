@@ -39,6 +39,7 @@ const cases: Record<string, unknown> = {
   tagsExists: group('AND', [{ field: 'tags', operator: 'exists' }]),
   tagsNotExists: group('AND', [{ field: 'tags', operator: 'notExists' }]),
   multiNotIn10x900: group('AND', vals(10, (k) => k).map((k) => ({ field: M, operator: 'notIn', value: vals(900, (i) => `x${k}-${i}`) }))),
+  multiNotIn8x900: group('AND', vals(8, (k) => k).map((k) => ({ field: M, operator: 'notIn', value: vals(900, (i) => `x${k}-${i}`) }))),
   multiIn994: group('AND', [{ field: M, operator: 'in', value: vals(994, (i) => `v${i}`) }]),
   multiNotIn1000: group('AND', [{ field: M, operator: 'notIn', value: vals(1000, (i) => `v${i + 10}`) }]),
   textIn1000: group('AND', [{ field: 'firstName', operator: 'in', value: vals(1000, (i) => `First${i * 7}`) }]),
@@ -57,7 +58,13 @@ const cases: Record<string, unknown> = {
 
 for (const [name, filter] of Object.entries(cases)) {
   if (only && !only.includes(name)) continue;
-  const where = compileFilter(filter, 'contact', { dialect, tenantId, properties });
+  let where;
+  try {
+    where = compileFilter(filter, 'contact', { dialect, tenantId, properties });
+  } catch (err) {
+    console.log(`${dialect.name} ${name}: refused: ${JSON.stringify((err as { extra?: unknown }).extra)}`);
+    continue;
+  }
   const q = db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).where('deleted_at', 'is', null).where(where);
   if (process.env.PLAN) {
     const c = q.compile();
