@@ -14,6 +14,11 @@ export interface SqlDialect {
   jsonNumber(column: string, key: string): RawBuilder<number | null>;
   /** True when the JSON array stored under `key` contains `value` (a string). */
   jsonArrayContains(column: string, key: string, value: string): RawBuilder<boolean>;
+  /**
+   * True when the JSON array stored under `key` contains any of `values` (strings): one membership test
+   * of each element against the set, so its cost per row does not grow with the number of values.
+   */
+  jsonArrayHasAny(column: string, key: string, values: readonly string[]): RawBuilder<boolean>;
   /** JSON type name under `key`: 'null' | 'text' | 'number' | 'array' | 'true' | 'false'…, or null when absent. */
   jsonHasKey(column: string, key: string): RawBuilder<boolean>;
 }
@@ -30,6 +35,10 @@ export const sqliteDialect: SqlDialect = {
     sql<number | null>`(case when json_type(${sql.ref(column)}, ${quotePath(key)}) in ('integer','real') then json_extract(${sql.ref(column)}, ${quotePath(key)}) end)`,
   jsonArrayContains: (column, key, value) =>
     sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where json_each.value = ${value})`,
+  // NOTE: SQLite builds a constant IN list into an ephemeral index once per statement; OR-ing one
+  // json_each per value instead cost rows × values and overflowed SQLITE_MAX_EXPR_DEPTH (1000) near 1,000 values.
+  jsonArrayHasAny: (column, key, values) =>
+    sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where json_each.value in (${sql.join(values)}))`,
   jsonHasKey: (column, key) => sql<boolean>`(json_type(${sql.ref(column)}, ${quotePath(key)}) is not null)`,
 };
 
@@ -40,6 +49,13 @@ export const postgresDialect: SqlDialect = {
     sql<number | null>`(case when jsonb_typeof(${sql.ref(column)}::jsonb -> ${key}) = 'number' then (${sql.ref(column)}::jsonb ->> ${key})::double precision end)`,
   jsonArrayContains: (column, key, value) =>
     sql<boolean>`(coalesce(${sql.ref(column)}::jsonb -> ${key}, '[]'::jsonb) @> jsonb_build_array(${value}::text))`,
+  // NOTE: PostgreSQL (≥ 14) hashes an IN list of constants (node-pg's unnamed statements get custom plans,
+  // so bound values are constants); the set is built once, each element is one probe. Measured on 100k rows
+  // × 994 values: 0.25 s, against 0.55 s for `?|` (a scan of the array per value) and 85 s for one `@>`
+  // per value. The lax jsonpath `[*]` yields nothing for a missing key and never raises on a scalar,
+  // where jsonb_array_elements_text would.
+  jsonArrayHasAny: (column, key, values) =>
+    sql<boolean>`exists (select 1 from jsonb_path_query(${sql.ref(column)}::jsonb, cast(${quotePath(key) + '[*]'} as jsonpath)) e(v) where (e.v #>> '{}') in (${sql.join(values)}))`,
   jsonHasKey: (column, key) => sql<boolean>`(${sql.ref(column)}::jsonb ? ${key})`,
 };
 

@@ -1,6 +1,6 @@
 /**
- * The filter language of `POST /contacts/search` and of dynamic lists (CONTRACT B.4), compiled to SQL.
- * Records are never filtered in memory.
+ * The filter language of `POST /contacts/search` and of dynamic lists (CONTRACT B.4): its grammar and
+ * validation. Pure: no database. Its compilation to SQL is `src/db/filter-sql.ts`.
  *
  * Grammar
  *   Group     = { operator: 'AND' | 'OR', conditions: (Condition | Group)[] }   (non-empty; root = depth 1, depth ≤ 3)
@@ -13,29 +13,24 @@
  *     CNPJs, currencies and phones are normalized the way they are stored before comparing).
  *   - `neq` and `notIn` also match records where the field is empty (SQL `IS DISTINCT FROM` semantics).
  *   - `exists`/`notExists`: the field has a value / has none. They take no `value` (its presence is 400).
- *   - `in`/`notIn` take a non-empty array of at most 1000 values.
+ *   - `in`/`notIn` take a non-empty array of at most 1000 values; a filter has at most 10,000 values.
+ *   - Complexity budget (COST_BUDGET): conditions on tags or custom properties cost 12, others 1; at most 100.
  *   - Date-times are normalized to UTC with milliseconds before comparing with the stored ISO text.
  *   - Deal `value` is compared in cents (`value_cents`), so `{ value: 10.5 }` matches 1050 cents.
  *   - `tags`: `contains` (one tag id), `in` (any of the ids), `notIn` (none of them), `exists` (any tag),
- *     `notExists` (no tag): EXISTS subqueries on `record_tags`.
+ *     `notExists` (no tag).
  *   - `customProperties.<propertyId>`: the id must be a property of the object type; operators follow
  *     its type (number: numeric comparisons; text-like: eq/neq/contains/in/notIn; date/datetime:
  *     comparisons; boolean: eq/neq; multi_select: contains/in/notIn); exists/notExists on every type.
  *
- * API (for contacts search and the dynamic-list engine)
+ * API
  *   validateFilter(filter, objectType, properties, path = 'filters') → FieldIssue[]
- *       Paths look like `filters.conditions[1].value`. Pure; no database.
- *   compileFilter(filter, objectType, { dialect, tenantId, properties, table?, path? }) → RawBuilder<SqlBool>
- *       Validates (throws ApiError 400 validation_failed with `details` when invalid) and returns a boolean
- *       SQL expression for `selectFrom(<table>)`: `.where(compileFilter(...))`. Column references are
- *       qualified with `table` (default `contacts` / `companies` / `deals`; pass your alias if you use one).
- *       The caller still filters `tenant_id` and `deleted_at is null` on the outer query; `tenantId` is used
- *       for the `record_tags` subqueries.
+ *       Paths look like `filters.conditions[1].value`.
+ *   parseFilter(filter, objectType, properties, path) → { issues, node }: the normalized tree
+ *       (values normalized as stored, `in` lists de-duplicated) that db/filter-sql.ts compiles.
  *   FILTER_FIELDS[objectType] — the standard fields and their column mapping.
  */
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { containsInsensitive, jsonBooleanIs, type SqlDialect } from '../db/dialect.js';
-import { errors, type FieldIssue } from '../errors.js';
+import type { FieldIssue } from '../errors.js';
 import { normalizeCnpj } from './cnpj.js';
 import { isIsoDate, normalizeIsoDateTime } from './dates.js';
 import { normalizeEmail } from './email.js';
@@ -67,13 +62,25 @@ export const MAX_IN_VALUES = 1000;
 /** Bound parameters of one filter stay far below SQLite's 32766 variables. */
 export const MAX_TOTAL_VALUES = 10_000;
 export const MAX_STRING_VALUE = 1000;
+/**
+ * Complexity budget of one filter. Every condition costs a pass over the rows examined; a condition on
+ * `tags` or on a custom property costs far more than one on a column (a join with record_tags, or a
+ * parse of the row's JSON document, per condition). Measured on 100,000 contacts, PostgreSQL 15: 50
+ * `tags notIn` conditions 5.1 s, 50 multi_select `contains` 9.7 s, 50 column `contains` 0.85 s.
+ * Weights 12 and 1 with a budget of 100 allow the 50 column conditions of the cap, or up to 8 of the costly
+ * kind (≈ 0.4 s each at worst there, see bench/filters.ts).
+ */
+export const COST_BUDGET = 100;
+export const COST_EXPENSIVE = 12;
+export const COST_COLUMN = 1;
+export const BUDGET_MESSAGE = `exceeds the complexity budget of ${COST_BUDGET}: a condition on tags or on a custom property costs ${COST_EXPENSIVE}, any other condition ${COST_COLUMN}`;
 
 /**
  * How a field's values are checked and compared.
  * - id: opaque ids (exact); text: free text; number; money (compared in cents); date (`YYYY-MM-DD`);
  *   datetime (ISO, normalized to UTC ms); boolean (stored 0/1); tags (record_tags).
  */
-type Kind = 'id' | 'text' | 'number' | 'money' | 'date' | 'datetime' | 'boolean' | 'tags';
+export type Kind = 'id' | 'text' | 'number' | 'money' | 'date' | 'datetime' | 'boolean' | 'tags';
 
 export interface FieldSpec {
   column: string;
@@ -139,7 +146,6 @@ export const FILTER_FIELDS: Record<FilterObjectType, Record<string, FieldSpec>> 
   },
 };
 
-const TABLES: Record<FilterObjectType, string> = { contact: 'contacts', company: 'companies', deal: 'deals' };
 const COMPARE: FilterOperator[] = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte'];
 const PRESENCE: FilterOperator[] = ['exists', 'notExists'];
 const KIND_OPS: Record<Kind, FilterOperator[]> = {
@@ -154,7 +160,7 @@ const KIND_OPS: Record<Kind, FilterOperator[]> = {
 };
 
 /** Custom property type → the kind used to compare its JSON value. */
-type PropKind = 'jtext' | 'jnumber' | 'jdate' | 'jdatetime' | 'jboolean' | 'jmulti';
+export type PropKind = 'jtext' | 'jnumber' | 'jdate' | 'jdatetime' | 'jboolean' | 'jmulti';
 const PROP_KIND: Record<string, PropKind> = {
   text: 'jtext', textarea: 'jtext', email: 'jtext', phone: 'jtext', url: 'jtext', select: 'jtext',
   number: 'jnumber', date: 'jdate', datetime: 'jdatetime', boolean: 'jboolean', multi_select: 'jmulti',
@@ -171,13 +177,14 @@ const PROP_OPS: Record<PropKind, FilterOperator[]> = {
 // ---------------------------------------------------------------------------------------------
 // Validation → a normalized tree ready to compile.
 
-type Target =
+export type FilterTarget =
   | { type: 'column'; spec: FieldSpec; name: string }
   | { type: 'prop'; def: PropertyDef; kind: PropKind; name: string };
 
-type Node =
-  | { type: 'group'; operator: 'AND' | 'OR'; children: Node[] }
-  | { type: 'cond'; target: Target; operator: FilterOperator; value: unknown };
+/** A validated filter: `value` is normalized as stored (cents, UTC date-times…); `in`/`notIn` values are distinct. */
+export type FilterNode =
+  | { type: 'group'; operator: 'AND' | 'OR'; children: FilterNode[] }
+  | { type: 'cond'; target: FilterTarget; operator: FilterOperator; value: unknown };
 
 const MAX_ISSUES = 20;
 
@@ -185,6 +192,7 @@ interface State {
   issues: FieldIssue[];
   conditions: number;
   values: number;
+  cost: number;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -199,13 +207,14 @@ export function validateFilter(
   return parseFilter(filter, objectType, properties, path).issues;
 }
 
-function parseFilter(
+/** Validates a filter and returns its normalized tree (null when there are issues). */
+export function parseFilter(
   filter: unknown,
   objectType: FilterObjectType,
   properties: Map<string, PropertyDef>,
   path: string,
-): { issues: FieldIssue[]; node: Node | null } {
-  const st: State = { issues: [], conditions: 0, values: 0 };
+): { issues: FieldIssue[]; node: FilterNode | null } {
+  const st: State = { issues: [], conditions: 0, values: 0, cost: 0 };
   if (!FILTER_FIELDS[objectType]) return { issues: [{ field: path, message: 'unknown object type' }], node: null };
   if (!isObject(filter) || !('conditions' in filter)) {
     return { issues: [{ field: path, message: 'must be a group { operator: "AND" | "OR", conditions: [...] }' }], node: null };
@@ -216,6 +225,9 @@ function parseFilter(
   }
   if (st.values > MAX_TOTAL_VALUES) {
     st.issues.unshift({ field: path, message: `must have at most ${MAX_TOTAL_VALUES} values in total` });
+  }
+  if (st.cost > COST_BUDGET && st.conditions <= MAX_CONDITIONS) {
+    st.issues.unshift({ field: path, message: `${BUDGET_MESSAGE} (this one costs ${st.cost})` });
   }
   const issues = st.issues.slice(0, MAX_ISSUES);
   return { issues, node: issues.length ? null : node };
@@ -232,7 +244,7 @@ function parseGroup(
   objectType: FilterObjectType,
   properties: Map<string, PropertyDef>,
   st: State,
-): Node | null {
+): FilterNode | null {
   if (depth > MAX_DEPTH) {
     issue(st, path, `groups may nest at most ${MAX_DEPTH} levels deep`);
     return null;
@@ -247,7 +259,7 @@ function parseGroup(
     return null;
   }
   if (conditions.length === 0) issue(st, `${path}.conditions`, 'must not be empty');
-  const children: Node[] = [];
+  const children: FilterNode[] = [];
   conditions.forEach((c, i) => {
     if (st.issues.length > MAX_ISSUES) return;
     const at = `${path}.conditions[${i}]`;
@@ -262,7 +274,7 @@ function parseGroup(
   return { type: 'group', operator: operator === 'OR' ? 'OR' : 'AND', children };
 }
 
-function resolveField(field: string, objectType: FilterObjectType, properties: Map<string, PropertyDef>): Target | string {
+function resolveField(field: string, objectType: FilterObjectType, properties: Map<string, PropertyDef>): FilterTarget | string {
   if (field.startsWith('customProperties.')) {
     const id = field.slice('customProperties.'.length);
     const def = properties.get(id);
@@ -284,17 +296,18 @@ function parseCondition(
   objectType: FilterObjectType,
   properties: Map<string, PropertyDef>,
   st: State,
-): Node | null {
+): FilterNode | null {
   st.conditions++;
   for (const k of Object.keys(c)) if (k !== 'field' && k !== 'operator' && k !== 'value') issue(st, `${path}.${k}`, 'is not a known field');
   const before = st.issues.length;
-  let target: Target | null = null;
+  let target: FilterTarget | null = null;
   if (c.field === undefined) issue(st, `${path}.field`, 'is required');
   else if (typeof c.field !== 'string') issue(st, `${path}.field`, 'must be a string');
   else {
     const t = resolveField(c.field, objectType, properties);
     if (typeof t === 'string') issue(st, `${path}.field`, t);
     else target = t;
+    if (target) st.cost += target.type === 'prop' || target.spec.kind === 'tags' ? COST_EXPENSIVE : COST_COLUMN;
   }
   const op = c.operator;
   if (op === undefined) issue(st, `${path}.operator`, 'is required');
@@ -327,7 +340,7 @@ function parseCondition(
 
 const INVALID = Symbol('invalid');
 
-function parseValue(target: Target, operator: FilterOperator, raw: unknown, path: string, st: State): unknown {
+function parseValue(target: FilterTarget, operator: FilterOperator, raw: unknown, path: string, st: State): unknown {
   if (operator === 'in' || operator === 'notIn') {
     if (!Array.isArray(raw)) return fail(st, path, 'must be an array');
     if (raw.length === 0) return fail(st, path, 'must not be empty');
@@ -350,7 +363,7 @@ function fail(st: State, path: string, message: string): typeof INVALID {
   return INVALID;
 }
 
-function scalar(target: Target, operator: FilterOperator, v: unknown, path: string, st: State): unknown {
+function scalar(target: FilterTarget, operator: FilterOperator, v: unknown, path: string, st: State): unknown {
   if (v === null) return fail(st, path, 'must not be null (use exists / notExists)');
   const kind: Kind | PropKind = target.type === 'column' ? target.spec.kind : target.kind;
   const str = (): string | typeof INVALID => {
@@ -416,136 +429,5 @@ function softProperty(def: PropertyDef, s: string): string {
   } catch (err) {
     if (err instanceof DomainError) return s;
     throw err;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Compilation.
-
-export interface CompileOptions {
-  dialect: SqlDialect;
-  tenantId: string;
-  properties: Map<string, PropertyDef>;
-  /** Table name or alias of the outer query (default: contacts / companies / deals). */
-  table?: string;
-  /** Path named in validation errors (default `filters`). */
-  path?: string;
-}
-
-/**
- * Validates `filter` and compiles it to a boolean SQL expression for `selectFrom(<table>)`.
- * Throws ApiError 400 `validation_failed` (details naming the paths) when it is invalid.
- */
-export function compileFilter(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): RawBuilder<SqlBool> {
-  const { issues, node } = parseFilter(filter, objectType, opts.properties, opts.path ?? 'filters');
-  if (issues.length || !node) throw errors.validation(issues.length ? issues : [{ field: opts.path ?? 'filters', message: 'is invalid' }]);
-  const c: Compiler = { ...opts, objectType, table: opts.table ?? TABLES[objectType] };
-  return compileNode(node, c);
-}
-
-interface Compiler extends CompileOptions {
-  objectType: FilterObjectType;
-  table: string;
-}
-
-const TRUE = sql<SqlBool>`(1 = 1)`;
-const FALSE = sql<SqlBool>`(1 = 0)`;
-
-function compileNode(node: Node, c: Compiler): RawBuilder<SqlBool> {
-  if (node.type === 'group') {
-    if (node.children.length === 0) return node.operator === 'AND' ? TRUE : FALSE;
-    const parts = node.children.map((n) => compileNode(n, c));
-    if (parts.length === 1) return parts[0];
-    return sql<SqlBool>`(${sql.join(parts, node.operator === 'AND' ? sql` and ` : sql` or `)})`;
-  }
-  const t = node.target;
-  if (t.type === 'column' && t.spec.kind === 'tags') return compileTags(node.operator, node.value, c);
-  if (t.type === 'prop' && t.kind === 'jmulti') return compileMulti(t.def.id, node.operator, node.value, c);
-  if (t.type === 'prop' && t.kind === 'jboolean') return compileJsonBoolean(t.def.id, node.operator, node.value as boolean, c);
-  let expr: RawBuilder<unknown>;
-  let value = node.value;
-  if (t.type === 'column') {
-    expr = sql.ref(`${c.table}.${t.spec.column}`);
-    if (t.spec.kind === 'boolean') value = value ? 1 : 0;
-  } else {
-    const col = `${c.table}.custom_properties`;
-    expr = t.kind === 'jnumber' ? c.dialect.jsonNumber(col, t.def.id) : c.dialect.jsonText(col, t.def.id);
-    if (node.operator === 'exists') return c.dialect.jsonHasKey(col, t.def.id) as RawBuilder<SqlBool>;
-    if (node.operator === 'notExists') return sql<SqlBool>`(not ${c.dialect.jsonHasKey(col, t.def.id)})`;
-  }
-  return compare(expr, node.operator, value);
-}
-
-const SQL_OPS: Partial<Record<FilterOperator, string>> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=', after: '>', before: '<' };
-
-function compare(expr: RawBuilder<unknown>, operator: FilterOperator, value: unknown): RawBuilder<SqlBool> {
-  switch (operator) {
-    case 'eq':
-    case 'gt':
-    case 'gte':
-    case 'lt':
-    case 'lte':
-    case 'after':
-    case 'before':
-      return sql<SqlBool>`(${expr} ${sql.raw(SQL_OPS[operator]!)} ${value})`;
-    case 'neq':
-      return sql<SqlBool>`(${expr} is null or ${expr} <> ${value})`;
-    case 'contains':
-      return containsInsensitive(expr, value as string) as RawBuilder<SqlBool>;
-    case 'in':
-      return sql<SqlBool>`(${expr} in (${sql.join(value as unknown[])}))`;
-    case 'notIn':
-      return sql<SqlBool>`(${expr} is null or ${expr} not in (${sql.join(value as unknown[])}))`;
-    case 'exists':
-      return sql<SqlBool>`(${expr} is not null)`;
-    case 'notExists':
-      return sql<SqlBool>`(${expr} is null)`;
-  }
-}
-
-function compileTags(operator: FilterOperator, value: unknown, c: Compiler): RawBuilder<SqlBool> {
-  const base = sql`select 1 from record_tags ft where ft.tenant_id = ${c.tenantId} and ft.object_type = ${c.objectType} and ft.object_id = ${sql.ref(`${c.table}.id`)}`;
-  switch (operator) {
-    case 'contains':
-      return sql<SqlBool>`exists (${base} and ft.tag_id = ${value as string})`;
-    case 'in':
-      return sql<SqlBool>`exists (${base} and ft.tag_id in (${sql.join(value as string[])}))`;
-    case 'notIn':
-      return sql<SqlBool>`(not exists (${base} and ft.tag_id in (${sql.join(value as string[])})))`;
-    case 'exists':
-      return sql<SqlBool>`exists (${base})`;
-    default:
-      return sql<SqlBool>`(not exists (${base}))`;
-  }
-}
-
-function compileMulti(key: string, operator: FilterOperator, value: unknown, c: Compiler): RawBuilder<SqlBool> {
-  const col = `${c.table}.custom_properties`;
-  const any = (vals: string[]) => sql<SqlBool>`(${sql.join(vals.map((v) => c.dialect.jsonArrayContains(col, key, v)), sql` or `)})`;
-  switch (operator) {
-    case 'contains':
-      return c.dialect.jsonArrayContains(col, key, value as string) as RawBuilder<SqlBool>;
-    case 'in':
-      return any(value as string[]);
-    case 'notIn':
-      return sql<SqlBool>`(not ${any(value as string[])})`;
-    case 'exists':
-      return c.dialect.jsonHasKey(col, key) as RawBuilder<SqlBool>;
-    default:
-      return sql<SqlBool>`(not ${c.dialect.jsonHasKey(col, key)})`;
-  }
-}
-
-function compileJsonBoolean(key: string, operator: FilterOperator, value: boolean, c: Compiler): RawBuilder<SqlBool> {
-  const col = `${c.table}.custom_properties`;
-  switch (operator) {
-    case 'eq':
-      return sql<SqlBool>`coalesce(${jsonBooleanIs(c.dialect, col, key, value)}, false)`;
-    case 'neq':
-      return sql<SqlBool>`(not coalesce(${jsonBooleanIs(c.dialect, col, key, value)}, false))`;
-    case 'exists':
-      return c.dialect.jsonHasKey(col, key) as RawBuilder<SqlBool>;
-    default:
-      return sql<SqlBool>`(not ${c.dialect.jsonHasKey(col, key)})`;
   }
 }

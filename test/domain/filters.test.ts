@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileFilter, validateFilter, type FilterObjectType } from '../../src/domain/filters.js';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import { postgresDialect, sqliteDialect } from '../../src/db/dialect.js';
+import { compileFilter } from '../../src/db/filter-sql.js';
+import { validateFilter, type FilterObjectType } from '../../src/domain/filters.js';
 import type { PropertyDef } from '../../src/domain/properties.js';
 import { ApiError } from '../../src/errors.js';
 import { newTenant, testApp, DIALECT } from '../helpers/app.js';
@@ -132,6 +135,71 @@ test('filters: compileFilter refuses an invalid filter with 400 validation_faile
     (e: unknown) => e instanceof ApiError && e.statusCode === 400 && e.code === 'validation_failed' && (e.extra.details as any[])[0].field === 'filters.conditions[0].value',
   );
 });
+
+test('filters: the complexity budget counts conditions on tags and custom properties 12, others 1', () => {
+  const costly = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 ? { field: 'tags', operator: 'exists' } : { field: 'customProperties.p_multi', operator: 'notIn', value: ['a'] }));
+  const columns = (n: number) => Array.from({ length: n }, () => ({ field: 'score', operator: 'exists' }));
+  assert.deepEqual(issuesOf(group(...costly(8), ...columns(4))), [], '8 × 12 + 4 = 100');
+  assert.deepEqual(issuesOf(group(...costly(4), ...columns(46))), [], '4 × 12 + 46 = 94, 50 conditions');
+  for (const filter of [group(...costly(9)), group(...costly(8), ...columns(5)), { operator: 'OR', conditions: [group(...costly(5)), group(...costly(5))] }]) {
+    const issues = issuesOf(filter);
+    assert.equal(issues.length, 1, JSON.stringify(issues));
+    assert.equal(issues[0].field, 'filters');
+    assert.match(issues[0].message, /complexity budget of 100.*tags or on a custom property costs 12/);
+  }
+});
+
+/** Kysely without a connection, to read the SQL compileFilter produces on each dialect. */
+function sqlOf(dialect: 'sqlite' | 'postgres', filter: unknown): { sql: string; parameters: readonly unknown[] } {
+  const k = new Kysely<any>({
+    dialect: {
+      createAdapter: () => (dialect === 'sqlite' ? new SqliteAdapter() : new PostgresAdapter()),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => (dialect === 'sqlite' ? new SqliteIntrospector(db) : new PostgresIntrospector(db)),
+      createQueryCompiler: () => (dialect === 'sqlite' ? new SqliteQueryCompiler() : new PostgresQueryCompiler()),
+    },
+  });
+  const where = compileFilter(filter, 'contact', { dialect: dialect === 'sqlite' ? sqliteDialect : postgresDialect, tenantId: 'ten', properties: PROPS });
+  return k.selectFrom('contacts').select('id').where(where).compile();
+}
+const count = (s: string, re: RegExp) => (s.match(re) ?? []).length;
+
+for (const dialect of ['sqlite', 'postgres'] as const) {
+  test(`filters: tags compile to one set of record ids per condition, never a subquery per value (${dialect})`, () => {
+    const ids = Array.from({ length: 1000 }, (_, i) => `tag_${i}`);
+    for (const operator of ['in', 'notIn', 'contains', 'exists', 'notExists']) {
+      const value = operator === 'in' || operator === 'notIn' ? ids : operator === 'contains' ? 'tag_1' : undefined;
+      const { sql, parameters } = sqlOf(dialect, group({ field: 'tags', operator, value }));
+      assert.equal(count(sql, /record_tags/g), 1, `${operator}: ${sql.slice(0, 300)}`);
+      assert.equal(count(sql, / or /g), 0, operator);
+      assert.equal(parameters.length, 2 + (operator === 'in' || operator === 'notIn' ? 1000 : operator === 'contains' ? 1 : 0));
+      const positive = operator === 'in' || operator === 'contains' || operator === 'exists';
+      if (positive || dialect === 'sqlite') {
+        // Uncorrelated: the subquery never names the outer row, so it is evaluated once.
+        assert.match(sql, positive ? /"contacts"\."id" in \(select ft\.object_id from record_tags ft where/ : /"contacts"\."id" not in \(select ft\.object_id from record_tags ft where/);
+        assert.doesNotMatch(sql, /ft\.object_id = /);
+      } else {
+        // NOTE: PostgreSQL plans a correlated NOT EXISTS as a hash anti join (NOT IN cannot be one).
+        assert.match(sql, /not exists \(select ft\.object_id from record_tags ft where .* and ft\.object_id = "contacts"\."id"\)/);
+      }
+    }
+  });
+
+  test(`filters: multi_select in/notIn is one membership test for the condition, not one per value (${dialect})`, () => {
+    for (const n of [1, 994, 1000]) {
+      for (const operator of ['in', 'notIn']) {
+        const value = Array.from({ length: n }, (_, i) => `v${i}`);
+        const { sql, parameters } = sqlOf(dialect, group({ field: 'customProperties.p_multi', operator, value }));
+        const each = dialect === 'sqlite' ? /json_each\(/g : /jsonb_path_query\(/g;
+        assert.equal(count(sql, each), 1, `${operator} ${n}: ${sql.slice(0, 300)}`);
+        assert.equal(count(sql, / or /g), 0);
+        assert.equal(count(sql, / in \(/g), 1);
+        assert.equal(parameters.length, n + 1, 'the values and the JSON path');
+        if (operator === 'notIn') assert.match(sql, /^select "id" from "contacts" where \(not exists/);
+      }
+    }
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Compilation, run against the real database of the current dialect (SQLite, or PostgreSQL with TEST_DB=postgres).

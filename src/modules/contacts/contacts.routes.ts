@@ -29,7 +29,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'Search contacts with filters',
       description:
-        'Requires scope `contacts:read`. Filters combine conditions with AND/OR groups (see the `filters` schema); answers the same paginated envelope as the list. Invalid filters are 400 `validation_failed` with `details[].field` naming the path (e.g. `filters.conditions[1].value`).',
+        'Requires scope `contacts:read`. Filters combine conditions with AND/OR groups (see the `filters` schema); answers the same paginated envelope as the list. Invalid filters are 400 `validation_failed` with `details[].field` naming the path (e.g. `filters.conditions[1].value`). Limits: groups nest at most 3 deep; at most 50 conditions, 1,000 values in an `in`/`notIn` and 10,000 values in a filter; and a complexity budget of 100, where a condition on `tags` or on a `customProperties.<id>` costs 12 and any other condition 1 (so at most 8 of those; over budget is 400 `validation_failed` on `filters`).',
       body: ContactSearchBody,
       response: { 200: ContactPage, ...errorResponses(400) },
     },

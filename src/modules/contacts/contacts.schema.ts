@@ -105,7 +105,10 @@ export const ContactListQuery = Type.Object(
 export type ContactListQueryT = Static<typeof ContactListQuery>;
 
 const FILTER_DESCRIPTION = `Filter group: \`{ operator: "AND" | "OR", conditions: [Condition | Group] }\`; a condition is
-\`{ field, operator, value? }\`. Groups nest up to 3 levels (the root is level 1); at most 50 conditions in total.
+\`{ field, operator, value? }\`. Groups nest up to 3 levels (the root is level 1); at most 50 conditions and 10,000
+values in total. Complexity budget: 100, where a condition on \`tags\` or on a custom property costs 12 and any other
+condition 1 (each of those reads record_tags or every row's custom properties again), so at most 8 of them; over budget
+is 400 \`validation_failed\` on \`filters\`.
 
 Operators: \`eq\`, \`neq\`, \`gt\`, \`gte\`, \`lt\`, \`lte\`, \`after\`, \`before\`, \`contains\`, \`in\`, \`notIn\`, \`exists\`, \`notExists\`.
 \`gt\`/\`lt\`/\`after\`/\`before\` are strict, \`gte\`/\`lte\` inclusive; \`contains\` is a case-insensitive substring; \`eq\`/\`in\`

@@ -5,7 +5,7 @@ import type { ContactsTable } from '../../db/tables/records.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { emailDomain, normalizeEmail } from '../../domain/email.js';
 import { DomainError } from '../../domain/errors.js';
-import { compileFilter } from '../../domain/filters.js';
+import { compileFilter } from '../../db/filter-sql.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { errors } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';

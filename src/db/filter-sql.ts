@@ -1,0 +1,162 @@
+/**
+ * The filter language (src/domain/filters.ts) compiled to SQL, for `POST /contacts/search` and the
+ * dynamic-list engine. Records are never filtered in memory.
+ *
+ *   compileFilter(filter, objectType, { dialect, tenantId, properties, table?, path? }) → RawBuilder<SqlBool>
+ *       Validates (throws ApiError 400 validation_failed with `details` when invalid) and returns a boolean
+ *       SQL expression for `selectFrom(<table>)`: `.where(compileFilter(...))`. Column references are
+ *       qualified with `table` (default `contacts` / `companies` / `deals`; pass your alias if you use one).
+ *       The caller still filters `tenant_id` and `deleted_at is null` on the outer query; `tenantId` is used
+ *       for the `record_tags` subqueries.
+ *
+ * Cost (DESIGN §4): O(rows examined), never rows × filter values. A value list is a set the database
+ * builds once per statement and probes once per row (SQLite: an ephemeral index; PostgreSQL ≥ 14: a
+ * hashed ScalarArrayOp, or a hash join); tags are a set of record ids computed once, not a subquery
+ * per record; a multi_select is one probe per array element, not one subquery per value.
+ */
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { errors } from '../errors.js';
+import { parseFilter, type FilterNode, type FilterObjectType, type FilterOperator } from '../domain/filters.js';
+import type { PropertyDef } from '../domain/properties.js';
+import { containsInsensitive, jsonBooleanIs, type SqlDialect } from './dialect.js';
+
+export interface CompileOptions {
+  dialect: SqlDialect;
+  tenantId: string;
+  properties: Map<string, PropertyDef>;
+  /** Table name or alias of the outer query (default: contacts / companies / deals). */
+  table?: string;
+  /** Path named in validation errors (default `filters`). */
+  path?: string;
+}
+
+const TABLES: Record<FilterObjectType, string> = { contact: 'contacts', company: 'companies', deal: 'deals' };
+
+/**
+ * Validates `filter` and compiles it to a boolean SQL expression for `selectFrom(<table>)`.
+ * Throws ApiError 400 `validation_failed` (details naming the paths) when it is invalid.
+ */
+export function compileFilter(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): RawBuilder<SqlBool> {
+  const { issues, node } = parseFilter(filter, objectType, opts.properties, opts.path ?? 'filters');
+  if (issues.length || !node) throw errors.validation(issues.length ? issues : [{ field: opts.path ?? 'filters', message: 'is invalid' }]);
+  const c: Compiler = { ...opts, objectType, table: opts.table ?? TABLES[objectType] };
+  return compileNode(node, c);
+}
+
+interface Compiler extends CompileOptions {
+  objectType: FilterObjectType;
+  table: string;
+}
+
+const TRUE = sql<SqlBool>`(1 = 1)`;
+const FALSE = sql<SqlBool>`(1 = 0)`;
+
+function compileNode(node: FilterNode, c: Compiler): RawBuilder<SqlBool> {
+  if (node.type === 'group') {
+    if (node.children.length === 0) return node.operator === 'AND' ? TRUE : FALSE;
+    const parts = node.children.map((n) => compileNode(n, c));
+    if (parts.length === 1) return parts[0];
+    return sql<SqlBool>`(${sql.join(parts, node.operator === 'AND' ? sql` and ` : sql` or `)})`;
+  }
+  const t = node.target;
+  if (t.type === 'column' && t.spec.kind === 'tags') return compileTags(node.operator, node.value, c);
+  if (t.type === 'prop' && t.kind === 'jmulti') return compileMulti(t.def.id, node.operator, node.value, c);
+  if (t.type === 'prop' && t.kind === 'jboolean') return compileJsonBoolean(t.def.id, node.operator, node.value as boolean, c);
+  let expr: RawBuilder<unknown>;
+  let value = node.value;
+  if (t.type === 'column') {
+    expr = sql.ref(`${c.table}.${t.spec.column}`);
+    if (t.spec.kind === 'boolean') value = value ? 1 : 0;
+  } else {
+    const col = `${c.table}.custom_properties`;
+    expr = t.kind === 'jnumber' ? c.dialect.jsonNumber(col, t.def.id) : c.dialect.jsonText(col, t.def.id);
+    if (node.operator === 'exists') return c.dialect.jsonHasKey(col, t.def.id) as RawBuilder<SqlBool>;
+    if (node.operator === 'notExists') return sql<SqlBool>`(not ${c.dialect.jsonHasKey(col, t.def.id)})`;
+  }
+  return compare(expr, node.operator, value);
+}
+
+const SQL_OPS: Partial<Record<FilterOperator, string>> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=', after: '>', before: '<' };
+
+function compare(expr: RawBuilder<unknown>, operator: FilterOperator, value: unknown): RawBuilder<SqlBool> {
+  switch (operator) {
+    case 'eq':
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+    case 'after':
+    case 'before':
+      return sql<SqlBool>`(${expr} ${sql.raw(SQL_OPS[operator]!)} ${value})`;
+    case 'neq':
+      return sql<SqlBool>`(${expr} is null or ${expr} <> ${value})`;
+    case 'contains':
+      return containsInsensitive(expr, value as string) as RawBuilder<SqlBool>;
+    // A list of bound constants: SQLite probes an ephemeral index built once, PostgreSQL a hashed
+    // ScalarArrayOp (`= ANY` since 14, `<> ALL` since 15).
+    case 'in':
+      return sql<SqlBool>`(${expr} in (${sql.join(value as unknown[])}))`;
+    case 'notIn':
+      return sql<SqlBool>`(${expr} is null or ${expr} not in (${sql.join(value as unknown[])}))`;
+    case 'exists':
+      return sql<SqlBool>`(${expr} is not null)`;
+    case 'notExists':
+      return sql<SqlBool>`(${expr} is null)`;
+  }
+}
+
+/**
+ * Tags as a set of record ids computed once per statement. `in`/`contains`/`exists` are an uncorrelated
+ * `id in (select object_id …)`: a LIST SUBQUERY on SQLite, a hash semi join on PostgreSQL.
+ */
+function compileTags(operator: FilterOperator, value: unknown, c: Compiler): RawBuilder<SqlBool> {
+  const id = sql.ref(`${c.table}.id`);
+  const only =
+    operator === 'contains' ? sql` and ft.tag_id = ${value as string}`
+    : operator === 'in' || operator === 'notIn' ? sql` and ft.tag_id in (${sql.join(value as string[])})`
+    : sql``;
+  const tagged = sql`select ft.object_id from record_tags ft where ft.tenant_id = ${c.tenantId} and ft.object_type = ${c.objectType}${only}`;
+  if (operator !== 'notIn' && operator !== 'notExists') return sql<SqlBool>`(${id} in (${tagged}))`;
+  if (c.dialect.name === 'postgres') {
+    // NOTE: PostgreSQL cannot turn `not in (subquery)` into an anti join (NULL semantics, even over a
+    // not-null column); it hashes the subquery only while the set fits in work_mem, and past that rescans
+    // it for every row (with work_mem 64kB, 100k contacts: > 20 s). A correlated NOT EXISTS is planned as
+    // a hash anti join, which reads the tag rows once and spills to batches instead.
+    return sql<SqlBool>`(not exists (${tagged} and ft.object_id = ${id}))`;
+  }
+  // NOTE: SQLite runs a correlated NOT EXISTS once per row, and with an IN list of tag ids it may drive
+  // each run from the (tenant_id, tag_id) index: rows × values probes (9 s for 1,000 ids on 100k contacts).
+  // `not in (subquery)` is a LIST SUBQUERY built once; object_id is NOT NULL (part of the primary key), so
+  // the NULL trap of NOT IN cannot occur.
+  return sql<SqlBool>`(${id} not in (${tagged}))`;
+}
+
+function compileMulti(key: string, operator: FilterOperator, value: unknown, c: Compiler): RawBuilder<SqlBool> {
+  const col = `${c.table}.custom_properties`;
+  switch (operator) {
+    case 'contains':
+      return c.dialect.jsonArrayContains(col, key, value as string) as RawBuilder<SqlBool>;
+    case 'in':
+      return c.dialect.jsonArrayHasAny(col, key, value as string[]) as RawBuilder<SqlBool>;
+    case 'notIn':
+      return sql<SqlBool>`(not ${c.dialect.jsonArrayHasAny(col, key, value as string[])})`;
+    case 'exists':
+      return c.dialect.jsonHasKey(col, key) as RawBuilder<SqlBool>;
+    default:
+      return sql<SqlBool>`(not ${c.dialect.jsonHasKey(col, key)})`;
+  }
+}
+
+function compileJsonBoolean(key: string, operator: FilterOperator, value: boolean, c: Compiler): RawBuilder<SqlBool> {
+  const col = `${c.table}.custom_properties`;
+  switch (operator) {
+    case 'eq':
+      return sql<SqlBool>`coalesce(${jsonBooleanIs(c.dialect, col, key, value)}, false)`;
+    case 'neq':
+      return sql<SqlBool>`(not coalesce(${jsonBooleanIs(c.dialect, col, key, value)}, false))`;
+    case 'exists':
+      return c.dialect.jsonHasKey(col, key) as RawBuilder<SqlBool>;
+    default:
+      return sql<SqlBool>`(not ${c.dialect.jsonHasKey(col, key)})`;
+  }
+}
