@@ -74,9 +74,12 @@ test('SIGTERM with 50 requests in flight on keep-alive connections: every one an
     }
     assert.equal((await fresh(server.url, '/readyz')).status, 200);
 
-    // Eight keep-alive connections, opened and used once before the burst.
-    const pool = new Pool(server.url, { connections: 8, pipelining: 1, keepAliveTimeout: 60_000 });
-    await Promise.all(Array.from({ length: 8 }, () => pool.request({ method: 'GET', path: '/healthz' }).then((x) => x.body.text())));
+    // Fifty keep-alive connections, opened and used once before the burst, so that every request of the
+    // burst is written at once and is truly in flight at the signal (with fewer connections the client
+    // would queue some of them and send them later, possibly after the drain window on a loaded machine).
+    const pool = new Pool(server.url, { connections: 50, pipelining: 1, keepAliveTimeout: 60_000 });
+    const warm = await Promise.all(Array.from({ length: 50 }, () => pool.request({ method: 'GET', path: '/healthz' }).then((x) => x.body.text())));
+    assert.equal(warm.length, 50);
 
     const kinds = Array.from({ length: 50 }, (_, i) => (i % 3 === 0 ? 'post' : 'get') as 'get' | 'post');
     const burst = kinds.map((kind, i) => call(pool, key, kind, `r${round}-${i}`));
