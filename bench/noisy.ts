@@ -14,6 +14,7 @@
 // autocannon and B's clients run in the bench process; the server is a separate process.
 // @ts-expect-error autocannon ships no types
 import autocannon from 'autocannon';
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { TreeMonitor, treeRssMiB } from './proc.js';
 import type { NoisySeeded } from './seed.js';
@@ -42,6 +43,9 @@ export interface PhaseReport {
   rssMiBAfter?: number;
   peakRssMiB?: number;
   maxProcesses?: number;
+  /** Whole machine busy (cores, of `cores`), and the bench process's own share (load generator + B's clients). */
+  machine?: { busyCores: number; cores: number; benchCores: number };
+  loadAvg: number[];
 }
 
 export interface NoisyReport {
@@ -193,6 +197,8 @@ async function phase(o: Options, counter: { i: number }): Promise<PhaseReport> {
     rssMiBAfter: round1(treeRssMiB(o.pid)),
     peakRssMiB: round1(mon.peakRssMiB),
     maxProcesses: mon.maxProcesses,
+    machine: mon.machine(),
+    loadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100),
   };
 }
 

@@ -12,6 +12,8 @@
 //
 // Outside Linux every figure is undefined.
 import { readFileSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 
 const HZ = 100; // USER_HZ on Linux
 
@@ -94,6 +96,18 @@ export function treeRssMiB(root: number | undefined): number | undefined {
   return any ? kib / 1024 : undefined;
 }
 
+/** Busy and total jiffies of the whole machine (first line of /proc/stat), for the contention of a window. */
+function machineJiffies(): { busy: number; total: number } | undefined {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = f[3] + f[4]; // idle + iowait
+    return { busy: total - idle, total };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Samples a process tree during a measurement window (start → stop). */
 export class TreeMonitor {
   private readonly baseline = new Map<string, number>();
@@ -105,6 +119,12 @@ export class TreeMonitor {
   maxProcesses = 0;
   peakRssMiB = 0;
   private samples = 0;
+  private machineStart: { busy: number; total: number } | undefined;
+  private machineEnd: { busy: number; total: number } | undefined;
+  private selfStart = process.cpuUsage();
+  private selfEnd: NodeJS.CpuUsage | undefined;
+  private wallStart = 0;
+  private wallEnd = 0;
 
   constructor(
     private readonly root: number | undefined,
@@ -112,6 +132,9 @@ export class TreeMonitor {
   ) {}
 
   start(): this {
+    this.machineStart = machineJiffies();
+    this.selfStart = process.cpuUsage();
+    this.wallStart = performance.now();
     if (this.root === undefined) return this;
     this.exactStart = treeCpuSeconds(this.root);
     this.sample(true);
@@ -138,6 +161,9 @@ export class TreeMonitor {
   stop(): this {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.machineEnd = machineJiffies();
+    this.selfEnd = process.cpuUsage(this.selfStart);
+    this.wallEnd = performance.now();
     if (this.root !== undefined) {
       this.sample(false);
       this.exactEnd = treeCpuSeconds(this.root);
@@ -148,6 +174,21 @@ export class TreeMonitor {
   /** CPU seconds of the tree in the window, kernel-accounted (exact). */
   cpuSeconds(): number | undefined {
     return this.exactStart !== undefined && this.exactEnd !== undefined ? this.exactEnd - this.exactStart : undefined;
+  }
+
+  /**
+   * Contention in the window, in cores: the whole machine's busy CPU, and this (load-generating) process's
+   * own. What is left of the machine's busy time after the server tree and the bench is other work.
+   */
+  machine(): { busyCores: number; cores: number; benchCores: number } | undefined {
+    const a = this.machineStart;
+    const b = this.machineEnd;
+    const seconds = (this.wallEnd - this.wallStart) / 1000;
+    if (!a || !b || !this.selfEnd || seconds <= 0) return undefined;
+    const cores = availableParallelism();
+    const busyCores = ((b.busy - a.busy) / (b.total - a.total || 1)) * cores;
+    const benchCores = (this.selfEnd.user + this.selfEnd.system) / 1e6 / seconds;
+    return { busyCores: Math.round(busyCores * 100) / 100, cores, benchCores: Math.round(benchCores * 100) / 100 };
   }
 
   /** CPU seconds of the tree in the window from the samples (max per process, summed). */

@@ -157,6 +157,8 @@ interface Result {
   serverCpuShare?: number;
   /** The same from 200 ms samples of the tree (max per process, summed): a cross-check, see bench/proc.ts. */
   serverCpuSampledShare?: number;
+  /** Machine busy cores in the run, and the bench process's own (contention: the rest is other work). */
+  machine?: { busyCores: number; cores: number; benchCores: number };
   /** Resident memory of the server's tree (server + read processes) right after the run, MiB. */
   rssMiB?: number;
   latencyP50: number;
@@ -201,6 +203,7 @@ async function drive(url: string, sc: Scenario, key: string, duration: number, c
     serverCpuShare: cpu !== undefined ? Number((cpu / seconds).toFixed(2)) : undefined,
     serverCpuSampledShare: sampled !== undefined ? Number((sampled / seconds).toFixed(2)) : undefined,
     rssMiB: pid !== undefined ? round1(treeRssMiB(pid)) : undefined,
+    machine: mon?.machine(),
     latencyP50: result.latency.p50,
     latencyP99: result.latency.p99,
     latencyMax: result.latency.max,
@@ -309,7 +312,7 @@ async function main() {
       if (WARMUP > 0) await drive(target.url, sc, seeded.key, WARMUP, counter);
       const r = await drive(target.url, sc, seeded.key, DURATION, counter, target.proc.pid);
       results.push(r);
-      log(`  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, non-2xx ${r.non2xx}, errors ${r.errors}`);
+      log(`  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, machine busy ${r.machine?.busyCores ?? '?'}/${r.machine?.cores ?? '?'} cores (bench ${r.machine?.benchCores ?? '?'}), non-2xx ${r.non2xx}, errors ${r.errors}`);
       if (r.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
       if (profiling) {
         await api.stop(); // the profile is written at exit
@@ -330,6 +333,7 @@ async function main() {
         serverCpuShare: p.serverCpuShare,
         serverCpuSampledShare: p.serverCpuSampledShare,
         rssMiB: p.rssMiBAfter,
+        machine: p.machine,
         latencyP50: p.all.p50,
         latencyP99: p.all.p99,
         latencyMax: p.all.max,
@@ -382,7 +386,7 @@ async function main() {
   if (noisyReport) {
     const n = noisyReport;
     const ph = (p: NoisyReport['aAlone']) =>
-      `p50 ${p.all.p50} / p99 ${p.all.p99} / max ${p.all.max} ms, ${p.all.requestsPerSec} req/s (by id: p50 ${p.byId.p50} / p99 ${p.byId.p99} / max ${p.byId.max}; page: p50 ${p.list.p50} / p99 ${p.list.p99} / max ${p.list.max}); server+readers ${p.serverCpuShare ?? '?'} cores (sampled ${p.serverCpuSampledShare ?? '?'}), RSS ${p.rssMiBAfter ?? '?'} MiB (peak ${p.peakRssMiB ?? '?'}, ${p.maxProcesses ?? '?'} processes)`;
+      `p50 ${p.all.p50} / p99 ${p.all.p99} / max ${p.all.max} ms, ${p.all.requestsPerSec} req/s (by id: p50 ${p.byId.p50} / p99 ${p.byId.p99} / max ${p.byId.max}; page: p50 ${p.list.p50} / p99 ${p.list.p99} / max ${p.list.max}); server+readers ${p.serverCpuShare ?? '?'} cores (sampled ${p.serverCpuSampledShare ?? '?'}), RSS ${p.rssMiBAfter ?? '?'} MiB (peak ${p.peakRssMiB ?? '?'}, ${p.maxProcesses ?? '?'} processes); machine busy ${p.machine?.busyCores ?? '?'}/${p.machine?.cores ?? '?'} cores (bench process ${p.machine?.benchCores ?? '?'}), load avg ${p.loadAvg.join(' ')}`;
     process.stdout.write(
       [
         '',
