@@ -1,6 +1,7 @@
 // Bench data set: one tenant (setup apply), then 100k contacts, 20k deals and 50k activities with three
 // links each, written directly with batched Kysely inserts in a few large transactions (the API would take
-// minutes; the rules do not matter for load). Progress goes to stderr.
+// minutes; the rules do not matter for load). Progress goes to stderr. `seedNoisyTenant` adds tenant B of
+// the noisy-neighbour scenario (bench/noisy.ts).
 import { sql } from 'kysely';
 import { applySetup } from '../src/admin/setup.js';
 import { CITIES, FIRST_NAMES, LAST_NAMES, Rand, asciiSlug, mobileFor, sampleCompanies } from '../src/admin/demo-data.js';
