@@ -1,6 +1,7 @@
 // Bench data set: one tenant (setup apply), then 100k contacts, 20k deals and 50k activities with three
 // links each, written directly with batched Kysely inserts in a few large transactions (the API would take
-// minutes; the rules do not matter for load). Progress goes to stderr.
+// minutes; the rules do not matter for load). Progress goes to stderr. `seedNoisyTenant` adds tenant B of
+// the noisy-neighbour scenario (bench/noisy.ts).
 import { sql } from 'kysely';
 import { applySetup } from '../src/admin/setup.js';
 import { CITIES, FIRST_NAMES, LAST_NAMES, Rand, asciiSlug, mobileFor, sampleCompanies } from '../src/admin/demo-data.js';
@@ -64,6 +65,20 @@ const SETUP = {
   ],
 };
 
+const T0 = new Date('2025-01-01T00:00:00.000Z').getTime();
+/** The i-th of n timestamps spread over 300 days from 2025-01-01. */
+const iso = (i: number, n: number) => new Date(T0 + Math.floor((i / n) * 300 * 86_400_000)).toISOString();
+
+/** A full-scope key with BENCH_RATE_LIMIT, written straight to the table; returns the plaintext key. */
+async function insertBenchKey(db: Db, tenantId: string, userId: string, name: string): Promise<string> {
+  const { key, hash, prefix } = generateApiKey();
+  await db
+    .insertInto('api_keys')
+    .values({ tenant_id: tenantId, id: newId('key'), user_id: userId, name, prefix, key_hash: hash, scopes: JSON.stringify(['*']), rate_limit: BENCH_RATE_LIMIT, created_at: iso(0, 1), last_used_at: null, revoked_at: null, expires_at: null })
+    .execute();
+  return key;
+}
+
 async function batched<T>(db: Db, rows: T[], size: number, insert: (tx: Db, chunk: T[]) => Promise<unknown>) {
   // One transaction per 20k rows: large enough to be fast, small enough to keep the WAL modest.
   for (let i = 0; i < rows.length; i += 20_000) {
@@ -82,13 +97,7 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
   const tenantId = setup.tenantId;
   const users = ['u1', 'u2', 'u3', 'u4'].map((r) => setup.refs[r]);
   const stageIds = ['s1', 's2', 's3', 's4', 'won', 'lost'].map((r) => setup.refs[r]);
-  const { key, hash, prefix } = generateApiKey();
-  const t0 = new Date('2025-01-01T00:00:00.000Z').getTime();
-  const iso = (i: number, n: number) => new Date(t0 + Math.floor((i / n) * 300 * 86_400_000)).toISOString();
-  await db
-    .insertInto('api_keys')
-    .values({ tenant_id: tenantId, id: newId('key'), user_id: users[0], name: 'Bench', prefix, key_hash: hash, scopes: JSON.stringify(['*']), rate_limit: BENCH_RATE_LIMIT, created_at: iso(0, 1), last_used_at: null, revoked_at: null, expires_at: null })
-    .execute();
+  const key = await insertBenchKey(db, tenantId, users[0], 'Bench');
 
   // Tags (five, a third of the contacts and deals carry one or two).
   const tagIds = ['Cliente', 'Prospect', 'Parceiro', 'VIP', 'Inativo'].map((name) => ({ tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#e53935', created_at: iso(0, 1), updated_at: iso(0, 1) }));
@@ -228,6 +237,106 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     companyIds: companies.map((c) => c.id),
     dealIds: deals.map((d) => d.id),
     counts,
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tenant B of the noisy-neighbour scenario: as many contacts as tenant A, each with 0–5 of 200 tags
+// (record_tags) and 0–5 of the 100 options of a multi_select custom property, plus a free-text property,
+// so that the most expensive filter the API accepts (tags / multi_select `notIn` with 1 000 values,
+// `contains` on text) has real data to chew on.
+
+export interface NoisySeeded {
+  tenantId: string;
+  key: string;
+  tagIds: string[];
+  /** Property id of the multi_select contact property and its option values. */
+  multiSelectId: string;
+  multiSelectOptions: string[];
+  /** Property id of the text contact property. */
+  textPropertyId: string;
+  contacts: number;
+  tagLinks: number;
+  seconds: number;
+}
+
+export const NOISY_TAGS = 200;
+export const NOISY_OPTIONS = 100;
+
+export async function seedNoisyTenant(database: Database, contactsCount: number, progress: (m: string) => void = () => {}): Promise<NoisySeeded> {
+  const started = Date.now();
+  const db = database.db;
+  const rand = new Rand(11);
+  const options = Array.from({ length: NOISY_OPTIONS }, (_, i) => ({ value: `opt${String(i).padStart(3, '0')}`, label: `Interesse ${i + 1}` }));
+  const setup = await applySetup(db, {
+    tenant: { name: 'Bench Vizinho Barulhento Ltda' },
+    users: [
+      { ref: 'u1', name: 'Eva Mendes', email: 'eva@noisy.bench.test' },
+      { ref: 'u2', name: 'Fábio Nunes', email: 'fabio@noisy.bench.test' },
+    ],
+    properties: [
+      { ref: 'interests', objectType: 'contact', internalName: 'interests', label: 'Interesses', type: 'multi_select', options },
+      { ref: 'notes', objectType: 'contact', internalName: 'notes', label: 'Observações', type: 'text' },
+    ],
+  });
+  const tenantId = setup.tenantId;
+  const users = [setup.refs.u1, setup.refs.u2];
+  const multiSelectId = setup.refs.interests;
+  const textPropertyId = setup.refs.notes;
+  const key = await insertBenchKey(db, tenantId, users[0], 'Bench noisy');
+
+  const tags = Array.from({ length: NOISY_TAGS }, (_, i) => {
+    const name = `Etiqueta ${String(i + 1).padStart(3, '0')}`;
+    return { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#1e88e5', created_at: iso(0, 1), updated_at: iso(0, 1) };
+  });
+  await db.insertInto('tags').values(tags).execute();
+
+  const NOTES = ['Ligar na segunda', 'Pediu proposta', 'Sem interesse no momento', 'Cliente antigo', 'Indicação de parceiro', 'Retornar em março'];
+  const tagRows: { tenant_id: string; object_type: string; object_id: string; tag_id: string }[] = [];
+  let contacts = [];
+  for (let i = 0; i < contactsCount; i++) {
+    const first = rand.pick(FIRST_NAMES);
+    const last = rand.pick(LAST_NAMES);
+    const id = newId('con');
+    const picked = rand.sample(options, rand.int(0, 5)).map((o) => o.value);
+    const custom: Record<string, unknown> = { [textPropertyId]: `${rand.pick(NOTES)} (${i})` };
+    if (picked.length > 0) custom[multiSelectId] = picked;
+    for (const t of rand.sample(tags, rand.int(0, 5))) tagRows.push({ tenant_id: tenantId, object_type: 'contact', object_id: id, tag_id: t.id });
+    contacts.push({
+      tenant_id: tenantId,
+      id,
+      first_name: first,
+      last_name: last,
+      email: `${asciiSlug(first)}.${asciiSlug(last)}.${i}@vizinho.bench.test`,
+      phone: mobileFor(i, rand.pick(CITIES).ddd),
+      company_id: null,
+      owner_id: users[i % users.length],
+      score: rand.int(0, 100),
+      custom_properties: JSON.stringify(custom),
+      created_at: iso(i, contactsCount),
+      updated_at: iso(i, contactsCount),
+      deleted_at: null,
+    });
+    if (contacts.length === 20_000 || i === contactsCount - 1) {
+      await batched(db, contacts, 1_000, (tx, chunk) => tx.insertInto('contacts').values(chunk).execute());
+      progress(`  tenant B contacts: ${i + 1}/${contactsCount}`);
+      contacts = [];
+    }
+  }
+  await batched(db, tagRows, 2_000, (tx, chunk) => tx.insertInto('record_tags').values(chunk).execute());
+  progress(`  tenant B tag links: ${tagRows.length}`);
+  if (database.dialect.name === 'postgres') await sql`analyze`.execute(db);
+
+  return {
+    tenantId,
+    key,
+    tagIds: tags.map((t) => t.id),
+    multiSelectId,
+    multiSelectOptions: options.map((o) => o.value),
+    textPropertyId,
+    contacts: contactsCount,
+    tagLinks: tagRows.length,
     seconds: (Date.now() - started) / 1000,
   };
 }

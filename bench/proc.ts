@@ -1,0 +1,201 @@
+// CPU and memory of a process *tree* from Linux /proc: the server and its children (on SQLite every read
+// connection of the read pool is a child process, killed and replaced at the query deadline).
+//
+// Two CPU measures are kept:
+// - `cpuSeconds()`: kernel accounting. The root's own utime+stime, plus its cutime+cstime (the CPU of
+//   children it has already reaped: Node/libuv waits for every child it spawned, so a reader killed at
+//   the deadline lands there with all the CPU it used), plus the own CPU of every live descendant. Exact at
+//   any instant, whatever the sampling rate.
+// - `sampledCpuSeconds()`: the tree sampled every `intervalMs` (200 ms), the largest CPU seen per process
+//   (pid + start time, so a reused pid is another process), summed. A killed child loses what it used after
+//   its last sample; kept as a cross-check of the exact figure (they should differ by well under 5 %).
+//
+// Outside Linux every figure is undefined.
+import { readFileSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+
+const HZ = 100; // USER_HZ on Linux
+
+interface Stat {
+  /** Own utime + stime (s). */
+  own: number;
+  /** cutime + cstime: reaped children (s). */
+  reaped: number;
+  startTime: string;
+}
+
+function readStat(pid: number): Stat | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields after the command (0-based here): 11 utime, 12 stime, 13 cutime, 14 cstime, 19 starttime.
+    return { own: (Number(f[11]) + Number(f[12])) / HZ, reaped: (Number(f[13]) + Number(f[14])) / HZ, startTime: f[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pid and every live descendant (walks /proc/<pid>/task/<tid>/children). */
+export function processTree(root: number): number[] {
+  const out: number[] = [];
+  const stack = [root];
+  const seen = new Set<number>();
+  while (stack.length) {
+    const pid = stack.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    out.push(pid);
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/)) if (c) stack.push(Number(c));
+      } catch {
+        // the thread or the process went away meanwhile
+      }
+    }
+  }
+  return out;
+}
+
+/** Kernel-accounted CPU seconds of the tree so far (see the header); undefined when /proc is unreadable. */
+export function treeCpuSeconds(root: number | undefined): number | undefined {
+  if (root === undefined) return undefined;
+  const self = readStat(root);
+  if (!self) return undefined;
+  let total = self.own + self.reaped;
+  for (const pid of processTree(root)) {
+    if (pid === root) continue;
+    const s = readStat(pid);
+    if (s) total += s.own + s.reaped;
+  }
+  return total;
+}
+
+/** Resident memory of the tree now, in MiB (sum of VmRSS; shared pages are counted once per process). */
+export function treeRssMiB(root: number | undefined): number | undefined {
+  if (root === undefined) return undefined;
+  let kib = 0;
+  let any = false;
+  for (const pid of processTree(root)) {
+    try {
+      const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) {
+        kib += Number(m[1]);
+        any = true;
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return any ? kib / 1024 : undefined;
+}
+
+/** Busy and total jiffies of the whole machine (first line of /proc/stat), for the contention of a window. */
+function machineJiffies(): { busy: number; total: number } | undefined {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = f[3] + f[4]; // idle + iowait
+    return { busy: total - idle, total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples a process tree during a measurement window (start → stop). */
+export class TreeMonitor {
+  private readonly baseline = new Map<string, number>();
+  private readonly max = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private exactStart: number | undefined;
+  private exactEnd: number | undefined;
+  /** Most processes seen at once, and largest tree RSS seen (MiB). */
+  maxProcesses = 0;
+  peakRssMiB = 0;
+  private samples = 0;
+  private machineStart: { busy: number; total: number } | undefined;
+  private machineEnd: { busy: number; total: number } | undefined;
+  private selfStart = process.cpuUsage();
+  private selfEnd: NodeJS.CpuUsage | undefined;
+  private wallStart = 0;
+  private wallEnd = 0;
+
+  constructor(
+    private readonly root: number | undefined,
+    private readonly intervalMs = 200,
+  ) {}
+
+  start(): this {
+    this.machineStart = machineJiffies();
+    this.selfStart = process.cpuUsage();
+    this.wallStart = performance.now();
+    if (this.root === undefined) return this;
+    this.exactStart = treeCpuSeconds(this.root);
+    this.sample(true);
+    this.timer = setInterval(() => this.sample(false), this.intervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  private sample(first: boolean): void {
+    if (this.root === undefined) return;
+    const pids = processTree(this.root);
+    this.maxProcesses = Math.max(this.maxProcesses, pids.length);
+    if (this.samples++ % 5 === 0) this.peakRssMiB = Math.max(this.peakRssMiB, treeRssMiB(this.root) ?? 0);
+    for (const pid of pids) {
+      const s = readStat(pid);
+      if (!s) continue;
+      const k = `${pid}:${s.startTime}`;
+      // Only the processes' own CPU: reaped children are separate entries of the map already.
+      if (first) this.baseline.set(k, s.own);
+      if (s.own > (this.max.get(k) ?? -1)) this.max.set(k, s.own);
+    }
+  }
+
+  stop(): this {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.machineEnd = machineJiffies();
+    this.selfEnd = process.cpuUsage(this.selfStart);
+    this.wallEnd = performance.now();
+    if (this.root !== undefined) {
+      this.sample(false);
+      this.exactEnd = treeCpuSeconds(this.root);
+    }
+    return this;
+  }
+
+  /** CPU seconds of the tree in the window, kernel-accounted (exact). */
+  cpuSeconds(): number | undefined {
+    return this.exactStart !== undefined && this.exactEnd !== undefined ? this.exactEnd - this.exactStart : undefined;
+  }
+
+  /**
+   * Contention in the window, in cores: the whole machine's busy CPU, and this (load-generating) process's
+   * own. What is left of the machine's busy time after the server tree and the bench is other work.
+   */
+  machine(): { busyCores: number; cores: number; benchCores: number } | undefined {
+    const a = this.machineStart;
+    const b = this.machineEnd;
+    const seconds = (this.wallEnd - this.wallStart) / 1000;
+    if (!a || !b || !this.selfEnd || seconds <= 0) return undefined;
+    const cores = availableParallelism();
+    const busyCores = ((b.busy - a.busy) / (b.total - a.total || 1)) * cores;
+    const benchCores = (this.selfEnd.user + this.selfEnd.system) / 1e6 / seconds;
+    return { busyCores: Math.round(busyCores * 100) / 100, cores, benchCores: Math.round(benchCores * 100) / 100 };
+  }
+
+  /** CPU seconds of the tree in the window from the samples (max per process, summed). */
+  sampledCpuSeconds(): number | undefined {
+    if (this.root === undefined || this.max.size === 0) return undefined;
+    let total = 0;
+    for (const [k, v] of this.max) total += v - (this.baseline.get(k) ?? 0);
+    return total;
+  }
+}
