@@ -119,13 +119,19 @@ export class ReadPool {
     for (const s of this.slots) s.warm();
   }
 
-  run(tenantId: string, sql: string, params: readonly unknown[], signal?: AbortSource): Promise<unknown[]> {
+  /**
+   * Runs one statement for a tenant. `deadline` (epoch ms) is the request's: a request that runs several
+   * statements (a page, then its total) shares one QUERY_TIMEOUT_MS between them.
+   */
+  run(tenantId: string, sql: string, params: readonly unknown[], signal?: AbortSource, deadline?: number): Promise<unknown[]> {
     if (this.closed) return Promise.reject(new Error('read pool closed'));
+    const budget = deadline === undefined ? this.opts.timeoutMs : deadline - Date.now();
+    if (budget <= 0) return Promise.reject(queryTimeout(this.opts.timeoutMs));
     if (signal?.aborted) return Promise.reject(new QueryAbandoned('client gone'));
     if ((this.queued.get(tenantId) ?? 0) >= this.maxQueued) return Promise.reject(tooManyQueries(this.maxQueued));
     return new Promise((resolve, reject) => {
       const job: Job = { tenantId, sql, params, resolve, reject, done: false, timer: undefined as unknown as NodeJS.Timeout };
-      job.timer = setTimeout(() => this.abandon(job, queryTimeout(this.opts.timeoutMs)), this.opts.timeoutMs);
+      job.timer = setTimeout(() => this.abandon(job, queryTimeout(this.opts.timeoutMs)), budget);
       if (signal) job.unlisten = signal.subscribe(() => this.abandon(job, new QueryAbandoned('client gone')));
       this.queue.push(job);
       this.queued.set(tenantId, (this.queued.get(tenantId) ?? 0) + 1);
@@ -210,11 +216,16 @@ export function directReads(db: Db): Reads {
   };
 }
 
-/** Reads of one tenant through the pool; `signal` aborts them when the client goes away. */
+/**
+ * Reads of one tenant (one request) through the pool; `signal` aborts them when the client goes away.
+ * The deadline starts with the first statement and covers every later one of the same request.
+ */
 export function pooledReads(db: Db, pool: ReadPool, tenantId: string, signal?: AbortSource): Reads {
+  let deadline: number | undefined;
   const all = async <O>(query: Query<O>): Promise<O[]> => {
     const { sql, parameters } = compile(db, query);
-    return (await pool.run(tenantId, sql, parameters, signal)) as O[];
+    deadline ??= Date.now() + pool.timeoutMs;
+    return (await pool.run(tenantId, sql, parameters, signal, deadline)) as O[];
   };
   return {
     db,

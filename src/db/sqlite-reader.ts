@@ -4,6 +4,7 @@
  * `{ id, rows }` or `{ id, error }`. Only read statements run here: the connection is opened read-only.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReadSlot } from './reads.js';
@@ -15,6 +16,7 @@ interface Request {
 }
 type Reply = { ready: true } | { id: number; rows: unknown[] } | { id: number; error: { message: string; code?: string } };
 
+const READER_NICE = 10;
 const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite-reader.process.mjs');
 
 /** One child process with its read-only connection; replaced by a fresh one when a statement is cancelled. */
@@ -30,6 +32,13 @@ export class SqliteReaderSlot implements ReadSlot {
   private start(): Promise<void> {
     const child = fork(ENTRY, [this.file], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.child = child;
+    // Readers run at a lower CPU priority than the server's event loop: when a heavy query and the
+    // event loop compete for a core, point reads, writes and every other tenant's request parsing win.
+    try {
+      if (child.pid) setPriority(child.pid, READER_NICE);
+    } catch {
+      // not permitted here: the reader keeps the default priority
+    }
     const ready = new Promise<void>((resolve, reject) => {
       child.on('message', (m: Reply) => {
         if ('ready' in m) return resolve();

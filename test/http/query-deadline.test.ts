@@ -161,3 +161,14 @@ async function seedContacts(tenantId: string, n: number): Promise<void> {
     select ${tenantId}, 'seed-' || x, 'First ' || x, 'Last ' || x, 'seed' || x || '@b.test', '{}', ${now}, ${now}
     from (${series}) s`.execute(t.database.db);
 }
+
+test('one deadline per request: the statements of one request share QUERY_TIMEOUT_MS', async () => {
+  const reads = t.database.readsFor('tenant-deadline');
+  // The first statement starts the request's deadline…
+  assert.equal((await reads.all(sql<{ one: number }>`select 1 as one`)).length, 1);
+  await new Promise((r) => setTimeout(r, TIMEOUT_MS + 50));
+  // …so a later statement of the same request (its total, say) finds the time spent and is refused.
+  await assert.rejects(reads.all(sql<{ one: number }>`select 1 as one`), (err: any) => err.code === 'query_timeout' && err.statusCode === 503);
+  // Another request has a deadline of its own.
+  assert.equal((await t.database.readsFor('tenant-deadline').all(sql<{ one: number }>`select 1 as one`)).length, 1);
+});
