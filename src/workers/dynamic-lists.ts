@@ -155,9 +155,11 @@ async function recalculateType(
       .where(sql.ref(`${table}.deleted_at`), 'is', null)
       .where(matches);
     const members = db.selectFrom('list_members').select('object_id').where('tenant_id', '=', tenantId).where('list_id', '=', list.id);
-    // Both sides are uncorrelated subqueries: each is evaluated once, whatever the number of rows.
-    const toAdd = await ctx.reads.all(matching.where(sql.ref(`${table}.id`), 'not in', members));
-    const toRemove = await ctx.reads.all(members.where('object_id', 'not in', matching));
+    // Both sides are uncorrelated subqueries: each is evaluated once, whatever the number of rows. Each
+    // list gets a QUERY_TIMEOUT_MS of its own (a deadline covers one request's statements).
+    const reads = database.readsFor(tenantId);
+    const toAdd = await reads.all(matching.where(sql.ref(`${table}.id`), 'not in', members));
+    const toRemove = await reads.all(members.where('object_id', 'not in', matching));
     await withTx(db, async (tx) => {
       await forEachChunk(
         toAdd.map((r) => r.id),
