@@ -19,7 +19,9 @@ process.on('message', (/** @type {{ id: number, sql: string, params: unknown[] }
       if (statements.size >= 500) statements.delete(statements.keys().next().value);
       statements.set(m.sql, stmt);
     }
-    process.send({ id: m.id, rows: stmt.all(m.params) });
+    // Rows go back as arrays under one list of column names: with JSON IPC that halves the parent's cost
+    // of receiving a page compared with structured-clone ('advanced') messages of row objects.
+    process.send({ id: m.id, columns: stmt.columns().map((c) => c.name), rows: stmt.raw(true).all(m.params) });
   } catch (err) {
     process.send({ id: m.id, error: { message: String(err?.message), code: err?.code } });
   }
