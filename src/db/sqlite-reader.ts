@@ -4,7 +4,6 @@
  * `{ id, rows }` or `{ id, error }`. Only read statements run here: the connection is opened read-only.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReadSlot } from './reads.js';
@@ -28,7 +27,6 @@ function objects(columns: string[], rows: unknown[][]): Record<string, unknown>[
   return out;
 }
 
-const READER_NICE = 10;
 const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite-reader.process.mjs');
 
 /** One child process with its read-only connection; replaced by a fresh one when a statement is cancelled. */
@@ -46,13 +44,6 @@ export class SqliteReaderSlot implements ReadSlot {
     // columns, no 64-bit integers beyond 2^53), and JSON messages cost the parent less to receive.
     const child = fork(ENTRY, [this.file], { serialization: 'json', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.child = child;
-    // Readers run at a lower CPU priority than the server's event loop: when a heavy query and the
-    // event loop compete for a core, point reads, writes and every other tenant's request parsing win.
-    try {
-      if (child.pid) setPriority(child.pid, READER_NICE);
-    } catch {
-      // not permitted here: the reader keeps the default priority
-    }
     const ready = new Promise<void>((resolve, reject) => {
       child.on('message', (m: Reply) => {
         if ('ready' in m) return resolve();
