@@ -30,7 +30,7 @@ if (dialect.name === 'postgres') await sql`analyze contacts, record_tags`.execut
 else await database.optimize();
 console.log(`${dialect.name}: seeded ${N} contacts in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-const vals = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
+const vals = <T = string>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
 const group = (operator: 'AND' | 'OR', conditions: unknown[]) => ({ operator, conditions });
 const M = `customProperties.${multi}`;
 const cases: Record<string, unknown> = {
