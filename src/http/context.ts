@@ -27,9 +27,19 @@ export function contextFor(
   signal?: AbortSource,
 ): Ctx {
   const { db, dialect } = database;
-  // Inside a caller's transaction (setup and demo in the CLI) everything runs on it.
-  const reads = db.isTransaction ? directReads(db) : database.readsFor(tenantId, signal);
-  return { db, reads, dialect, config, tenantId, userId };
+  let reads: Reads | undefined;
+  return {
+    db,
+    // Made on first use: point reads and writes, most requests, never need it.
+    get reads() {
+      // Inside a caller's transaction (setup and demo in the CLI) everything runs on it.
+      return (reads ??= db.isTransaction ? directReads(db) : database.readsFor(tenantId, signal));
+    },
+    dialect,
+    config,
+    tenantId,
+    userId,
+  };
 }
 
 /**
