@@ -12,6 +12,13 @@ declare module 'fastify' {
     /** The transaction an idempotent POST runs in (C.3); `ctxOf` runs the handler on it. */
     idempotencyTx: Db | null;
   }
+  interface FastifyContextConfig {
+    /**
+     * The handler waits on the network (a webhook test): it runs outside the idempotency transaction,
+     * which would otherwise hold SQLite's one writer for the whole call (see `begin`).
+     */
+    idempotencyOutbound?: boolean;
+  }
 }
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -24,6 +31,8 @@ const REPLAYED_DOC = {
 };
 const KEY_PATTERN = '^[\\x21-\\x7E]{1,255}$';
 const SAVEPOINT = 'idempotent_run';
+/** `status_code` of a claim whose outbound handler is still running (never a stored answer). */
+const PENDING = 0;
 
 /**
  * Answers a request that ran kept for a replay: success, and the business errors of a request that
@@ -70,6 +79,8 @@ export function lockId(keyId: string, idemKey: string): string {
 
 interface Run {
   tx: ControlledTransaction<DB>;
+  /** Outbound mode: the claim is committed as PENDING and the answer written after the handler. */
+  pending: boolean;
   slot: string;
   tenantId: string;
   keyId: string;
@@ -92,6 +103,8 @@ const hours = (h: number) => h * 3_600_000;
 export interface IdempotencyOptions {
   database: Database;
   ttlHours: number;
+  /** How long a PENDING claim holds its key; past it the claimant is taken for dead (a crash). */
+  outboundLeaseMs: number;
 }
 
 /**
@@ -148,7 +161,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         inFlight.delete(slot);
         throw err;
       }
-      const run: Run = { tx, slot, tenantId, keyId, idemKey, fingerprint: fingerprint(req), ended: false };
+      const pending = req.routeOptions.config.idempotencyOutbound === true;
+      const run: Run = { tx, pending, slot, tenantId, keyId, idemKey, fingerprint: fingerprint(req), ended: false };
       try {
         if (postgres) {
           const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockId(keyId, idemKey)}::bigint) as ok`.execute(tx);
@@ -161,16 +175,31 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
           .where('key_id', '=', keyId)
           .where('idem_key', '=', idemKey)
           .executeTakeFirst();
-        if (stored && Date.parse(stored.created_at) + ttlMs > Date.now()) {
+        const live = stored && Date.parse(stored.created_at) + (stored.status_code === PENDING ? opts.outboundLeaseMs : ttlMs) > Date.now();
+        if (stored && live) {
           await end(req, run, false);
           if (stored.fingerprint !== run.fingerprint) throw errors.idempotencyKeyReused();
+          if (stored.status_code === PENDING) throw errors.idempotencyKeyInUse();
           reply.code(stored.status_code).header(REPLAYED_HEADER, 'true');
           if (stored.body === null) return reply.send();
           return reply.header('content-type', 'application/json; charset=utf-8').send(stored.body);
         }
         if (stored) {
-          // Past its TTL but not swept yet: the key is free again.
+          // Past its TTL but not swept yet, or a claim left by a crash: the key is free again.
           await tx.deleteFrom('idempotency_keys').where('tenant_id', '=', tenantId).where('key_id', '=', keyId).where('idem_key', '=', idemKey).execute();
+        }
+        if (pending) {
+          // NOTE: C.3 gap — a webhook test waits up to WEBHOOK_TIMEOUT_MS on the destination. Inside the
+          // transaction that would stall every write of the process on SQLite, so the claim is committed
+          // first (repeats see it: 409) and the answer stored after; a crash in between leaves a claim
+          // that expires after outboundLeaseMs, and the retry then sends another test ping (harmless).
+          await tx
+            .insertInto('idempotency_keys')
+            .values({ tenant_id: tenantId, key_id: keyId, idem_key: idemKey, fingerprint: run.fingerprint, status_code: PENDING, body: null, created_at: new Date().toISOString() })
+            .execute();
+          await tx.commit().execute();
+          runs.set(req, run);
+          return undefined;
         }
         // Business errors roll back to here and are still stored (see storesAnswer).
         await sql`savepoint ${sql.raw(SAVEPOINT)}`.execute(tx);
@@ -183,11 +212,43 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       return undefined;
     }
 
+    /** Outbound mode: the handler's own transactions have committed; the claim becomes the answer. */
+    async function settlePending(req: FastifyRequest, run: Run, status: number, body: string | null | undefined): Promise<void> {
+      run.ended = true;
+      const row = db
+        .updateTable('idempotency_keys')
+        .where('tenant_id', '=', run.tenantId)
+        .where('key_id', '=', run.keyId)
+        .where('idem_key', '=', run.idemKey)
+        .where('status_code', '=', PENDING);
+      try {
+        if (storesAnswer(status) && body !== undefined) await row.set({ status_code: status, body }).execute();
+        else
+          await db
+            .deleteFrom('idempotency_keys')
+            .where('tenant_id', '=', run.tenantId)
+            .where('key_id', '=', run.keyId)
+            .where('idem_key', '=', run.idemKey)
+            .where('status_code', '=', PENDING)
+            .execute();
+      } catch (err) {
+        // The change is committed either way; the claim expires after its lease.
+        req.log.error({ err }, 'idempotent answer could not be stored');
+      } finally {
+        inFlight.delete(run.slot);
+      }
+    }
+
     async function finish(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
       const run = runs.get(req);
       if (!run || run.ended) return payload;
       runs.delete(req);
       const status = reply.statusCode;
+      if (run.pending) {
+        const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
+        await settlePending(req, run, status, body);
+        return payload;
+      }
       if (!storesAnswer(status)) {
         await end(req, run, false);
         return payload;
@@ -280,7 +341,10 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         ...onResponse,
         async (req: FastifyRequest) => {
           const run = runs.get(req);
-          if (run && !run.ended) await end(req, run, false).catch(() => {});
+          if (run && !run.ended) {
+            if (run.pending) await settlePending(req, run, 500, undefined);
+            else await end(req, run, false).catch(() => {});
+          }
         },
       ] as typeof route.onResponse;
     });

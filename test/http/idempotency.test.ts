@@ -365,3 +365,34 @@ test('PostgreSQL: two server processes sharing one database never run the same k
     await database2.close();
   }
 });
+
+test('webhook test (outbound): runs outside the transaction, replays its result, and a claim in flight is 409 until its lease ends', async () => {
+  const { api, tenantId } = await newTenant(t);
+  const hook = await api.post('/webhooks', { name: 'h', url: 'https://127.0.0.1:9/hook', events: ['contact.created'] });
+  assert.equal(hook.status, 201);
+  const key = uniq('k');
+  const r1 = await api.post(`/webhooks/${hook.body.id}/test`, undefined, idem(key));
+  assert.equal(r1.status, 200, JSON.stringify(r1.body));
+  const r2 = await api.post(`/webhooks/${hook.body.id}/test`, undefined, idem(key));
+  assert.equal(r2.status, 200);
+  assert.equal(r2.headers['idempotent-replayed'], 'true');
+  assert.equal(r2.body.deliveryId, r1.body.deliveryId);
+  const deliveries = await api.get(`/webhooks/${hook.body.id}/deliveries`);
+  assert.equal(deliveries.body.length, 1);
+  assert.equal((await storedRows(tenantId, key))[0].status_code, 200);
+
+  // A claim of another process still running: 409 at once; once its lease is over (a crash), the key runs.
+  const k2 = uniq('k');
+  const r3 = await api.post(`/webhooks/${hook.body.id}/test`, undefined, idem(k2));
+  await db.updateTable('idempotency_keys').set({ status_code: 0, body: null }).where('tenant_id', '=', tenantId).where('idem_key', '=', k2).execute();
+  const busy = await api.post(`/webhooks/${hook.body.id}/test`, undefined, idem(k2));
+  assert.equal(busy.status, 409);
+  assert.equal(busy.body.error, 'idempotency_key_in_use');
+  assert.equal(busy.headers['retry-after'], '1');
+  const stale = new Date(Date.now() - t.config.webhookTimeoutMs - 11_000).toISOString();
+  await db.updateTable('idempotency_keys').set({ created_at: stale }).where('tenant_id', '=', tenantId).where('idem_key', '=', k2).execute();
+  const rerun = await api.post(`/webhooks/${hook.body.id}/test`, undefined, idem(k2));
+  assert.equal(rerun.status, 200);
+  assert.equal(rerun.headers['idempotent-replayed'], undefined);
+  assert.notEqual(rerun.body.deliveryId, r3.body.deliveryId);
+});
