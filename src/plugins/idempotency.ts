@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { sql, type ControlledTransaction } from 'kysely';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Database, Db } from '../db/index.js';
+import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
 import type { DB } from '../db/tables/schema.js';
 import { errors } from '../errors.js';
 
@@ -147,11 +148,37 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       }
     }
 
+    type Stored = Pick<IdempotencyKeysTable, 'fingerprint' | 'status_code' | 'body' | 'created_at'>;
+    const lookup = (q: Db, tenantId: string, keyId: string, idemKey: string): Promise<Stored | undefined> =>
+      q
+        .selectFrom('idempotency_keys')
+        .select(['fingerprint', 'status_code', 'body', 'created_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('key_id', '=', keyId)
+        .where('idem_key', '=', idemKey)
+        .executeTakeFirst();
+    const isLive = (stored: Stored) =>
+      Date.parse(stored.created_at) + (stored.status_code === PENDING ? opts.outboundLeaseMs : ttlMs) > Date.now();
+
+    /** A live record answers the request: a replay, a reuse (422) or a claim still running (409). */
+    function answer(stored: Stored, fp: string, reply: FastifyReply): FastifyReply {
+      if (stored.fingerprint !== fp) throw errors.idempotencyKeyReused();
+      if (stored.status_code === PENDING) throw errors.idempotencyKeyInUse();
+      reply.code(stored.status_code).header(REPLAYED_HEADER, 'true');
+      if (stored.body === null) return reply.send();
+      return reply.header('content-type', 'application/json; charset=utf-8').send(stored.body);
+    }
+
     async function begin(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
       const idemKey = req.headers[IDEMPOTENCY_HEADER];
       if (typeof idemKey !== 'string') return; // absent (a malformed one was refused by validation)
       const { tenantId, keyId } = req.principal;
       const slot = `${keyId}\0${idemKey}`;
+      if (inFlight.has(slot)) throw errors.idempotencyKeyInUse();
+      const fp = fingerprint(req);
+      // Stored answers never change: a replay needs no write transaction (nor SQLite's writer lock).
+      const committed = await lookup(db, tenantId, keyId, idemKey);
+      if (committed && isLive(committed)) return answer(committed, fp, reply);
       if (inFlight.has(slot)) throw errors.idempotencyKeyInUse();
       inFlight.add(slot);
       let tx: ControlledTransaction<DB>;
@@ -162,27 +189,17 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         throw err;
       }
       const pending = req.routeOptions.config.idempotencyOutbound === true;
-      const run: Run = { tx, pending, slot, tenantId, keyId, idemKey, fingerprint: fingerprint(req), ended: false };
+      const run: Run = { tx, pending, slot, tenantId, keyId, idemKey, fingerprint: fp, ended: false };
       try {
         if (postgres) {
           const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockId(keyId, idemKey)}::bigint) as ok`.execute(tx);
           if (!rows[0]?.ok) throw errors.idempotencyKeyInUse();
         }
-        const stored = await tx
-          .selectFrom('idempotency_keys')
-          .select(['fingerprint', 'status_code', 'body', 'created_at'])
-          .where('tenant_id', '=', tenantId)
-          .where('key_id', '=', keyId)
-          .where('idem_key', '=', idemKey)
-          .executeTakeFirst();
-        const live = stored && Date.parse(stored.created_at) + (stored.status_code === PENDING ? opts.outboundLeaseMs : ttlMs) > Date.now();
-        if (stored && live) {
+        // Again inside the transaction: another process may have committed since the first look.
+        const stored = await lookup(tx, tenantId, keyId, idemKey);
+        if (stored && isLive(stored)) {
           await end(req, run, false);
-          if (stored.fingerprint !== run.fingerprint) throw errors.idempotencyKeyReused();
-          if (stored.status_code === PENDING) throw errors.idempotencyKeyInUse();
-          reply.code(stored.status_code).header(REPLAYED_HEADER, 'true');
-          if (stored.body === null) return reply.send();
-          return reply.header('content-type', 'application/json; charset=utf-8').send(stored.body);
+          return answer(stored, fp, reply);
         }
         if (stored) {
           // Past its TTL but not swept yet, or a claim left by a crash: the key is free again.
