@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createKey } from '../../src/admin/keys.js';
 import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { createDatabase } from '../../src/db/index.js';
 import { deleteExpiredIdempotencyKeys, lockId } from '../../src/plugins/idempotency.js';
 import { client, DIALECT, newTenant, testApp, type Client, type Tenant } from '../helpers/app.js';
@@ -395,4 +396,11 @@ test('webhook test (outbound): runs outside the transaction, replays its result,
   assert.equal(rerun.status, 200);
   assert.equal(rerun.headers['idempotent-replayed'], undefined);
   assert.notEqual(rerun.body.deliveryId, r3.body.deliveryId);
+});
+
+test('IDEMPOTENCY_TTL_HOURS: default 24, fractions allowed, nonsense refused at start', () => {
+  assert.equal(loadConfig({}).idempotencyTtlHours, 24);
+  assert.equal(loadConfig({ IDEMPOTENCY_TTL_HOURS: '0.5' }).idempotencyTtlHours, 0.5);
+  assert.equal(loadConfig({ IDEMPOTENCY_TTL_HOURS: '48' }).idempotencyTtlHours, 48);
+  for (const bad of ['abc', '0', '-1', '1e3', '99999']) assert.throws(() => loadConfig({ IDEMPOTENCY_TTL_HOURS: bad }), /IDEMPOTENCY_TTL_HOURS/);
 });
