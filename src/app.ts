@@ -11,6 +11,7 @@ import { loggerOptions } from './plugins/logging.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { createRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { healthRoutes } from './plugins/health.js';
+import { idempotencyPlugin } from './plugins/idempotency.js';
 import { MODULES, PUBLIC_MODULES } from './modules/index.js';
 import { errors } from './errors.js';
 import { WEBHOOK_DOCS } from './modules/webhooks/webhooks.docs.js';
@@ -122,6 +123,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(errorsPlugin);
   await app.register(openapiPlugin, { webhooks: WEBHOOK_DOCS });
   await app.register(authPlugin, { db: database.db, store });
+  await app.register(idempotencyPlugin, {
+    database,
+    ttlHours: config.idempotencyTtlHours,
+    // A webhook test (the one outbound handler) ends within its timeout; the margin covers the recording.
+    outboundLeaseMs: config.webhookTimeoutMs + 10_000,
+  });
   await app.register(healthRoutes);
   for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
   for (const mod of PUBLIC_MODULES) await app.register(mod);

@@ -23,6 +23,8 @@ export interface Config {
   queryQueuePerTenant: number;
   /** On SIGTERM, how long the server keeps accepting and answering before it stops accepting (A.1). */
   shutdownDrainMs: number;
+  /** How long a stored idempotent answer is kept (C.3, `IDEMPOTENCY_TTL_HOURS`); fractions allowed. */
+  idempotencyTtlHours: number;
   /** Master key for secrets at rest. Resolved lazily: only webhook code needs it. */
   secretKey(): Buffer;
 }
@@ -35,6 +37,16 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/** A positive decimal number of hours (`0.5`, `24`), within bounds. */
+function hours(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(`${name} must be a number of hours such as 24 or 0.5, got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
@@ -91,6 +103,7 @@ export function loadConfig(env: Env = process.env): Config {
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 5_000, 1, 600_000),
     queryQueuePerTenant: int(env, 'QUERY_QUEUE_PER_TENANT', 200, 1, 100_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 1_000, 0, 8_000),
+    idempotencyTtlHours: hours(env, 'IDEMPOTENCY_TTL_HOURS', 24, 0.001, 8_760),
     secretKey() {
       if (secret) return secret;
       if (databaseUrl) throw new ConfigError('CRM_SECRET_KEY is required with DATABASE_URL (64 hex characters)');

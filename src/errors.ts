@@ -31,6 +31,20 @@ export const errors = {
     }),
   conflict: (code: string, message: string, extra: Record<string, unknown> = {}) => new ApiError(409, code, message, extra),
   businessRule: (message: string) => new ApiError(422, 'business_rule_violation', message),
+  idempotencyKeyReused: () =>
+    new ApiError(
+      422,
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different method, path or body; use a new key for a new request',
+    ),
+  idempotencyKeyInUse: () =>
+    new ApiError(
+      409,
+      'idempotency_key_in_use',
+      'A request with this Idempotency-Key is still running; retry after it finishes',
+      {},
+      { 'retry-after': '1' },
+    ),
   forbidden: (message = 'This endpoint is not available to API keys') => new ApiError(403, 'forbidden', message),
 } as const;
 

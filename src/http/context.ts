@@ -66,7 +66,9 @@ export function requestSignal(req: FastifyRequest): AbortSource {
 }
 
 export function ctxOf(req: FastifyRequest): Ctx {
-  return contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId, requestSignal(req));
+  const ctx = contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId, requestSignal(req));
+  // An idempotent POST runs on the transaction that also stores its answer (plugins/idempotency.ts).
+  return req.idempotencyTx ? inTx(ctx, req.idempotencyTx) : ctx;
 }
 
 /** The same context inside a transaction. */

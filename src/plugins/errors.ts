@@ -71,8 +71,11 @@ export const errorsPlugin = fp(
         return send(reply, new ApiError(503, 'query_abandoned', 'The client closed the connection; the query was stopped'));
       }
       if (err.validation) {
-        const details = ajvIssues(err.validation);
-        const where = err.validationContext === 'querystring' ? 'query parameter ' : err.validationContext === 'params' ? 'path parameter ' : '';
+        let details = ajvIssues(err.validation);
+        // Headers are named as clients write them (`Idempotency-Key`), not as Node lower-cases them.
+        if (err.validationContext === 'headers') details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
+        const where =
+          err.validationContext === 'querystring' ? 'query parameter ' : err.validationContext === 'params' ? 'path parameter ' : err.validationContext === 'headers' ? 'header ' : '';
         const first = details[0];
         const message = first ? `${where}${first.field ? first.field + ' ' : ''}${first.message}`.trim() : 'The request is invalid';
         return send(reply, new ApiError(400, 'validation_failed', message, { details }));

@@ -19,7 +19,15 @@ Queries whose cost depends on the data (list pages, search, filters, totals) hav
 stopped and the call answers **503 \`query_timeout\`** with \`Retry-After: 1\`; narrow the filter or the page. A query
 whose client disconnects is stopped too. So that no tenant can slow another, one tenant runs at most half of the
 server's read connections at once; a tenant with more than \`QUERY_QUEUE_PER_TENANT\` (200) queries waiting gets
-**429 \`too_many_concurrent_queries\`** with \`Retry-After: 1\`.`;
+**429 \`too_many_concurrent_queries\`** with \`Retry-After: 1\`.
+
+Every \`POST\` that changes data accepts an \`Idempotency-Key\` header (1–255 visible ASCII characters) so a retry
+never applies a change twice: the first request runs and its status and body are stored, in the transaction of its
+change, for \`IDEMPOTENCY_TTL_HOURS\` (24 h) per API key; a repeat answers them again with \`Idempotent-Replayed: true\`.
+The same key with another method, path or body is **422 \`idempotency_key_reused\`**; a repeat while the first is still
+running is **409 \`idempotency_key_in_use\`** with \`Retry-After: 1\`. Successes and business errors of a request that
+ran (404, 409, 422) are stored, as Stripe does; refusals before it ran (401, 403, 429, 400) and 5xx are not, so a
+corrected retry with the same key runs. Replays count against the rate limit.`;
 
 export const openapiPlugin = fp<OpenApiOptions>(
   async (app, opts) => {

@@ -1,4 +1,5 @@
 // Importing this module registers every background loop (one import per loop).
 import './webhooks.js';
 import './dynamic-lists.js';
+import './idempotency.js';
 export {};

@@ -76,3 +76,50 @@ test('fuzz: random and hostile bodies, query strings and ids never produce a 5xx
   }
   assert.deepEqual(failures, [], `5xx answers (seed ${SEED}):\n${failures.join('\n')}`);
 });
+
+test('fuzz: garbage Idempotency-Key headers on every write never produce a 5xx', async () => {
+  const tenant = await newTenant(t);
+  const keys = await Promise.all(Array.from({ length: 4 }, (_, i) => createKey(t.database.db, { tenantId: tenant.tenantId, name: `idem fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 })));
+  let calls = 0;
+  const api = () => client(t.app, keys[Math.floor(calls++ / 900) % keys.length].key);
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  const r = prng(SEED + 1);
+  const printable = (n: number) => Array.from({ length: n }, () => String.fromCharCode(0x21 + Math.floor(r() * 94))).join('');
+  // A few keys are reused on purpose, so replays and 422 reuses are fuzzed too.
+  const reused = [printable(8), printable(40), '~'.repeat(255)];
+  const garbage = () => {
+    const k = Math.floor(r() * 9);
+    if (k === 0) return NASTY_STRINGS[Math.floor(r() * NASTY_STRINGS.length)].slice(0, 1000);
+    if (k === 1) return printable(256 + Math.floor(r() * 2000));
+    if (k === 2) return ' ' + printable(5) + ' ';
+    if (k === 3) return '\u00ff\u00e9\u0080' + printable(3);
+    if (k === 4) return printable(3) + '\t' + printable(3);
+    if (k === 5) return `${printable(4)}, ${printable(4)}`;
+    if (k === 6) return printable(1 + Math.floor(r() * 255));
+    return reused[Math.floor(r() * reused.length)];
+  };
+  const failures: string[] = [];
+  const realIds = [tenant.refs.sales, tenant.refs.lead, tenant.refs.hot];
+  for (const [rawPath, ops] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(ops)) {
+      if (!['post', 'patch', 'delete'].includes(method) || !rawPath.startsWith('/api/v1/')) continue;
+      const fields = Object.keys(op.requestBody?.content?.['application/json']?.schema?.properties ?? {});
+      for (let round = 0; round < ROUNDS; round++) {
+        const url = rawPath.replace(/\{[^}]+\}/g, () => encodeURIComponent(realIds[Math.floor(r() * realIds.length)]));
+        const obj: Record<string, unknown> = {};
+        for (const f of fields) if (r() < 0.6) obj[f] = value(r);
+        const key = garbage();
+        let res;
+        try {
+          const headers = { 'idempotency-key': key };
+          res = method === 'delete' ? await api().delete(url, headers) : await api()[method as 'post'](url, obj, headers);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ERR_INVALID_CHAR') continue; // no HTTP client can send it
+          throw err;
+        }
+        if (res.status >= 500) failures.push(`${method.toUpperCase()} ${url} key=${JSON.stringify(key).slice(0, 80)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      }
+    }
+  }
+  assert.deepEqual(failures, [], `5xx answers (seed ${SEED}):\n${failures.join('\n')}`);
+});

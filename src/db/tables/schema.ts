@@ -4,6 +4,7 @@ import type {
   ActivitiesTable, ActivityLinksTable, ChangeVersionsTable, CompaniesTable, ContactsTable, DealsTable, ListDirtyTable, ListMembersTable,
   ListsTable, ProposalCountersTable, ProposalItemsTable, ProposalsTable, RecordTagsTable, TagsTable,
 } from './records.js';
+import type { IdempotencyKeysTable } from './idempotency.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from './webhooks.js';
 
 export interface DB {
@@ -33,4 +34,5 @@ export interface DB {
   webhooks: WebhooksTable;
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

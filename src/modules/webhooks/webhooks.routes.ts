@@ -78,7 +78,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.rotateSecret(ctxOf(req), req.params.id));
 
   app.post('/webhooks/:id/test', {
-    config: manage,
+    config: { ...manage, idempotencyOutbound: true },
     schema: {
       tags,
       summary: 'Send a `webhook.test` event now',

@@ -1,0 +1,396 @@
+import { createHash } from 'node:crypto';
+import fp from 'fastify-plugin';
+import { Type } from '@sinclair/typebox';
+import { sql, type ControlledTransaction } from 'kysely';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { Database, Db } from '../db/index.js';
+import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
+import type { DB } from '../db/tables/schema.js';
+import { errors } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The transaction an idempotent POST runs in (C.3); `ctxOf` runs the handler on it. */
+    idempotencyTx: Db | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The handler waits on the network (a webhook test): it runs outside the idempotency transaction,
+     * which would otherwise hold SQLite's one writer for the whole call (see `begin`).
+     */
+    idempotencyOutbound?: boolean;
+  }
+}
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'idempotent-replayed';
+const REPLAYED_DOC_NAME = 'Idempotent-Replayed';
+const REPLAYED_DOC = {
+  type: 'string',
+  enum: ['true'],
+  description: '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise',
+};
+const KEY_PATTERN = '^[\\x21-\\x7E]{1,255}$';
+const SAVEPOINT = 'idempotent_run';
+/** `status_code` of a claim whose outbound handler is still running (never a stored answer). */
+const PENDING = 0;
+
+/**
+ * Answers a request that ran kept for a replay: success, and the business errors of a request that
+ * did run (404 a reference missing, 409 a conflict, 422 a rule). 400 and the other refusals mean the
+ * request was not acceptable as sent, so a corrected retry with the same key must run (C.3); 5xx
+ * changed nothing (rolled back), so the retry may run too.
+ */
+export function storesAnswer(status: number): boolean {
+  return (status >= 200 && status < 400) || status === 404 || status === 409 || status === 422;
+}
+
+export const IDEMPOTENCY_DOC =
+  'Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key ' +
+  'runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` ' +
+  '(24 h) per API key. A repeat with the same method, path and body answers the stored status and body with ' +
+  '`Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 ' +
+  '`idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. ' +
+  'Stored: successes and the business errors of a request that ran (404, 409, 422, as Stripe does). Not stored: ' +
+  'refusals before the request ran (401, 403, 429, 400) and 5xx (nothing changed): a retry with the same key runs. ' +
+  'Replays count against the rate limit.';
+
+/** JSON with object keys sorted, so `{a,b}` and `{b,a}` are the same request. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return '';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const entries = Object.keys(value as object)
+    .sort()
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+  return `{${entries.join(',')}}`;
+}
+
+function fingerprint(req: FastifyRequest): string {
+  const path = req.url.split('?')[0];
+  return createHash('sha256').update(`${req.method}\n${path}\n${canonicalJson(req.body)}`).digest('hex');
+}
+
+/** A signed 64-bit advisory lock id for (API key, idempotency key). */
+export function lockId(keyId: string, idemKey: string): string {
+  const h = createHash('sha256').update(`crm-idempotency\0${keyId}\0${idemKey}`).digest();
+  return h.readBigInt64BE(0).toString();
+}
+
+interface Run {
+  tx: ControlledTransaction<DB>;
+  /** Outbound mode: the claim is committed as PENDING and the answer written after the handler. */
+  pending: boolean;
+  slot: string;
+  tenantId: string;
+  keyId: string;
+  idemKey: string;
+  fingerprint: string;
+  /** Set once the transaction is committed or rolled back. */
+  ended: boolean;
+}
+
+/** A POST that changes data: a POST whose scopes are all `:read` (search, batch read) changes nothing. */
+function isMutatingPost(route: RouteOptions): boolean {
+  const methods = [route.method].flat();
+  if (!methods.includes('POST') || !route.url.startsWith('/api/v1/') || route.config?.public) return false;
+  const scopes = route.config?.scopes ?? [];
+  return scopes.some((s) => !s.endsWith(':read'));
+}
+
+const hours = (h: number) => h * 3_600_000;
+
+export interface IdempotencyOptions {
+  database: Database;
+  ttlHours: number;
+  /** How long a PENDING claim holds its key; past it the claimant is taken for dead (a crash). */
+  outboundLeaseMs: number;
+}
+
+/**
+ * Idempotency keys (CONTRACT C.3).
+ *
+ * Runs after authentication, the rate limit, the scope check and validation (B.1 order), so refused
+ * requests never reach it and a replay still counts against the limit. For a mutating POST with the
+ * header, a preHandler opens a transaction and claims the key; the handler runs on that transaction
+ * (`ctxOf` picks it up, and the services' `withTx` joins it); onSend, which sees the status and the
+ * serialized body, stores them in the same transaction and commits before a byte is written. So the
+ * change and its stored answer commit together: a crash loses both or neither.
+ *
+ * A repeat while the first still runs is refused at once, never queued:
+ * - in this process by a map of keys in flight (on SQLite the one connection would otherwise queue
+ *   the repeat behind the first and replay it, which is also right, but C.3 asks for 409);
+ * - across PostgreSQL processes by `pg_try_advisory_xact_lock` on a hash of (key id, idempotency
+ *   key), which fails at once instead of waiting on the first transaction's uncommitted row, and is
+ *   released by its commit, after which the stored row is visible to the next statement;
+ * - across SQLite processes BEGIN IMMEDIATE serializes writers, so the repeat waits for the first to
+ *   commit and then replays its stored answer.
+ */
+export const idempotencyPlugin = fp<IdempotencyOptions>(
+  async (app, opts) => {
+    const { db, dialect } = opts.database;
+    const postgres = dialect.name === 'postgres';
+    const ttlMs = hours(opts.ttlHours);
+    const inFlight = new Set<string>();
+    const runs = new WeakMap<FastifyRequest, Run>();
+    app.decorateRequest('idempotencyTx', null);
+
+    async function end(req: FastifyRequest, run: Run, commit: boolean): Promise<void> {
+      if (run.ended) return;
+      run.ended = true;
+      req.idempotencyTx = null;
+      try {
+        if (commit) await run.tx.commit().execute();
+        else await run.tx.rollback().execute();
+      } finally {
+        inFlight.delete(run.slot);
+      }
+    }
+
+    type Stored = Pick<IdempotencyKeysTable, 'fingerprint' | 'status_code' | 'body' | 'created_at'>;
+    const lookup = (q: Db, tenantId: string, keyId: string, idemKey: string): Promise<Stored | undefined> =>
+      q
+        .selectFrom('idempotency_keys')
+        .select(['fingerprint', 'status_code', 'body', 'created_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('key_id', '=', keyId)
+        .where('idem_key', '=', idemKey)
+        .executeTakeFirst();
+    const isLive = (stored: Stored) =>
+      Date.parse(stored.created_at) + (stored.status_code === PENDING ? opts.outboundLeaseMs : ttlMs) > Date.now();
+
+    /** A live record answers the request: a replay, a reuse (422) or a claim still running (409). */
+    function answer(stored: Stored, fp: string, reply: FastifyReply): FastifyReply {
+      if (stored.fingerprint !== fp) throw errors.idempotencyKeyReused();
+      if (stored.status_code === PENDING) throw errors.idempotencyKeyInUse();
+      reply.code(stored.status_code).header(REPLAYED_HEADER, 'true');
+      if (stored.body === null) return reply.send();
+      return reply.header('content-type', 'application/json; charset=utf-8').send(stored.body);
+    }
+
+    async function begin(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+      const idemKey = req.headers[IDEMPOTENCY_HEADER];
+      if (typeof idemKey !== 'string') return; // absent (a malformed one was refused by validation)
+      const { tenantId, keyId } = req.principal;
+      const slot = `${keyId}\0${idemKey}`;
+      if (inFlight.has(slot)) throw errors.idempotencyKeyInUse();
+      const fp = fingerprint(req);
+      // Stored answers never change: a replay needs no write transaction (nor SQLite's writer lock).
+      const committed = await lookup(db, tenantId, keyId, idemKey);
+      if (committed && isLive(committed)) return answer(committed, fp, reply);
+      if (inFlight.has(slot)) throw errors.idempotencyKeyInUse();
+      inFlight.add(slot);
+      let tx: ControlledTransaction<DB>;
+      try {
+        tx = await db.startTransaction().execute();
+      } catch (err) {
+        inFlight.delete(slot);
+        throw err;
+      }
+      const pending = req.routeOptions.config.idempotencyOutbound === true;
+      const run: Run = { tx, pending, slot, tenantId, keyId, idemKey, fingerprint: fp, ended: false };
+      try {
+        if (postgres) {
+          const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockId(keyId, idemKey)}::bigint) as ok`.execute(tx);
+          if (!rows[0]?.ok) throw errors.idempotencyKeyInUse();
+        }
+        // Again inside the transaction: another process may have committed since the first look.
+        const stored = await lookup(tx, tenantId, keyId, idemKey);
+        if (stored && isLive(stored)) {
+          await end(req, run, false);
+          return answer(stored, fp, reply);
+        }
+        if (stored) {
+          // Past its TTL but not swept yet, or a claim left by a crash: the key is free again.
+          await tx.deleteFrom('idempotency_keys').where('tenant_id', '=', tenantId).where('key_id', '=', keyId).where('idem_key', '=', idemKey).execute();
+        }
+        if (pending) {
+          // NOTE: C.3 gap — a webhook test waits up to WEBHOOK_TIMEOUT_MS on the destination. Inside the
+          // transaction that would stall every write of the process on SQLite, so the claim is committed
+          // first (repeats see it: 409) and the answer stored after; a crash in between leaves a claim
+          // that expires after outboundLeaseMs, and the retry then sends another test ping (harmless).
+          await tx
+            .insertInto('idempotency_keys')
+            .values({ tenant_id: tenantId, key_id: keyId, idem_key: idemKey, fingerprint: run.fingerprint, status_code: PENDING, body: null, created_at: new Date().toISOString() })
+            .execute();
+          await tx.commit().execute();
+          runs.set(req, run);
+          return undefined;
+        }
+        // Business errors roll back to here and are still stored (see storesAnswer).
+        await sql`savepoint ${sql.raw(SAVEPOINT)}`.execute(tx);
+      } catch (err) {
+        await end(req, run, false).catch(() => {});
+        throw err;
+      }
+      runs.set(req, run);
+      req.idempotencyTx = tx;
+      return undefined;
+    }
+
+    /** Outbound mode: the handler's own transactions have committed; the claim becomes the answer. */
+    async function settlePending(req: FastifyRequest, run: Run, status: number, body: string | null | undefined): Promise<void> {
+      run.ended = true;
+      const row = db
+        .updateTable('idempotency_keys')
+        .where('tenant_id', '=', run.tenantId)
+        .where('key_id', '=', run.keyId)
+        .where('idem_key', '=', run.idemKey)
+        .where('status_code', '=', PENDING);
+      try {
+        if (storesAnswer(status) && body !== undefined) await row.set({ status_code: status, body }).execute();
+        else
+          await db
+            .deleteFrom('idempotency_keys')
+            .where('tenant_id', '=', run.tenantId)
+            .where('key_id', '=', run.keyId)
+            .where('idem_key', '=', run.idemKey)
+            .where('status_code', '=', PENDING)
+            .execute();
+      } catch (err) {
+        // The change is committed either way; the claim expires after its lease.
+        req.log.error({ err }, 'idempotent answer could not be stored');
+      } finally {
+        inFlight.delete(run.slot);
+      }
+    }
+
+    async function finish(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+      const run = runs.get(req);
+      if (!run || run.ended) return payload;
+      runs.delete(req);
+      const status = reply.statusCode;
+      if (run.pending) {
+        const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
+        await settlePending(req, run, status, body);
+        return payload;
+      }
+      if (!storesAnswer(status)) {
+        await end(req, run, false);
+        return payload;
+      }
+      try {
+        const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
+        // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
+        if (body === undefined) throw new Error('idempotent route answered a stream');
+        if (status >= 400) await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.tx);
+        await run.tx
+          .insertInto('idempotency_keys')
+          .values({
+            tenant_id: run.tenantId,
+            key_id: run.keyId,
+            idem_key: run.idemKey,
+            fingerprint: run.fingerprint,
+            status_code: status,
+            body,
+            created_at: new Date().toISOString(),
+          })
+          .execute();
+        await end(req, run, true);
+        return payload;
+      } catch (err) {
+        await end(req, run, false).catch(() => {});
+        // The change was not committed: the client must not see it as done. Written here rather than
+        // thrown, because onSend errors would run the send pipeline (and this hook) again.
+        req.log.error({ err }, 'idempotent request could not be committed');
+        reply.code(500).header('content-type', 'application/json; charset=utf-8');
+        reply.removeHeader(REPLAYED_HEADER);
+        return JSON.stringify({ error: 'internal_error', message: 'An unexpected error occurred', requestId: String(req.id) });
+      }
+    }
+
+    // C.3: the same key on another method is a reuse. PATCH and DELETE are idempotent by nature and
+    // store nothing, but a key already spent on a POST is refused on them rather than silently ignored.
+    async function refuseReuse(req: FastifyRequest): Promise<void> {
+      const idemKey = req.headers[IDEMPOTENCY_HEADER];
+      if (typeof idemKey !== 'string' || idemKey === '') return;
+      const stored = await db
+        .selectFrom('idempotency_keys')
+        .select('created_at')
+        .where('tenant_id', '=', req.principal.tenantId)
+        .where('key_id', '=', req.principal.keyId)
+        .where('idem_key', '=', idemKey)
+        .executeTakeFirst();
+      if (stored && Date.parse(stored.created_at) + ttlMs > Date.now()) throw errors.idempotencyKeyReused();
+    }
+
+    app.addHook('onRoute', (route) => {
+      const methods = [route.method].flat();
+      if (
+        route.url.startsWith('/api/v1/') &&
+        !route.config?.public &&
+        methods.some((m) => m === 'PATCH' || m === 'PUT' || m === 'DELETE')
+      ) {
+        route.preHandler = [...(route.preHandler ? [route.preHandler].flat() : []), refuseReuse] as typeof route.preHandler;
+        return;
+      }
+      if (!isMutatingPost(route)) return;
+      const schema = (route.schema ??= {}) as Record<string, any>;
+      schema.headers = Type.Object(
+        {
+          ...(schema.headers?.properties ?? {}),
+          // Lower case: the validator compiler of app.ts sees header names as Node stores them.
+          [IDEMPOTENCY_HEADER]: Type.Optional(Type.String({ pattern: KEY_PATTERN, minLength: 1, maxLength: 255, description: IDEMPOTENCY_DOC })),
+        },
+        { additionalProperties: true },
+      );
+      const response = (schema.response ??= {}) as Record<string, Record<string, unknown>>;
+      const also = (status: number, text: string) => {
+        const given = response[status];
+        response[status] = given
+          ? { ...given, description: `${String(given.description ?? 'Error')}; or ${text}` }
+          : { $ref: 'Error#', description: text[0].toUpperCase() + text.slice(1) };
+      };
+      also(409, '`idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running');
+      also(422, '`idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body');
+      // Every answer that may be stored may come back as a replay (a copy: schemas are shared between routes).
+      for (const status of Object.keys(response).map(Number)) {
+        if (storesAnswer(status)) response[status] = { ...response[status], headers: { [REPLAYED_DOC_NAME]: REPLAYED_DOC } };
+      }
+      const pre = route.preHandler ? [route.preHandler].flat() : [];
+      route.preHandler = [...pre, begin];
+      const onSend = route.onSend ? [route.onSend].flat() : [];
+      route.onSend = [...onSend, (req, reply, payload) => finish(req, reply, payload)] as typeof route.onSend;
+      // Safety net: a response that ended without passing onSend must not leave the transaction open.
+      const onResponse = route.onResponse ? [route.onResponse].flat() : [];
+      route.onResponse = [
+        ...onResponse,
+        async (req: FastifyRequest) => {
+          const run = runs.get(req);
+          if (run && !run.ended) {
+            if (run.pending) await settlePending(req, run, 500, undefined);
+            else await end(req, run, false).catch(() => {});
+          }
+        },
+      ] as typeof route.onResponse;
+    });
+  },
+  { name: 'idempotency', dependencies: ['auth'] },
+);
+
+/**
+ * Deletes stored answers past the TTL, oldest first, `batch` rows per statement, so no statement
+ * holds the writer long (SQLite) or locks many rows (PostgreSQL). Returns the rows deleted.
+ */
+export async function deleteExpiredIdempotencyKeys(database: Database, ttlHours: number, now = Date.now(), batch = 500): Promise<number> {
+  const cutoff = new Date(now - hours(ttlHours)).toISOString();
+  let total = 0;
+  for (;;) {
+    const oldest = database.db
+      .selectFrom('idempotency_keys')
+      .select(['tenant_id', 'key_id', 'idem_key'])
+      .where('created_at', '<', cutoff)
+      .orderBy('created_at')
+      .limit(batch);
+    const r = await database.db
+      .deleteFrom('idempotency_keys')
+      .where(sql<boolean>`(tenant_id, key_id, idem_key) in (${oldest})`)
+      .executeTakeFirst();
+    const n = Number(r.numDeletedRows);
+    total += n;
+    if (n < batch) return total;
+    // Let requests waiting for the (SQLite) connection in between.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
