@@ -10,7 +10,7 @@ import { contextFor } from '../http/context.js';
 import { propertyDefs } from '../modules/shared/custom-properties.js';
 import { parseJson } from '../util/json.js';
 import { nowIso } from '../util/time.js';
-import { registerLoop } from './index.js';
+import { registerIntervalLoop } from './index.js';
 
 const TABLES = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 /** (tenant, type) pairs recalculated at once in one pass. */
@@ -181,32 +181,7 @@ async function recalculateType(
   return { lists: recalculated.length, failed };
 }
 
-registerLoop(({ database, config, log }) => {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let pass: Promise<void> | undefined;
-
-  const run = () => {
-    timer = undefined;
-    pass = recalculateDirtyLists(database, nowIso(), log)
-      .then((r) => {
-        if (r.lists || r.failed) log.debug({ ...r }, 'dynamic lists recalculated');
-      })
-      .catch((err) => log.error({ err }, 'dynamic list pass failed'))
-      .finally(() => {
-        pass = undefined;
-        if (!stopped) timer = setTimeout(run, config.dynamicListIntervalMs);
-      });
-  };
-  // The first pass runs at once, so changes made while no worker ran are not left waiting an interval.
-  timer = setTimeout(run, 0);
-
-  return {
-    name: 'dynamic-lists',
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await pass;
-    },
-  };
+registerIntervalLoop('dynamic-lists', (config) => config.dynamicListIntervalMs, async ({ database, log }) => {
+  const r = await recalculateDirtyLists(database, nowIso(), log);
+  if (r.lists || r.failed) log.debug({ ...r }, 'dynamic lists recalculated');
 });

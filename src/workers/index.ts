@@ -23,6 +23,37 @@ export function registerLoop(f: LoopFactory): void {
   LOOPS.push(f);
 }
 
+/**
+ * A loop that runs `pass` at once, then `intervalMs` after each pass ends (passes never overlap); a
+ * failed pass is logged and the next one runs on time. Stopping waits for the pass in hand.
+ */
+export function registerIntervalLoop(name: string, intervalMs: (config: Config) => number, pass: (deps: WorkerDeps) => Promise<void>): void {
+  registerLoop((deps) => {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let current: Promise<void> | undefined;
+    const run = () => {
+      timer = undefined;
+      current = pass(deps)
+        .catch((err) => deps.log.error({ err }, `${name} pass failed`))
+        .finally(() => {
+          current = undefined;
+          if (!stopped) timer = setTimeout(run, intervalMs(deps.config));
+        });
+    };
+    // The first pass runs at once, so work left while no worker ran is not kept waiting an interval.
+    timer = setTimeout(run, 0);
+    return {
+      name,
+      async stop() {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+        await current;
+      },
+    };
+  });
+}
+
 export function startWorkers(deps: WorkerDeps): { stop(): Promise<void> } {
   const running = LOOPS.map((f) => f(deps));
   deps.log.info({ loops: running.map((l) => l.name) }, 'background workers started');
