@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../dialect.js';
 import * as m001 from './001_initial.js';
 import * as m002 from './002_change_versions.js';
+import * as m004 from './004_listing_indexes.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -11,4 +12,6 @@ export interface DialectMigration {
 export const migrations: Record<string, DialectMigration> = {
   '001_initial': m001,
   '002_change_versions': m002,
+  // 003 is taken by the idempotency keys branch.
+  '004_listing_indexes': m004,
 };
