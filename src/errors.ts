@@ -31,6 +31,7 @@ export const errors = {
     }),
   conflict: (code: string, message: string, extra: Record<string, unknown> = {}) => new ApiError(409, code, message, extra),
   businessRule: (message: string) => new ApiError(422, 'business_rule_violation', message),
+  invalidCursor: (message: string) => new ApiError(400, 'invalid_cursor', message),
   forbidden: (message = 'This endpoint is not available to API keys') => new ApiError(403, 'forbidden', message),
 } as const;
 
