@@ -15,7 +15,7 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import { replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import * as repo from './companies.repo.js';
 import type { CompanyCreateT, CompanyListQueryT, CompanyT, CompanyUpdateT } from './companies.schema.js';
 

@@ -5,7 +5,7 @@ import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { selectInChunks } from '../../db/batch.js';
 import { prepared } from '../../db/prepared.js';
-import { tagIdsColumn } from '../tags/tags.repo.js';
+import { tagIdsColumn } from '../shared/record-tags.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 

@@ -17,7 +17,7 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { parseTagIds, replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import { parseTagIds, replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import * as repo from './contacts.repo.js';
 import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
 

@@ -16,7 +16,7 @@ import { assertRefs, existingIds, type RefKind } from '../shared/refs.js';
 import { companiesByIds } from '../companies/companies.service.js';
 import { contactsByIds } from '../contacts/contacts.service.js';
 import { getStage } from '../pipelines/pipelines.service.js';
-import { replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import { replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import { assertTagsExist } from '../tags/tags.service.js';
 import * as repo from './deals.repo.js';
 import type { ContactDealT, DealCreateT, DealListQueryT, DealT, DealUpdateT } from './deals.schema.js';
