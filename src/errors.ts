@@ -45,6 +45,7 @@ export const errors = {
       {},
       { 'retry-after': '1' },
     ),
+  invalidCursor: (message: string) => new ApiError(400, 'invalid_cursor', message),
   forbidden: (message = 'This endpoint is not available to API keys') => new ApiError(403, 'forbidden', message),
 } as const;
 

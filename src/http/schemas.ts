@@ -35,7 +35,7 @@ export const ErrorBody = Type.Object(
 export const ErrorRef = Type.Ref('Error');
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request (validation_failed, invalid_json, invalid_format, …)',
+  400: 'Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …)',
   401: 'Missing or invalid API key',
   403: 'The key lacks a required scope (insufficient_scope)',
   404: 'Not found',
@@ -56,22 +56,58 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'Record id' }) });
 
+/** An opaque continuation token (CONTRACT C.1); garbage is 400 `invalid_cursor`, never a 5xx. */
+export const CursorParam = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description:
+      'Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` ' +
+      '(both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, ' +
+      'which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`.',
+  }),
+);
+
+// NOTE: `page` has no schema default: a default would make every request look as if it named a page,
+// and `cursor` with `page` must be refused (C.1).
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, 1-based' })),
+  page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (default 1)' })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Records per page (max 100)' })),
+  cursor: CursorParam,
+};
+
+/** `updatedAfter` and `includeDeleted`, for the incremental sync of C.1. */
+export const SyncQuery = {
+  updatedAfter: Type.Optional(
+    Type.String({
+      description: 'ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table',
+      examples: ['2026-11-22T10:00:00Z'],
+    }),
+  ),
+  includeDeleted: Type.Optional(
+    Type.Boolean({
+      description: '`true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible',
+    }),
+  ),
 };
 export const SortOrder = Type.Optional(
   Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Sort direction' }),
 );
 
-export const Pagination = Type.Object({
-  page: Type.Integer(),
-  pageSize: Type.Integer(),
-  total: Type.Integer({ description: 'Records matching the filters' }),
-  totalPages: Type.Integer(),
-  hasNext: Type.Boolean(),
-  hasPrev: Type.Boolean(),
-});
+export const Pagination = Type.Object(
+  {
+    page: Nullable(Type.Integer({ description: 'Page number; `null` when the request used `cursor`' })),
+    pageSize: Type.Integer(),
+    total: Type.Integer({ description: 'Records matching the filters' }),
+    totalPages: Nullable(Type.Integer({ description: '`null` when the request used `cursor`' })),
+    hasNext: Type.Boolean(),
+    hasPrev: Nullable(Type.Boolean({ description: '`null` when the request used `cursor`' })),
+    nextCursor: Nullable(
+      Type.String({ description: 'Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page' }),
+    ),
+  },
+  { description: 'Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1)' },
+);
 export type PaginationT = Static<typeof Pagination>;
 
 export const Envelope = <T extends TSchema>(item: T, title?: string) =>
@@ -84,3 +120,15 @@ export const CustomProperties = Type.Record(Type.String(), Type.Unknown(), {
 
 /** ISO-8601 timestamp string (validated by the service, which answers the contract's error codes). */
 export const Timestamp = Type.String({ description: 'UTC ISO-8601 timestamp with milliseconds', examples: ['2026-11-22T10:00:00.000Z'] });
+
+/** Present only in listings with `includeDeleted=true` (C.1): when the record was soft-deleted, else null. */
+export const DeletedAt = Type.Optional(
+  Nullable(Type.String({ description: 'Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live' })),
+);
+
+/** The paging rules every list endpoint shares, for its OpenAPI description (C.1). */
+export const LISTING_DOC =
+  'Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 ' +
+  '`validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change ' +
+  'during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or ' +
+  'altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.';

@@ -91,7 +91,7 @@ test('companies: create returns the full record; a single read and the list item
   const list = await api.get('/companies');
   assert.equal(list.status, 200);
   assert.deepEqual(list.body.data.find((c: any) => c.id === full.id), full);
-  assert.deepEqual(Object.keys(list.body.pagination).sort(), ['hasNext', 'hasPrev', 'page', 'pageSize', 'total', 'totalPages']);
+  assert.deepEqual(Object.keys(list.body.pagination).sort(), ['hasNext', 'hasPrev', 'nextCursor', 'page', 'pageSize', 'total', 'totalPages']);
 });
 
 test('companies: CNPJ is normalized, check digits verified, alphanumeric CNPJ accepted', async () => {
@@ -516,13 +516,11 @@ test('companies: pagination walks every sort key and order, each id exactly once
       const ids = seen.map((c) => c.id);
       assert.equal(new Set(ids).size, names.length, `${sortKey} ${sortOrder}: each id once`);
       assert.deepEqual([...ids].sort(), [...all.keys()].sort());
-      // Values are ordered; nulls come last ascending and first descending.
+      // Values are ordered; empty values come last in both directions (one rule for every list, C.1).
       for (let i = 1; i < seen.length; i++) {
         const prev = keyOf(seen[i - 1], sortKey);
         const cur = keyOf(seen[i], sortKey);
-        const ok = sortOrder === 'asc'
-          ? prev === null ? cur === null : cur === null || prev <= cur
-          : prev === null ? true : cur !== null && prev >= cur;
+        const ok = prev === null ? cur === null : cur === null || (sortOrder === 'asc' ? prev <= cur : prev >= cur);
         assert.ok(ok, `${sortKey} ${sortOrder}: ${prev} then ${cur}`);
       }
     }

@@ -45,7 +45,7 @@ test('search: the spec example — ownerId eq, score gte, createdAt after — an
   });
   assert.equal(r.status, 200);
   assert.deepEqual(r.body.data, [(await api.get(`/contacts/${ana.id}`)).body], 'items are full contacts, as a single read');
-  assert.deepEqual(r.body.pagination, { page: 1, pageSize: 50, total: 1, totalPages: 1, hasNext: false, hasPrev: false });
+  assert.deepEqual(r.body.pagination, { page: 1, pageSize: 50, total: 1, totalPages: 1, hasNext: false, hasPrev: false, nextCursor: null });
   // No filters: every contact.
   assert.equal((await api.post('/contacts/search', {})).body.pagination.total, 3);
 });
@@ -145,7 +145,7 @@ test('search: pagination and sorting of results', async () => {
   for (let page = 1; page <= 3; page++) {
     const r = await api.post('/contacts/search', { filters, page, pageSize: 5, sortKey: 'score', sortOrder: 'asc' });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.pagination, { page, pageSize: 5, total: 12, totalPages: 3, hasNext: page < 3, hasPrev: page > 1 });
+    assert.deepEqual(r.body.pagination, { page, pageSize: 5, total: 12, totalPages: 3, hasNext: page < 3, hasPrev: page > 1, nextCursor: (page < 3) ? r.body.pagination.nextCursor : null });
     seen.push(...r.body.data.map((x: any) => x.id));
     const scores = r.body.data.map((x: any) => x.score);
     assert.deepEqual(scores, [...scores].sort((a, b) => a - b));

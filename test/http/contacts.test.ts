@@ -428,9 +428,11 @@ test('contacts: list — envelope, defaults, page-size limits, unknown sort key,
   for (let i = 0; i < 7; i++) made.push(await create(api, { firstName: `P${i}` }));
   const r = await api.get('/contacts?pageSize=3&page=2');
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body.pagination, { page: 2, pageSize: 3, total: 7, totalPages: 3, hasNext: true, hasPrev: true });
+  // C.1 adds nextCursor to the envelope: a string while a next page exists, null on the last page.
+  assert.equal(typeof r.body.pagination.nextCursor, 'string');
+  assert.deepEqual(r.body.pagination, { page: 2, pageSize: 3, total: 7, totalPages: 3, hasNext: true, hasPrev: true, nextCursor: r.body.pagination.nextCursor });
   const last = await api.get('/contacts?pageSize=3&page=3');
-  assert.deepEqual(last.body.pagination, { page: 3, pageSize: 3, total: 7, totalPages: 3, hasNext: false, hasPrev: true });
+  assert.deepEqual(last.body.pagination, { page: 3, pageSize: 3, total: 7, totalPages: 3, hasNext: false, hasPrev: true, nextCursor: null });
   assert.equal(last.body.data.length, 1);
   const beyond = await api.get('/contacts?pageSize=3&page=9');
   assert.deepEqual(beyond.body.data, []);

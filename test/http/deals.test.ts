@@ -308,7 +308,7 @@ test('deals: scopes — deals:read reads, deals:write writes, neither implies th
 test('GET /deals: default page, pageSize and envelope; pageSize/page bounds', async () => {
   const ten = await newTenant(t);
   const empty = await ten.api.get('/deals');
-  assert.deepEqual(empty.body, { data: [], pagination: { page: 1, pageSize: 50, total: 0, totalPages: 0, hasNext: false, hasPrev: false } });
+  assert.deepEqual(empty.body, { data: [], pagination: { page: 1, pageSize: 50, total: 0, totalPages: 0, hasNext: false, hasPrev: false, nextCursor: null } });
   for (const q of ['pageSize=101', 'pageSize=0', 'page=0', 'page=-1', 'page=abc', 'pageSize=1.5', 'sortKey=nope', 'sortKey=id', 'sortOrder=up', 'isWon=maybe', 'valueMin=abc', 'unknownParam=1']) {
     const r = await ten.api.get(`/deals?${q}`);
     assert.equal(r.status, 400, q);
@@ -325,7 +325,7 @@ test('GET /deals: pagination walk visits every deal once, with hasNext/hasPrev',
   for (let page = 1; page <= 4; page++) {
     const r = await ten.api.get(`/deals?pageSize=2&page=${page}&sortKey=createdAt&sortOrder=asc`);
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.pagination, { page, pageSize: 2, total: 7, totalPages: 4, hasNext: page < 4, hasPrev: page > 1 });
+    assert.deepEqual(r.body.pagination, { page, pageSize: 2, total: 7, totalPages: 4, hasNext: page < 4, hasPrev: page > 1, nextCursor: (page < 4) ? r.body.pagination.nextCursor : null });
     seen.push(...r.body.data.map((d: any) => d.id));
   }
   assert.equal(seen.length, 7);

@@ -145,7 +145,7 @@ test('forms: submissions envelope, newest first, limit as pageSize, metadata', a
   const { path } = await standardForm(api);
   const empty = await api.get(`/forms/${refs.contact_us}/submissions`);
   assert.equal(empty.status, 200);
-  assert.deepEqual(empty.body, { data: [], pagination: { page: 1, pageSize: 50, total: 0, totalPages: 0, hasNext: false, hasPrev: false } });
+  assert.deepEqual(empty.body, { data: [], pagination: { page: 1, pageSize: 50, total: 0, totalPages: 0, hasNext: false, hasPrev: false, nextCursor: null } });
 
   const ids: string[] = [];
   for (const i of [1, 2, 3]) {
@@ -161,7 +161,7 @@ test('forms: submissions envelope, newest first, limit as pageSize, metadata', a
   }
   const page1 = await api.get(`/forms/${refs.contact_us}/submissions?limit=2`);
   assert.equal(page1.status, 200);
-  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false });
+  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false, nextCursor: page1.body.pagination.nextCursor as string });
   assert.deepEqual(page1.body.data.map((s: any) => s.id), [ids[2], ids[1]]);
   const s = page1.body.data[0];
   assert.deepEqual(Object.keys(s).sort(), ['contactId', 'createdAt', 'formId', 'id', 'metadata', 'values']);
@@ -172,7 +172,7 @@ test('forms: submissions envelope, newest first, limit as pageSize, metadata', a
   assert.match(s.createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
   const page2 = await api.get(`/forms/${refs.contact_us}/submissions?limit=2&page=2`);
-  assert.deepEqual(page2.body.pagination, { page: 2, pageSize: 2, total: 3, totalPages: 2, hasNext: false, hasPrev: true });
+  assert.deepEqual(page2.body.pagination, { page: 2, pageSize: 2, total: 3, totalPages: 2, hasNext: false, hasPrev: true, nextCursor: null });
   assert.deepEqual(page2.body.data.map((x: any) => x.id), [ids[0]]);
   const beyond = await api.get(`/forms/${refs.contact_us}/submissions?page=5`);
   assert.deepEqual(beyond.body.data, []);

@@ -123,3 +123,35 @@ test('fuzz: garbage Idempotency-Key headers on every write never produce a 5xx',
   }
   assert.deepEqual(failures, [], `5xx answers (seed ${SEED}):\n${failures.join('\n')}`);
 });
+
+test('fuzz: garbage cursors on every paginated endpoint (query and search body) are 400, never a 5xx', async () => {
+  const tenant = await newTenant(t);
+  const api = tenant.api;
+  for (let i = 0; i < 3; i++) await api.post('/contacts', { firstName: `C${i}` });
+  const real: string = (await api.get('/contacts?pageSize=1')).body.pagination.nextCursor;
+  const list = (await api.post('/lists', { name: 'L', objectType: 'contact', kind: 'static' })).body;
+  const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+  const r = prng(SEED + 1);
+  const garbage: string[] = [
+    ...NASTY_STRINGS.filter((s) => s !== '').map((s) => s.slice(0, 1500)),
+    '.', '..', 'a.', '.a', real + 'x', real.replace('.', '..'), real.split('.').reverse().join('.'), real.toUpperCase(),
+    `${b64([null, null])}.${real.split('.')[1]}`, `${b64({ a: 1 })}.AAAA`, `${b64('not json')}.${b64('mac')}`,
+    `${b64([1e309, 'x'])}.x`, `${b64(['x'.repeat(1000), 'y'])}.${'A'.repeat(43)}`,
+    ...Array.from({ length: 20 }, () => Array.from({ length: 1 + Math.floor(r() * 120) }, () => String.fromCharCode(32 + Math.floor(r() * 95))).join('')),
+  ];
+  const endpoints = ['/contacts', '/companies', '/deals', '/proposals', `/lists/${list.id}/members`, `/forms/${tenant.refs.contact_us}/submissions`];
+  const failures: string[] = [];
+  for (const g of garbage) {
+    for (const e of endpoints) {
+      const res = await api.get(`${e}?cursor=${encodeURIComponent(g)}`);
+      if (res.status !== 400) failures.push(`GET ${e} cursor=${JSON.stringify(g).slice(0, 80)} → ${res.status}`);
+    }
+    const res = await api.post('/contacts/search', { cursor: g });
+    if (res.status !== 400) failures.push(`POST /contacts/search cursor=${JSON.stringify(g).slice(0, 80)} → ${res.status}`);
+  }
+  for (const g of [42, null, true, ['a'], { a: 1 }]) {
+    const res = await api.post('/contacts/search', { cursor: g });
+    if (res.status !== 400) failures.push(`POST /contacts/search cursor=${JSON.stringify(g)} → ${res.status}`);
+  }
+  assert.deepEqual(failures, []);
+});

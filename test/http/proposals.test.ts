@@ -356,7 +356,7 @@ test('proposals: list with filters, search, paging (limit) and newest first', as
   const all = await api.get('/proposals');
   assert.equal(all.status, 200);
   assert.deepEqual(all.body.data.map((x: any) => x.id), [p3.id, p2.id, p1.id]);
-  assert.deepEqual(all.body.pagination, { page: 1, pageSize: 50, total: 3, totalPages: 1, hasNext: false, hasPrev: false });
+  assert.deepEqual(all.body.pagination, { page: 1, pageSize: 50, total: 3, totalPages: 1, hasNext: false, hasPrev: false, nextCursor: null });
   const ids = async (q: string) => (await api.get(`/proposals?${q}`)).body.data.map((x: any) => x.id);
   assert.deepEqual(await ids('status=sent'), [p2.id]);
   assert.deepEqual(await ids('status=draft'), [p3.id, p1.id]);
@@ -375,9 +375,9 @@ test('proposals: list with filters, search, paging (limit) and newest first', as
   assert.equal((await api.get('/proposals?contactId=%00')).status, 400); // NUL is refused at the edge
 
   const page1 = await api.get('/proposals?limit=2');
-  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false });
+  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false, nextCursor: page1.body.pagination.nextCursor as string });
   const page2 = await api.get('/proposals?limit=2&page=2');
-  assert.deepEqual(page2.body.pagination, { page: 2, pageSize: 2, total: 3, totalPages: 2, hasNext: false, hasPrev: true });
+  assert.deepEqual(page2.body.pagination, { page: 2, pageSize: 2, total: 3, totalPages: 2, hasNext: false, hasPrev: true, nextCursor: null });
   assert.deepEqual([...page1.body.data, ...page2.body.data].map((x: any) => x.id), [p3.id, p2.id, p1.id]);
   assert.equal((await api.get('/proposals?pageSize=1')).body.pagination.pageSize, 1);
   const far = await api.get('/proposals?page=100000000000000000000&limit=100');

@@ -3,6 +3,7 @@ import type { DialectName } from '../dialect.js';
 import * as m001 from './001_initial.js';
 import * as m002 from './002_change_versions.js';
 import * as m003 from './003_idempotency.js';
+import * as m004 from './004_listing_indexes.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -13,4 +14,5 @@ export const migrations: Record<string, DialectMigration> = {
   '001_initial': m001,
   '002_change_versions': m002,
   '003_idempotency': m003,
+  '004_listing_indexes': m004,
 };

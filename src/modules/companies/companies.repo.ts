@@ -1,15 +1,14 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Expression, SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { Reads } from '../../db/reads.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { selectInChunks } from '../../db/batch.js';
-import { cachedCount } from '../../db/count-cache.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
+import type { SortTable } from '../shared/listing.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
-export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]>;
+export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 
 export function findCompany(db: Db, tenantId: string, id: string): Promise<CompanyRow | undefined> {
   return db
@@ -68,28 +67,24 @@ export interface CompanyFilter {
   cnpjSearch?: string;
   ownerId?: string;
   updatedAfter?: string;
+  /** Soft-deleted companies too, with their `deleted_at` (C.1). */
+  includeDeleted?: boolean;
 }
 
-export interface CompanyListOptions extends CompanyFilter {
-  sortKey: CompanySortKey;
-  sortOrder: 'asc' | 'desc';
-  limit: number;
-  offset: number;
-}
-
-// Nullable keys sort their nulls last ascending and first descending on both dialects (PostgreSQL's
-// default; SQLite's is the opposite), so a client sees the same order whatever the database.
-const SORT: Record<CompanySortKey, { expr: Expression<unknown>; nullable: boolean }> = {
-  createdAt: { expr: sql.ref('created_at'), nullable: false },
-  updatedAt: { expr: sql.ref('updated_at'), nullable: false },
-  name: { expr: sql`lower(name)`, nullable: false },
-  domain: { expr: sql.ref('domain'), nullable: true },
-  cnpj: { expr: sql.ref('cnpj'), nullable: true },
-  industry: { expr: sql`lower(industry)`, nullable: true },
+export const COMPANY_SORT: SortTable<CompanySortKey> = {
+  createdAt: { column: 'created_at', nullable: false },
+  updatedAt: { column: 'updated_at', nullable: false },
+  name: { column: 'name', nullable: false, text: 'lower' },
+  // Domains and CNPJs are stored normalized (lower-case host, upper-case CNPJ).
+  domain: { column: 'domain', nullable: true, text: 'plain' },
+  cnpj: { column: 'cnpj', nullable: true, text: 'plain' },
+  industry: { column: 'industry', nullable: true, text: 'lower' },
 };
 
-function filtered(db: Db, tenantId: string, f: CompanyFilter) {
-  let q = db.selectFrom('companies').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+/** The companies matching a filter (FROM … WHERE, no selection), and how to select a listed row. */
+export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
+  let q = db.selectFrom('companies').where('tenant_id', '=', tenantId);
+  if (!f.includeDeleted) q = q.where('deleted_at', 'is', null);
   if (f.ownerId !== undefined) q = q.where('owner_id', '=', f.ownerId);
   if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
   if (f.search) {
@@ -106,17 +101,6 @@ function filtered(db: Db, tenantId: string, f: CompanyFilter) {
       return eb.or(any);
     });
   }
-  return q;
-}
-
-export async function countCompanies(reads: Reads, tenantId: string, f: CompanyFilter): Promise<number> {
-  return cachedCount(reads, tenantId, 'company', filtered(reads.db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
-}
-
-export async function listCompanies(reads: Reads, tenantId: string, o: CompanyListOptions): Promise<CompanyRow[]> {
-  const { expr, nullable } = SORT[o.sortKey];
-  let q = filtered(reads.db, tenantId, o).select(COLUMNS);
-  if (nullable) q = q.orderBy(sql`case when ${expr} is null then 1 else 0 end`, o.sortOrder);
-  q = q.orderBy(expr, o.sortOrder).orderBy('id', o.sortOrder);
-  return reads.all(q.limit(o.limit).offset(o.offset));
+  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  return { base: q, select };
 }

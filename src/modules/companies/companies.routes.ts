@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { errorResponses, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './companies.service.js';
 import { Company, CompanyCreate, CompanyListQuery, CompanyPage, CompanyUpdate } from './companies.schema.js';
 
@@ -16,11 +16,11 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'List companies',
-      description: 'Paginated; `search` matches name, CNPJ (with or without punctuation), website and domain. Requires scope `companies:read`.',
+      description: 'Paginated; `search` matches name, CNPJ (with or without punctuation), website and domain; empty values sort last in both directions. Requires scope `companies:read`. ' + LISTING_DOC,
       querystring: CompanyListQuery,
       response: { 200: CompanyPage, ...errorResponses(400) },
     },
-  }, async (req) => service.listCompanies(ctxOf(req), req.query));
+  }, async (req) => service.listCompanies(ctxOf(req), req.query, req.principal.keyId));
 
   app.get('/companies/:id', {
     config: read,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CustomProperties, Envelope, Nullable, PageQuery, SortOrder, Timestamp } from '../../http/schemas.js';
+import { CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 
 const StringEnum = <T extends string[]>(values: [...T], description: string) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
@@ -37,6 +37,7 @@ export const Company = Type.Object(
     customProperties: CustomProperties,
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    deletedAt: DeletedAt,
   },
   { $id: 'Company', title: 'Company', examples: [EXAMPLE] },
 );
@@ -100,8 +101,8 @@ export const CompanyListQuery = Type.Object(
     ...PageQuery,
     search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of name, CNPJ (with or without punctuation), website or domain' })),
     ownerId: Type.Optional(Type.String({ description: 'Only companies of this owner' })),
-    updatedAfter: Type.Optional(Type.String({ description: 'ISO 8601 date-time; only companies modified strictly after it', examples: ['2026-11-22T10:00:00Z'] })),
-    sortKey: Type.Optional(StringEnum([...COMPANY_SORT_KEYS], 'Sort field (default `createdAt`); ties break by id')),
+    ...SyncQuery,
+    sortKey: Type.Optional(StringEnum([...COMPANY_SORT_KEYS], 'Sort field (default `createdAt`); empty values sort last in both directions; ties break by id')),
     sortOrder: SortOrder,
   },
   { additionalProperties: false },

@@ -8,19 +8,16 @@ import { normalizePhone } from '../../domain/phone.js';
 import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
 import { errors } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pagination, type Page } from '../../http/pagination.js';
+import type { Page } from '../../http/pagination.js';
+import { emptyPage, listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import { replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import * as repo from './companies.repo.js';
 import type { CompanyCreateT, CompanyListQueryT, CompanyT, CompanyUpdateT } from './companies.schema.js';
-
-// Offsets past this are answered with an empty page without asking the database (no table is that big,
-// and huge offsets would overflow the databases' integer parameters into a 5xx).
-const MAX_OFFSET = 2 ** 31;
 
 export function toCompany(r: repo.CompanyRow, tags: string[]): CompanyT {
   return {
@@ -36,6 +33,8 @@ export function toCompany(r: repo.CompanyRow, tags: string[]): CompanyT {
     customProperties: readCustomProperties(r.custom_properties),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    // Only listings with includeDeleted select it (C.1); other reads leave it out.
+    ...(r.deleted_at !== undefined ? { deletedAt: r.deleted_at } : {}),
   };
 }
 
@@ -116,11 +115,11 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
   return out;
 }
 
-export async function listCompanies(ctx: Ctx, q: CompanyListQueryT): Promise<Page<CompanyT>> {
-  const page = q.page ?? 1;
-  const pageSize = q.pageSize ?? 50;
+/** GET /companies (spec 4.4, B.4, C.1). `keyId` binds cursors to the caller's key. */
+export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<Page<CompanyT>> {
+  const req = { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : rule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
-  if (hasNul(q.search) || hasNul(q.ownerId)) return { data: [], pagination: pagination(page, pageSize, 0) };
+  if (hasNul(q.search) || hasNul(q.ownerId)) return { data: [], pagination: emptyPage(req) };
   const search = q.search?.trim() || undefined;
   const cnpjNeedle = search?.replace(/[.\/\-\s]/g, '').toUpperCase();
   const filter: repo.CompanyFilter = {
@@ -128,21 +127,25 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT): Promise<Pag
     cnpjSearch: cnpjNeedle && cnpjNeedle !== search?.toUpperCase() ? cnpjNeedle : undefined,
     ownerId: q.ownerId,
     updatedAfter,
+    includeDeleted: q.includeDeleted === true,
   };
-  const total = await repo.countCompanies(ctx.reads, ctx.tenantId, filter);
-  const offset = (page - 1) * pageSize;
-  const rows =
-    total === 0 || offset >= total || offset > MAX_OFFSET
-      ? []
-      : await repo.listCompanies(ctx.reads, ctx.tenantId, {
-          ...filter,
-          sortKey: q.sortKey ?? 'createdAt',
-          sortOrder: q.sortOrder ?? 'desc',
-          limit: pageSize,
-          offset,
-        });
+  const sortKey = q.sortKey ?? 'createdAt';
+  const { base, select } = repo.companyListing(ctx.reads.db, ctx.tenantId, filter);
+  const { rows, pagination } = await listPage<repo.CompanyRow>(
+    ctx,
+    {
+      base,
+      select,
+      sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
+      countCache: 'company',
+      keyId,
+      endpoint: 'GET /companies',
+      filters: filter,
+    },
+    req,
+  );
   const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', rows.map((r) => r.id));
-  return { data: rows.map((r) => toCompany(r, tags.get(r.id) ?? [])), pagination: pagination(page, pageSize, total) };
+  return { data: rows.map((r) => toCompany(r, tags.get(r.id) ?? [])), pagination };
 }
 
 export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<CompanyT> {

@@ -1,14 +1,13 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { Reads } from '../../db/reads.js';
-import { containsInsensitive, sortableText, type SqlDialect } from '../../db/dialect.js';
+import { containsInsensitive } from '../../db/dialect.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { selectInChunks } from '../../db/batch.js';
-import { cachedCount } from '../../db/count-cache.js';
 import { prepared } from '../../db/prepared.js';
-import { tagIdsColumn } from '../tags/tags.repo.js';
+import { tagIdsColumn } from '../shared/record-tags.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
+import type { SortTable } from '../shared/listing.js';
 
 const COLUMNS = [
   'id',
@@ -23,10 +22,10 @@ const COLUMNS = [
   'created_at',
   'updated_at',
 ] as const;
-export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]>;
+export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 
 /** Sort keys → columns. Names sort case-insensitively; e-mails are stored lower-cased already. */
-const SORT_COLUMNS: Record<ContactSortKey, { column: keyof ContactsTable; nullable: boolean; text?: 'lower' | 'plain' }> = {
+export const CONTACT_SORT: SortTable<ContactSortKey> = {
   createdAt: { column: 'created_at', nullable: false },
   updatedAt: { column: 'updated_at', nullable: false },
   firstName: { column: 'first_name', nullable: false, text: 'lower' },
@@ -34,9 +33,6 @@ const SORT_COLUMNS: Record<ContactSortKey, { column: keyof ContactsTable; nullab
   email: { column: 'email', nullable: true, text: 'plain' },
   score: { column: 'score', nullable: true },
 };
-
-/** Offsets past this are answered without reading rows (`page` has no upper bound; B.2 never 5xx). */
-const MAX_OFFSET = 2 ** 48;
 
 const live = (db: Db, tenantId: string) =>
   db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
@@ -91,22 +87,20 @@ export async function companyIdsByDomain(db: Db, tenantId: string, domain: strin
   return rows.map((r) => r.id);
 }
 
-export interface ContactQuery {
+export interface ContactFilter {
   /** Compiled filter of POST /contacts/search. */
   filter?: Expression<SqlBool>;
   search?: string;
   ownerId?: string;
   /** Normalized ISO timestamp; strict `>`. */
   updatedAfter?: string;
-  sortKey: ContactSortKey;
-  sortOrder: 'asc' | 'desc';
-  limit: number;
-  offset: number;
+  /** Soft-deleted contacts too, with their `deleted_at` (C.1). */
+  includeDeleted?: boolean;
 }
 
-/** One page of live contacts and the number matching the query. */
-export async function listContacts(reads: Reads, dialect: SqlDialect, tenantId: string, q: ContactQuery): Promise<{ rows: ContactRow[]; total: number }> {
-  let base = live(reads.db, tenantId);
+/** The contacts matching a filter (FROM … WHERE, no selection), and how to select a listed row. */
+export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
+  let base = q.includeDeleted ? db.selectFrom('contacts').where('tenant_id', '=', tenantId) : live(db, tenantId);
   if (q.ownerId !== undefined) base = base.where('owner_id', '=', q.ownerId);
   if (q.updatedAfter !== undefined) base = base.where('updated_at', '>', q.updatedAfter);
   if (q.filter) base = base.where(q.filter);
@@ -122,22 +116,6 @@ export async function listContacts(reads: Reads, dialect: SqlDialect, tenantId: 
       ]),
     );
   }
-  const { column, nullable, text } = SORT_COLUMNS[q.sortKey];
-  const dir = q.sortOrder;
-  const key = text ? sortableText(dialect, column, text === 'lower') : sql.ref(column);
-  const rowsQuery = base
-    .select(COLUMNS)
-    // NOTE: empty values sort last in both directions and on both dialects (B.4 leaves it open).
-    .orderBy(key, (ob) => {
-      const o = dir === 'asc' ? ob.asc() : ob.desc();
-      return nullable ? o.nullsLast() : o;
-    })
-    .orderBy('id', dir)
-    .limit(q.limit)
-    .offset(q.offset);
-  const rows = Number.isSafeInteger(q.offset) && q.offset <= MAX_OFFSET ? await reads.all(rowsQuery) : [];
-  // A partial page (or an empty first page) already tells the total; count only otherwise.
-  if ((rows.length > 0 || q.offset === 0) && rows.length < q.limit) return { rows, total: q.offset + rows.length };
-  const total = await cachedCount(reads, tenantId, 'contact', base.select((eb) => eb.fn.countAll<number>().as('n')));
-  return { rows, total };
+  const select = (qb: typeof base) => (q.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  return { base, select };
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { errorResponses, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './contacts.service.js';
 import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
 
@@ -17,11 +17,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'List contacts',
       description:
-        'Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (case-insensitive substring); `updatedAfter` is strict; ties in the sort break by `id`.',
+        'Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (case-insensitive substring); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. ' + LISTING_DOC,
       querystring: ContactListQuery,
       response: { 200: ContactPage, ...errorResponses(400) },
     },
-  }, async (req) => service.listContacts(ctxOf(req), req.query));
+  }, async (req) => service.listContacts(ctxOf(req), req.query, req.principal.keyId));
 
   app.post('/contacts/search', {
     config: read,
@@ -29,11 +29,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'Search contacts with filters',
       description:
-        'Requires scope `contacts:read`. Filters combine conditions with AND/OR groups (see the `filters` schema); answers the same paginated envelope as the list. Invalid filters are 400 `validation_failed` with `details[].field` naming the path (e.g. `filters.conditions[1].value`). Limits: groups nest at most 3 deep; at most 50 conditions, 1,000 values in an `in`/`notIn` and 10,000 values in a filter; and a complexity budget of 100, where a condition on `tags` or on a `customProperties.<id>` costs 12 and any other condition 1 (so at most 8 of those; over budget is 400 `validation_failed` on `filters`).',
+        'Requires scope `contacts:read`. Filters combine conditions with AND/OR groups (see the `filters` schema); answers the same paginated envelope as the list; `cursor` goes in the body and is bound to the same `filters` and sort (else 400 `invalid_cursor`). Invalid filters are 400 `validation_failed` with `details[].field` naming the path (e.g. `filters.conditions[1].value`). Limits: groups nest at most 3 deep; at most 50 conditions, 1,000 values in an `in`/`notIn` and 10,000 values in a filter; and a complexity budget of 100, where a condition on `tags` or on a `customProperties.<id>` costs 12 and any other condition 1 (so at most 8 of those; over budget is 400 `validation_failed` on `filters`).',
       body: ContactSearchBody,
       response: { 200: ContactPage, ...errorResponses(400) },
     },
-  }, async (req) => service.searchContacts(ctxOf(req), req.body));
+  }, async (req) => service.searchContacts(ctxOf(req), req.body, req.principal.keyId));
 
   app.get('/contacts/:id', {
     config: read,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CustomProperties, Envelope, Nullable, PageQuery, SortOrder, Timestamp } from '../../http/schemas.js';
+import { CursorParam, CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 
 const NAME_MAX = 200;
 
@@ -33,6 +33,7 @@ export const Contact = Type.Object(
     score: Nullable(Type.Number()),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    deletedAt: DeletedAt,
   },
   { $id: 'Contact', title: 'Contact', examples: [example] },
 );
@@ -96,7 +97,7 @@ export const ContactListQuery = Type.Object(
       Type.String({ maxLength: 200, description: 'Case-insensitive substring of first name, last name, full name, e-mail or phone digits (≥ 3 digits)' }),
     ),
     ownerId: Type.Optional(Type.String({ description: 'Only contacts of this owner' })),
-    updatedAfter: Type.Optional(Type.String({ description: 'ISO 8601 date-time; only contacts modified strictly after it', examples: ['2026-11-22T10:00:00Z'] })),
+    ...SyncQuery,
     sortKey: SortKey,
     sortOrder: SortOrder,
   },
@@ -148,6 +149,7 @@ export const ContactSearchBody = Type.Object(
     filters: Type.Optional(FilterGroupSchema),
     page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (default 1)' })),
     pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Records per page (default 50, max 100)' })),
+    cursor: CursorParam,
     sortKey: SortKey,
     sortOrder: SortOrder,
   },

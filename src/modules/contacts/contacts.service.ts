@@ -9,14 +9,15 @@ import { compileFilter } from '../../db/filter-sql.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { errors } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pagination, type Page } from '../../http/pagination.js';
+import type { Page } from '../../http/pagination.js';
+import { listPage } from '../shared/listing.js';
 import { emitEvent } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { parseTagIds, replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import { parseTagIds, replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import * as repo from './contacts.repo.js';
 import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
 
@@ -38,6 +39,8 @@ export function toContact(r: repo.ContactRow, tags: string[]): ContactT {
     score: r.score === null ? null : Number(r.score),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    // Only listings with includeDeleted select it (C.1); other reads leave it out.
+    ...(r.deleted_at !== undefined ? { deletedAt: r.deleted_at } : {}),
   };
 }
 
@@ -87,25 +90,24 @@ function soft<T>(fn: () => T): T | undefined {
 interface PageArgs {
   page?: number;
   pageSize?: number;
+  cursor?: string;
   sortKey?: ContactSortKey;
   sortOrder?: 'asc' | 'desc';
 }
 
-async function pageOf(ctx: Ctx, args: PageArgs, query: Omit<repo.ContactQuery, 'sortKey' | 'sortOrder' | 'limit' | 'offset'>): Promise<Page<ContactT>> {
-  const page = args.page ?? 1;
-  const pageSize = args.pageSize ?? 50;
-  const { rows, total } = await repo.listContacts(ctx.reads, ctx.dialect, ctx.tenantId, {
-    ...query,
-    sortKey: args.sortKey ?? 'createdAt',
-    sortOrder: args.sortOrder ?? 'desc',
-    limit: pageSize,
-    offset: (page - 1) * pageSize,
-  });
-  return { data: await withTags(ctx.db, ctx.tenantId, rows), pagination: pagination(page, pageSize, total) };
+async function pageOf(ctx: Ctx, args: PageArgs, filter: repo.ContactFilter, bound: { keyId: string; endpoint: string; filters: unknown }): Promise<Page<ContactT>> {
+  const sortKey = args.sortKey ?? 'createdAt';
+  const { base, select } = repo.contactListing(ctx.reads.db, ctx.tenantId, filter);
+  const { rows, pagination } = await listPage<repo.ContactRow>(
+    ctx,
+    { base, select, sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] }, countCache: 'contact', ...bound },
+    { page: args.page, pageSize: args.pageSize ?? 50, cursor: args.cursor },
+  );
+  return { data: await withTags(ctx.db, ctx.tenantId, rows), pagination };
 }
 
-/** GET /contacts (spec 4.1, B.4). */
-export async function listContacts(ctx: Ctx, q: ContactListQueryT): Promise<Page<ContactT>> {
+/** GET /contacts (spec 4.1, B.4, C.1). `keyId` binds cursors to the caller's key. */
+export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<Page<ContactT>> {
   let updatedAfter: string | undefined;
   if (q.updatedAfter !== undefined) {
     try {
@@ -115,18 +117,19 @@ export async function listContacts(ctx: Ctx, q: ContactListQueryT): Promise<Page
       throw errors.field('updatedAfter', err.message);
     }
   }
-  return pageOf(ctx, q, { search: q.search, ownerId: q.ownerId, updatedAfter });
+  const filter = { search: q.search, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
+  return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts', filters: filter });
 }
 
 /** POST /contacts/search: the filter language (B.4), compiled to SQL. */
-export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT): Promise<Page<ContactT>> {
+export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<Page<ContactT>> {
   let filter;
   if (body.filters !== undefined) {
     // Property definitions are read only when the filter names a custom property.
     const properties = JSON.stringify(body.filters).includes('customProperties.') ? await propertyDefs(ctx, 'contact') : new Map();
     filter = compileFilter(body.filters, 'contact', { dialect: ctx.dialect, tenantId: ctx.tenantId, properties });
   }
-  return pageOf(ctx, body, { filter });
+  return pageOf(ctx, body, { filter }, { keyId, endpoint: 'POST /contacts/search', filters: body.filters ?? null });
 }
 
 // ------------------------------------------------------------------------------------------------

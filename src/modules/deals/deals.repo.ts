@@ -1,20 +1,18 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
-import type { Reads } from '../../db/reads.js';
+import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { containsInsensitive, forUpdate, type SqlDialect } from '../../db/dialect.js';
 import type { DealsTable } from '../../db/tables/records.js';
-import type { DB } from '../../db/tables/schema.js';
 import type { DealSortKey } from './deals.schema.js';
 import { selectInChunks } from '../../db/batch.js';
-import { cachedCount } from '../../db/count-cache.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
+import type { SortTable } from '../shared/listing.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
   'expected_close_date', 'custom_properties', 'is_won', 'is_lost', 'closed_at', 'loss_reason_id', 'loss_notes',
   'created_at', 'updated_at',
 ] as const;
-export type DealRow = Pick<DealsTable, (typeof COLUMNS)[number]>;
+export type DealRow = Pick<DealsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 
 export function findDeal(db: Db, dialect: SqlDialect, tenantId: string, id: string, lock = false): Promise<DealRow | undefined> {
   const q = db.selectFrom('deals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null);
@@ -61,20 +59,25 @@ export interface DealFilters {
   closedAtFrom?: string;
   closedAtTo?: string;
   search?: string;
+  /** Normalized ISO timestamp; strict `>`. */
+  updatedAfter?: string;
+  /** Soft-deleted deals too, with their `deleted_at` (C.1). */
+  includeDeleted?: boolean;
 }
 
-const SORT_COLUMNS: Record<DealSortKey, 'updated_at' | 'created_at' | 'title' | 'value_cents' | 'expected_close_date' | 'closed_at'> = {
-  updatedAt: 'updated_at',
-  createdAt: 'created_at',
-  title: 'title',
-  value: 'value_cents',
-  expectedCloseDate: 'expected_close_date',
-  closedAt: 'closed_at',
+export const DEAL_SORT: SortTable<DealSortKey> = {
+  updatedAt: { column: 'updated_at', nullable: false },
+  createdAt: { column: 'created_at', nullable: false },
+  title: { column: 'title', nullable: false, text: 'lower' },
+  value: { column: 'value_cents', nullable: true },
+  expectedCloseDate: { column: 'expected_close_date', nullable: true },
+  closedAt: { column: 'closed_at', nullable: true },
 };
-const NULLABLE_SORT = new Set(['value_cents', 'expected_close_date', 'closed_at']);
 
-function filtered(db: Db, tenantId: string, f: DealFilters): SelectQueryBuilder<DB, 'deals', {}> {
-  let q = db.selectFrom('deals').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+/** The deals matching the filters (FROM … WHERE, no selection), and how to select a listed row. */
+export function dealListing(db: Db, tenantId: string, f: DealFilters) {
+  let q = db.selectFrom('deals').where('tenant_id', '=', tenantId);
+  if (!f.includeDeleted) q = q.where('deleted_at', 'is', null);
   if (f.pipelineId !== undefined) q = q.where('pipeline_id', '=', f.pipelineId);
   if (f.stageId !== undefined) q = q.where('stage_id', '=', f.stageId);
   if (f.ownerId !== undefined) q = q.where('owner_id', '=', f.ownerId);
@@ -86,29 +89,10 @@ function filtered(db: Db, tenantId: string, f: DealFilters): SelectQueryBuilder<
   if (f.valueMaxCents !== undefined) q = q.where('value_cents', '<=', f.valueMaxCents);
   if (f.closedAtFrom !== undefined) q = q.where('closed_at', '>=', f.closedAtFrom);
   if (f.closedAtTo !== undefined) q = q.where('closed_at', '<=', f.closedAtTo);
+  if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
   if (f.search) q = q.where(containsInsensitive('title', f.search));
-  return q;
-}
-
-export async function countDeals(reads: Reads, tenantId: string, f: DealFilters): Promise<number> {
-  return cachedCount(reads, tenantId, 'deal', filtered(reads.db, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')));
-}
-
-export async function listDeals(
-  reads: Reads,
-  tenantId: string,
-  f: DealFilters,
-  sort: { key: DealSortKey; order: 'asc' | 'desc' },
-  limit: number,
-  offset: number,
-): Promise<DealRow[]> {
-  const column = SORT_COLUMNS[sort.key];
-  let q = filtered(reads.db, tenantId, f).select(COLUMNS);
-  // NOTE: SQLite sorts NULL first and PostgreSQL last; empty values go last in both, whatever the direction.
-  if (NULLABLE_SORT.has(column)) q = q.orderBy(sql`case when ${sql.ref(column)} is null then 1 else 0 end`);
-  // Titles sort case-insensitively (same order on both dialects for ASCII letters).
-  q = column === 'title' ? q.orderBy(sql`lower(title)`, sort.order) : q.orderBy(column, sort.order);
-  return reads.all(q.orderBy('id', sort.order).limit(limit).offset(offset));
+  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  return { base: q, select };
 }
 
 export interface ContactDealRow {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { errorResponses, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './deals.service.js';
 import { ContactDeal, Deal, DealCreate, DealListQuery, DealPage, DealUpdate } from './deals.schema.js';
 
@@ -17,11 +17,11 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'List deals',
       description:
-        'Requires scope `deals:read`. Paginated (2.12 envelope). Filters combine with AND; `valueMin`/`valueMax` and `closedAtFrom`/`closedAtTo` are inclusive. Ids of another tenant match nothing.',
+        'Requires scope `deals:read`. Paginated (2.12 envelope). Filters combine with AND; `valueMin`/`valueMax` and `closedAtFrom`/`closedAtTo` are inclusive; `updatedAfter` is strict; empty values sort last in both directions. Ids of another tenant match nothing. ' + LISTING_DOC,
       querystring: DealListQuery,
       response: { 200: DealPage, ...errorResponses(400) },
     },
-  }, async (req) => service.listDeals(ctxOf(req), req.query));
+  }, async (req) => service.listDeals(ctxOf(req), req.query, req.principal.keyId));
 
   app.get('/deals/:id', {
     config: read,

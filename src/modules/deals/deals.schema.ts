@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CustomProperties, Envelope, Nullable, PageQuery, SortOrder, Timestamp } from '../../http/schemas.js';
+import { CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 import { Company } from '../companies/companies.schema.js';
 import { Contact } from '../contacts/contacts.schema.js';
 
@@ -60,6 +60,7 @@ export const Deal = Type.Object(
     lossNotes: Nullable(Type.String()),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    deletedAt: DeletedAt,
   },
   { $id: 'Deal', title: 'Deal', examples: [EXAMPLE] },
 );
@@ -158,7 +159,8 @@ export const DealListQuery = Type.Object(
     closedAtFrom: Type.Optional(Type.String({ description: 'ISO 8601 date-time; inclusive lower bound of `closedAt`', examples: ['2026-11-01T00:00:00Z'] })),
     closedAtTo: Type.Optional(Type.String({ description: 'ISO 8601 date-time; inclusive upper bound of `closedAt`', examples: ['2026-11-30T23:59:59Z'] })),
     search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the title' })),
-    sortKey: Type.Optional(StringEnum([...DEAL_SORT_KEYS], 'Sort field (default `updatedAt`); empty values sort last; ties break by id')),
+    ...SyncQuery,
+    sortKey: Type.Optional(StringEnum([...DEAL_SORT_KEYS], 'Sort field (default `updatedAt`); empty values sort last in both directions; ties break by id')),
     sortOrder: SortOrder,
   },
   { additionalProperties: false },

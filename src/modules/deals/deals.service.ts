@@ -6,7 +6,8 @@ import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/mone
 import { errors } from '../../errors.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pagination, type Page } from '../../http/pagination.js';
+import type { Page } from '../../http/pagination.js';
+import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -15,7 +16,7 @@ import { assertRefs, existingIds, type RefKind } from '../shared/refs.js';
 import { companiesByIds } from '../companies/companies.service.js';
 import { contactsByIds } from '../contacts/contacts.service.js';
 import { getStage } from '../pipelines/pipelines.service.js';
-import { replaceRecordTags, tagIdsOf } from '../tags/tags.repo.js';
+import { replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import { assertTagsExist } from '../tags/tags.service.js';
 import * as repo from './deals.repo.js';
 import type { ContactDealT, DealCreateT, DealListQueryT, DealT, DealUpdateT } from './deals.schema.js';
@@ -48,6 +49,8 @@ function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], comp
     lossNotes: r.loss_notes,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    // Only listings with includeDeleted select it (C.1); other reads leave it out.
+    ...(r.deleted_at !== undefined ? { deletedAt: r.deleted_at } : {}),
   };
 }
 
@@ -101,9 +104,8 @@ function instant(field: string, s: string): string {
   }
 }
 
-export async function listDeals(ctx: Ctx, q: DealListQueryT): Promise<Page<DealT>> {
-  const page = q.page ?? 1;
-  const pageSize = q.pageSize ?? 50;
+/** GET /deals (spec 4.3, B.4, C.1). `keyId` binds cursors to the caller's key. */
+export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promise<Page<DealT>> {
   const filters: repo.DealFilters = {
     pipelineId: q.pipelineId,
     stageId: q.stageId,
@@ -116,13 +118,18 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT): Promise<Page<DealT
     valueMaxCents: q.valueMax === undefined ? undefined : boundCents('valueMax', q.valueMax, false),
     closedAtFrom: q.closedAtFrom === undefined ? undefined : instant('closedAtFrom', q.closedAtFrom),
     closedAtTo: q.closedAtTo === undefined ? undefined : instant('closedAtTo', q.closedAtTo),
+    updatedAfter: q.updatedAfter === undefined ? undefined : instant('updatedAfter', q.updatedAfter),
     search: q.search,
+    includeDeleted: q.includeDeleted === true,
   };
-  const total = await repo.countDeals(ctx.reads, ctx.tenantId, filters);
-  const offset = (page - 1) * pageSize;
-  // Past the last record there is nothing to read (and a huge page must not reach the database's OFFSET).
-  const rows = offset >= total ? [] : await repo.listDeals(ctx.reads, ctx.tenantId, filters, { key: q.sortKey ?? 'updatedAt', order: q.sortOrder ?? 'desc' }, pageSize, offset);
-  return { data: await expand(ctx, rows), pagination: pagination(page, pageSize, total) };
+  const sortKey = q.sortKey ?? 'updatedAt';
+  const { base, select } = repo.dealListing(ctx.reads.db, ctx.tenantId, filters);
+  const { rows, pagination } = await listPage<repo.DealRow>(
+    ctx,
+    { base, select, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', keyId, endpoint: 'GET /deals', filters },
+    { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor },
+  );
+  return { data: await expand(ctx, rows), pagination };
 }
 
 /** `GET /contacts/:id/deals`: open deals first, then most recently updated (spec 4.1). */

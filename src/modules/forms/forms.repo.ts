@@ -1,5 +1,5 @@
 import type { Db } from '../../db/index.js';
-import type { Reads } from '../../db/reads.js';
+import type { SortColumn } from '../shared/listing.js';
 import type { FormSubmissionsTable, FormsTable } from '../../db/tables/config.js';
 
 const FORM_COLUMNS = ['forms.id', 'forms.name', 'forms.slug', 'forms.fields', 'forms.submissions_count', 'forms.created_at'] as const;
@@ -35,30 +35,14 @@ export function findPublicForm(db: Db, tenantSlug: string, formSlug: string): Pr
     .executeTakeFirst();
 }
 
-export async function countSubmissions(reads: Reads, tenantId: string, formId: string): Promise<number> {
-  const [r] = await reads.all(
-    reads.db
-      .selectFrom('form_submissions')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('tenant_id', '=', tenantId)
-      .where('form_id', '=', formId),
-  );
-  return Number(r.n);
+/** The submissions of a form (FROM … WHERE, no selection); listed newest first, then by id (SUBMISSION_SORT). */
+export function submissionListing(db: Db, tenantId: string, formId: string) {
+  const base = db.selectFrom('form_submissions').where('tenant_id', '=', tenantId).where('form_id', '=', formId);
+  return { base, select: (qb: typeof base) => qb.select(SUBMISSION_COLUMNS) };
 }
 
-/** Newest first; created_at is strictly increasing per form (see insertSubmission), id breaks any tie. */
-export function listSubmissions(reads: Reads, tenantId: string, formId: string, offset: number, limit: number): Promise<SubmissionRow[]> {
-  return reads.all(reads.db
-    .selectFrom('form_submissions')
-    .select(SUBMISSION_COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .where('form_id', '=', formId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    );
-}
+/** created_at is strictly increasing per form (see insertSubmission); id breaks any tie. */
+export const SUBMISSION_SORT: SortColumn = { column: 'created_at', nullable: false };
 
 /**
  * Increments the form's counter. Run first in the intake transaction: on PostgreSQL the row lock

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { errorResponses, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './forms.service.js';
 import { Form, FormDetail, SubmissionPage, SubmissionsQuery } from './forms.schema.js';
 
@@ -33,9 +33,10 @@ export const formsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: "List a form's submissions, newest first",
+      description: 'Requires scope `forms:submissions:read`. Newest first, then by id; `limit` is the page size. ' + LISTING_DOC,
       params: IdParams,
       querystring: SubmissionsQuery,
       response: { 200: SubmissionPage, ...errorResponses(400, 404) },
     },
-  }, async (req) => service.listSubmissions(ctxOf(req), req.params.id, req.query.page ?? 1, req.query.limit ?? 50));
+  }, async (req) => service.listSubmissions(ctxOf(req), req.params.id, req.query, req.principal.keyId));
 };

@@ -4,7 +4,8 @@ import { DomainError } from '../../domain/errors.js';
 import { normalizePropertyValue } from '../../domain/properties.js';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pageOffset, pagination, type Page } from '../../http/pagination.js';
+import type { Page } from '../../http/pagination.js';
+import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
@@ -74,14 +75,17 @@ export async function getForm(ctx: Ctx, id: string, baseUrl: string): Promise<Fo
   return toFormDetail(row, baseUrl);
 }
 
-export async function listSubmissions(ctx: Ctx, formId: string, page: number, limit: number): Promise<Page<SubmissionT>> {
+/** GET /forms/:id/submissions: newest first, by page or cursor (C.1). */
+export async function listSubmissions(ctx: Ctx, formId: string, q: { page?: number; limit?: number; cursor?: string }, keyId = ''): Promise<Page<SubmissionT>> {
   const form = await repo.findForm(ctx.db, ctx.tenantId, formId);
   if (!form) throw errors.notFound('Form not found');
-  const [total, rows] = await Promise.all([
-    repo.countSubmissions(ctx.reads, ctx.tenantId, formId),
-    repo.listSubmissions(ctx.reads, ctx.tenantId, formId, pageOffset(page, limit), limit),
-  ]);
-  return { data: rows.map(toSubmission), pagination: pagination(page, limit, total) };
+  const { base, select } = repo.submissionListing(ctx.reads.db, ctx.tenantId, form.id);
+  const { rows, pagination } = await listPage<repo.SubmissionRow>(
+    ctx,
+    { base, select, sort: { key: 'createdAt', order: 'desc', column: repo.SUBMISSION_SORT }, keyId, endpoint: `GET /forms/${form.id}/submissions`, filters: null },
+    { page: q.page, pageSize: q.limit ?? 50, cursor: q.cursor },
+  );
+  return { data: rows.map(toSubmission), pagination };
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ import type { Reads } from '../../db/reads.js';
 import type { ListsTable } from '../../db/tables/records.js';
 import type { ListObjectType } from './lists.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
+import type { SortColumn } from '../shared/listing.js';
 
 const COLUMNS = ['id', 'name', 'object_type', 'kind', 'description', 'filters', 'created_at', 'updated_at'] as const;
 export type ListRow = Pick<ListsTable, (typeof COLUMNS)[number]>;
@@ -59,30 +60,22 @@ export async function memberCounts(reads: Reads, tenantId: string, objectType: L
   return out;
 }
 
-/** Member ids of a page, ordered by when they joined, then id; soft-deleted records are skipped. */
-export async function memberPage(
-  reads: Reads,
-  tenantId: string,
-  listId: string,
-  objectType: ListObjectType,
-  limit: number,
-  offset: number,
-): Promise<string[]> {
+/**
+ * The visible members of a list (FROM … WHERE, no selection): soft-deleted records are skipped. Their
+ * fixed order is when they joined, then id (MEMBER_SORT).
+ */
+export function memberListing(db: Db, tenantId: string, listId: string, objectType: ListObjectType) {
   const table = RECORD_TABLE[objectType];
-  const rows = await reads.all(reads.db
+  const base = db
     .selectFrom('list_members as m')
     .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
-    .select('m.object_id')
     .where('m.tenant_id', '=', tenantId)
     .where('m.list_id', '=', listId)
-    .where('r.deleted_at', 'is', null)
-    .orderBy('m.created_at')
-    .orderBy('m.object_id')
-    .limit(limit)
-    .offset(offset)
-    );
-  return rows.map((r) => r.object_id);
+    .where('r.deleted_at', 'is', null);
+  return { base, select: (qb: typeof base) => qb.select('m.object_id') };
 }
+
+export const MEMBER_SORT: SortColumn = { column: 'm.created_at', nullable: false };
 
 /** True when the record is a member and not soft-deleted. */
 export async function isVisibleMember(db: Db, tenantId: string, listId: string, objectType: ListObjectType, objectId: string): Promise<boolean> {

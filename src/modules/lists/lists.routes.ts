@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { errorResponses, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './lists.service.js';
 import { List, ListCreate, ListQuery, ListUpdate, MemberPage, MemberParams, MembersAdd, MembersAdded, MembersQuery } from './lists.schema.js';
 
@@ -77,12 +77,12 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description:
         'Requires scope `lists:read`. `data[]` holds the member records (contacts, companies or deals, by the list\'s ' +
         '`objectType`) exactly as their single read returns them; `data[].id` is the record id. Ordered by when each ' +
-        'record joined the list, then by id. Soft-deleted records are never members.',
+        'record joined the list, then by id. Soft-deleted records are never members. ' + LISTING_DOC,
       params: IdParams,
       querystring: MembersQuery,
       response: { 200: MemberPage, ...errorResponses(400, 404) },
     },
-  }, async (req) => service.listMembers(ctxOf(req), req.params.id, req.query));
+  }, async (req) => service.listMembers(ctxOf(req), req.params.id, req.query, req.principal.keyId));
 
   app.post('/lists/:id/members', {
     config: write,

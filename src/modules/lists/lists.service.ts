@@ -1,7 +1,8 @@
 import { withTx } from '../../db/index.js';
 import { ApiError, errors } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pageOffset, pagination, type Page } from '../../http/pagination.js';
+import type { Page } from '../../http/pagination.js';
+import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
@@ -140,18 +141,20 @@ export async function recordsByIds(ctx: Ctx, objectType: ListObjectType, ids: st
   }
 }
 
-export async function listMembers(ctx: Ctx, id: string, q: MembersQueryT): Promise<Page<{ id: string }>> {
+/** GET /lists/:id/members: joined time then id, by page or cursor (C.1). */
+export async function listMembers(ctx: Ctx, id: string, q: MembersQueryT, keyId = ''): Promise<Page<{ id: string }>> {
   const list = await mustFind(ctx, id);
   const type = list.object_type as ListObjectType;
-  const page = q.page ?? 1;
-  const pageSize = q.pageSize ?? 50;
-  const [total, ids] = await Promise.all([
-    memberCount(ctx, list),
-    repo.memberPage(ctx.reads, ctx.tenantId, list.id, type, pageSize, pageOffset(page, pageSize)),
-  ]);
+  const { base, select } = repo.memberListing(ctx.reads.db, ctx.tenantId, list.id, type);
+  const { rows, pagination } = await listPage<{ object_id: string }>(
+    ctx,
+    { base, select, idColumn: 'm.object_id', sort: { key: 'joinedAt', order: 'asc', column: repo.MEMBER_SORT }, keyId, endpoint: `GET /lists/${list.id}/members`, filters: null },
+    { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor },
+  );
+  const ids = rows.map((r) => r.object_id);
   const records = await recordsByIds(ctx, type, ids);
   const data = ids.map((i) => records.get(i)).filter((r): r is { id: string } => r !== undefined);
-  return { data, pagination: pagination(page, pageSize, total) };
+  return { data, pagination };
 }
 
 /**

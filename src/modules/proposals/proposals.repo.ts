@@ -1,14 +1,15 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { Reads } from '../../db/reads.js';
 import { containsInsensitive } from '../../db/dialect.js';
 import type { ProposalItemsTable, ProposalsTable } from '../../db/tables/records.js';
+import type { SortTable } from '../shared/listing.js';
+import type { ProposalSortKey } from './proposals.schema.js';
 
 const COLUMNS = [
   'id', 'number', 'subject', 'status', 'sent_at', 'deal_id', 'contact_id', 'client_id', 'recipient_name', 'recipient_email',
   'discount_cents', 'adjustment_cents', 'subtotal_cents', 'total_cents', 'notes', 'owner_id', 'created_at', 'updated_at',
 ] as const;
-export type ProposalRow = Pick<ProposalsTable, (typeof COLUMNS)[number]>;
+export type ProposalRow = Pick<ProposalsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 const ITEM_COLUMNS = ['proposal_id', 'id', 'position', 'name', 'description', 'qty', 'unit', 'rate', 'discount_pct', 'tax_pct', 'total_cents'] as const;
 export type ItemRow = Pick<ProposalItemsTable, (typeof ITEM_COLUMNS)[number]>;
 
@@ -28,10 +29,21 @@ export interface ProposalFilter {
   contactId?: string;
   clientId?: string;
   dealId?: string;
+  /** Normalized ISO timestamp; strict `>`. */
+  updatedAfter?: string;
+  /** Soft-deleted proposals too, with their `deleted_at` (C.1). */
+  includeDeleted?: boolean;
 }
 
+export const PROPOSAL_SORT: SortTable<ProposalSortKey> = {
+  createdAt: { column: 'created_at', nullable: false },
+  updatedAt: { column: 'updated_at', nullable: false },
+};
+
 function filtered(db: Db, tenantId: string, f: ProposalFilter) {
-  let q = db.selectFrom('proposals').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+  let q = db.selectFrom('proposals').where('tenant_id', '=', tenantId);
+  if (!f.includeDeleted) q = q.where('deleted_at', 'is', null);
+  if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   if (f.contactId !== undefined) q = q.where('contact_id', '=', f.contactId);
   if (f.clientId !== undefined) q = q.where('client_id', '=', f.clientId);
@@ -43,14 +55,11 @@ function filtered(db: Db, tenantId: string, f: ProposalFilter) {
   return q;
 }
 
-export async function countProposals(reads: Reads, tenantId: string, f: ProposalFilter): Promise<number> {
-  const r = (await reads.all(filtered(reads.db, tenantId, f).select(sql<number>`count(*)`.as('n'))))[0]!;
-  return Number(r.n);
-}
-
-/** Newest first; ties by id, so pages never repeat or skip a proposal. */
-export function listProposals(reads: Reads, tenantId: string, f: ProposalFilter, limit: number, offset: number): Promise<ProposalRow[]> {
-  return reads.all(filtered(reads.db, tenantId, f).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset));
+/** The proposals matching a filter (FROM … WHERE, no selection), and how to select a listed row. */
+export function proposalListing(db: Db, tenantId: string, f: ProposalFilter) {
+  const base = filtered(db, tenantId, f);
+  const select = (qb: typeof base) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  return { base, select };
 }
 
 /** Items of several proposals, each list in position order. */

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { errorResponses, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './proposals.service.js';
 import { Proposal, ProposalCreate, ProposalListQuery, ProposalPage, ProposalUpdate } from './proposals.schema.js';
 
@@ -18,12 +18,12 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'List proposals',
       description:
         'Requires scope `proposals:read`. Paginated envelope (spec 2.12); `limit` is the page size (default 50, max 100). ' +
-        'Newest first (`createdAt` descending, then `id`). Each proposal has the full single-read shape. An unknown ' +
-        '`status` value is 400 `validation_failed`; id filters of another tenant simply match nothing.',
+        'Newest first by default (`createdAt` descending, then `id`; `sortKey`/`sortOrder` change it). Each proposal has the full single-read shape. An unknown ' +
+        '`status` value is 400 `validation_failed`; id filters of another tenant simply match nothing; `updatedAfter` is strict. ' + LISTING_DOC,
       querystring: ProposalListQuery,
       response: { 200: ProposalPage, ...errorResponses(400) },
     },
-  }, async (req) => service.listProposals(ctxOf(req), req.query));
+  }, async (req) => service.listProposals(ctxOf(req), req.query, req.principal.keyId));
 
   app.get('/proposals/:id', {
     config: read,

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Envelope, Nullable, Timestamp } from '../../http/schemas.js';
+import { CursorParam, DeletedAt, Envelope, Nullable, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 import { Company } from '../companies/companies.schema.js';
 import { Contact } from '../contacts/contacts.schema.js';
 import { Deal } from '../deals/deals.schema.js';
@@ -101,6 +101,7 @@ export const Proposal = Type.Object(
     ownerId: Nullable(Type.String()),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    deletedAt: DeletedAt,
   },
   { $id: 'Proposal', title: 'Proposal', examples: [EXAMPLE] },
 );
@@ -188,6 +189,9 @@ export const ProposalUpdate = Type.Object(
 );
 export type ProposalUpdateT = Static<typeof ProposalUpdate>;
 
+export const PROPOSAL_SORT_KEYS = ['createdAt', 'updatedAt'] as const;
+export type ProposalSortKey = (typeof PROPOSAL_SORT_KEYS)[number];
+
 export const ProposalListQuery = Type.Object(
   {
     status: Type.Optional(
@@ -197,7 +201,13 @@ export const ProposalListQuery = Type.Object(
     contactId: Type.Optional(Type.String()),
     clientId: Type.Optional(Type.String()),
     dealId: Type.Optional(Type.String()),
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, 1-based' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (default 1)' })),
+    cursor: CursorParam,
+    ...SyncQuery,
+    sortKey: Type.Optional(
+      Type.Unsafe<ProposalSortKey>({ type: 'string', enum: [...PROPOSAL_SORT_KEYS], description: 'Sort field (default `createdAt`); ties break by `id`' }),
+    ),
+    sortOrder: SortOrder,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size (default 50, max 100); `pagination.pageSize` echoes it' })),
     pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Alias of `limit` (`limit` wins when both are given)' })),
   },

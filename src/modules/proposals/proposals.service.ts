@@ -2,11 +2,14 @@ import { withTx } from '../../db/index.js';
 import type { ProposalsTable } from '../../db/tables/records.js';
 import { uniqueViolation } from '../../db/errors.js';
 import { fromCents } from '../../domain/money.js';
+import { normalizeIsoDateTime } from '../../domain/dates.js';
+import { DomainError } from '../../domain/errors.js';
 import { ApiError, errors } from '../../errors.js';
 import type { EventType } from '../../events/catalog.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pageOffset, pagination, type Page } from '../../http/pagination.js';
+import type { Page } from '../../http/pagination.js';
+import { emptyPage, listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { companiesByIds } from '../companies/companies.service.js';
@@ -67,6 +70,8 @@ function toProposal(r: repo.ProposalRow, x: Expansions): ProposalT {
     ownerId: r.owner_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    // Only listings with includeDeleted select it (C.1); other reads leave it out.
+    ...(r.deleted_at !== undefined ? { deletedAt: r.deleted_at } : {}),
   };
 }
 
@@ -94,19 +99,33 @@ export async function getProposal(ctx: Ctx, id: string): Promise<ProposalT> {
   return p;
 }
 
-export async function listProposals(ctx: Ctx, q: ProposalListQueryT): Promise<Page<ProposalT>> {
-  const page = q.page ?? 1;
-  const pageSize = q.limit ?? q.pageSize ?? 50;
-  const f: repo.ProposalFilter = { status: q.status, search: q.search, contactId: q.contactId, clientId: q.clientId, dealId: q.dealId };
+/** GET /proposals (spec 4.7, B.8, C.1). `keyId` binds cursors to the caller's key. */
+export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = ''): Promise<Page<ProposalT>> {
+  const req = { page: q.page, pageSize: q.limit ?? q.pageSize ?? 50, cursor: q.cursor };
+  let updatedAfter: string | undefined;
+  if (q.updatedAfter !== undefined) {
+    try {
+      updatedAfter = normalizeIsoDateTime(q.updatedAfter);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      throw errors.field('updatedAfter', err.message);
+    }
+  }
+  const f: repo.ProposalFilter = {
+    status: q.status, search: q.search, contactId: q.contactId, clientId: q.clientId, dealId: q.dealId, updatedAfter, includeDeleted: q.includeDeleted === true,
+  };
   // Text with a NUL byte can match nothing stored (and PostgreSQL refuses it in a parameter).
   if ([f.search, f.contactId, f.clientId, f.dealId].some((v) => v !== undefined && hasNul(v))) {
-    return { data: [], pagination: pagination(page, pageSize, 0) };
+    return { data: [], pagination: emptyPage(req) };
   }
-  const [total, rows] = await Promise.all([
-    repo.countProposals(ctx.reads, ctx.tenantId, f),
-    repo.listProposals(ctx.reads, ctx.tenantId, f, pageSize, pageOffset(page, pageSize)),
-  ]);
-  return { data: await expand(ctx, rows), pagination: pagination(page, pageSize, total) };
+  const sortKey = q.sortKey ?? 'createdAt';
+  const { base, select } = repo.proposalListing(ctx.reads.db, ctx.tenantId, f);
+  const { rows, pagination } = await listPage<repo.ProposalRow>(
+    ctx,
+    { base, select, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.PROPOSAL_SORT[sortKey] }, keyId, endpoint: 'GET /proposals', filters: f },
+    req,
+  );
+  return { data: await expand(ctx, rows), pagination };
 }
 
 /** Body references (B.2): 404 naming the field when missing or soft-deleted in the tenant. */

@@ -1,0 +1,213 @@
+/**
+ * The one listing layer (STYLE "One listing layer", CONTRACT B.4 and C.1): every paginated endpoint
+ * declares its sort keys in a small table and builds its page here, so empty values, text collation,
+ * the offset guard, the cached total and keyset cursors follow one rule everywhere.
+ */
+import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { Config } from '../../config.js';
+import { cachedCount } from '../../db/count-cache.js';
+import { sortableText } from '../../db/dialect.js';
+import { errors } from '../../errors.js';
+import type { Ctx } from '../../http/context.js';
+import type { PaginationT } from '../../http/schemas.js';
+
+export type SortOrder = 'asc' | 'desc';
+
+/** One sort key of a resource: its column, whether it may be empty, and how text compares. */
+export interface SortColumn {
+  column: string;
+  nullable: boolean;
+  /** Text keys compare by code point (`sortableText`); `lower` also ignores case. */
+  text?: 'lower' | 'plain';
+}
+
+export type SortTable<K extends string> = Record<K, SortColumn>;
+
+/** What the client asked for: a page number or a cursor (never both), and the page size. */
+export interface PageRequest {
+  page?: number;
+  pageSize: number;
+  cursor?: string;
+}
+
+export interface ListingSpec {
+  /** The filtered FROM … WHERE (no selection); the same query counts the total. */
+  base: SelectQueryBuilder<any, any, {}>;
+  /** Adds the row's columns to a query built on `base`. */
+  select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>;
+  /** Tie-breaking unique column (`id`, or `m.object_id` for list members). */
+  idColumn?: string;
+  sort: { key: string; order: SortOrder; column: SortColumn };
+  /** Bound into every cursor: the API key, the endpoint (with its path ids) and the normalized filters. */
+  keyId: string;
+  endpoint: string;
+  filters: unknown;
+  /** Totals of these object types are cached against their change version (db/count-cache.ts). */
+  countCache?: 'contact' | 'company' | 'deal';
+}
+
+export interface ListedPage<R> {
+  rows: R[];
+  pagination: PaginationT;
+}
+
+/** Offsets past this are answered without reading rows (`page` has no upper bound; B.2 never 5xx). */
+const MAX_OFFSET = 2 ** 48;
+const SORT_VALUE = '__sort_value';
+
+/** One page, by number (offset) or after a cursor (keyset on sort key, id). */
+export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest): Promise<ListedPage<R>> {
+  if (req.cursor !== undefined && req.page !== undefined) {
+    throw errors.field('cursor', 'give either `cursor` or `page`, not both');
+  }
+  const binding = cursorBinding(ctx, spec);
+  const after = req.cursor === undefined ? undefined : decodeCursor(ctx.config, binding, req.cursor);
+  const { reads, dialect } = ctx;
+  const { order, column } = spec.sort;
+  const idRef = sql.ref(spec.idColumn ?? 'id');
+  const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
+
+  let q = spec.select(spec.base).select(key.as(SORT_VALUE));
+  if (after) q = q.where(keysetAfter(key, idRef, column.nullable, order, after));
+  // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
+  // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
+  q = q.orderBy(key, (ob) => {
+    const o = order === 'asc' ? ob.asc() : ob.desc();
+    return column.nullable ? o.nullsLast() : o;
+  });
+  q = q.orderBy(idRef, order);
+
+  const count = async (): Promise<number> => {
+    const countQuery = spec.base.select((eb) => eb.fn.countAll<number>().as('n'));
+    if (spec.countCache) return cachedCount(reads, ctx.tenantId, spec.countCache, countQuery);
+    return Number((await reads.first(countQuery))?.n ?? 0);
+  };
+  const next = (rows: Record<string, unknown>[], more: boolean): string | null => {
+    const last = rows[rows.length - 1];
+    if (!more || !last) return null;
+    return encodeCursor(ctx.config, binding, [normalizeSortValue(last[SORT_VALUE]), String(last[(spec.idColumn ?? 'id').replace(/^.*\./, '')])]);
+  };
+
+  const { pageSize } = req;
+  if (after || req.cursor !== undefined) {
+    // One extra row tells whether another page follows, without a second query.
+    const fetched = await reads.all(q.limit(pageSize + 1));
+    const more = fetched.length > pageSize;
+    const rows = fetched.slice(0, pageSize) as Record<string, unknown>[];
+    const total = await count();
+    return {
+      rows: rows as R[],
+      pagination: { page: null, pageSize, total, totalPages: null, hasNext: more, hasPrev: null, nextCursor: next(rows, more) },
+    };
+  }
+
+  const page = req.page ?? 1;
+  const offset = (page - 1) * pageSize;
+  const rows = (Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await reads.all(q.limit(pageSize).offset(offset)) : []) as Record<string, unknown>[];
+  // A partial page (or an empty first page) already tells the total; count only otherwise.
+  const total = (rows.length > 0 || offset === 0) && rows.length < pageSize ? offset + rows.length : await count();
+  const totalPages = Math.ceil(total / pageSize);
+  const hasNext = page < totalPages;
+  return {
+    rows: rows as R[],
+    pagination: { page, pageSize, total, totalPages, hasNext, hasPrev: page > 1, nextCursor: next(rows, hasNext) },
+  };
+}
+
+/** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
+export function emptyPage(req: PageRequest): PaginationT {
+  if (req.cursor !== undefined && req.page !== undefined) throw errors.field('cursor', 'give either `cursor` or `page`, not both');
+  if (req.cursor !== undefined) return { page: null, pageSize: req.pageSize, total: 0, totalPages: null, hasNext: false, hasPrev: null, nextCursor: null };
+  const page = req.page ?? 1;
+  return { page, pageSize: req.pageSize, total: 0, totalPages: 0, hasNext: false, hasPrev: page > 1, nextCursor: null };
+}
+
+type Position = [value: string | number | null, id: string];
+
+/**
+ * Rows strictly after `pos` in the order (key [nulls last], id). Row values keep the predicate an index
+ * range on (tenant_id, key, id) where such an index exists: page 10,000 costs what page 1 costs.
+ */
+function keysetAfter(key: RawBuilder<unknown>, id: RawBuilder<unknown>, nullable: boolean, order: SortOrder, pos: Position): RawBuilder<boolean> {
+  const op = sql.raw(order === 'asc' ? '>' : '<');
+  const [value, lastId] = pos;
+  // Past the last non-empty value only empty ones remain, ordered by id.
+  if (value === null) return sql<boolean>`(${key} is null and ${id} ${op} ${lastId})`;
+  const beyond = sql<boolean>`((${key}, ${id}) ${op} (${value}, ${lastId}))`;
+  return nullable ? sql<boolean>`(${beyond} or ${key} is null)` : beyond;
+}
+
+function normalizeSortValue(v: unknown): string | number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number' || typeof v === 'string') return v;
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Date) return v.toISOString();
+  return String(v);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Cursors: `<base64url JSON [sortValue, id]>.<base64url HMAC-SHA256>`. The MAC covers the position and
+// what the cursor is bound to (tenant, API key, endpoint, sort key and order, filters), so any edit, or
+// use in another context, fails verification with 400 invalid_cursor.
+
+const keys = new WeakMap<Config, Buffer>();
+
+function cursorKey(config: Config): Buffer {
+  let k = keys.get(config);
+  if (!k) {
+    // A key of its own, derived from the master key, so a cursor MAC can never stand in for another use.
+    k = Buffer.from(hkdfSync('sha256', config.secretKey(), Buffer.alloc(0), 'crm/list-cursor/v1', 32));
+    keys.set(config, k);
+  }
+  return k;
+}
+
+function cursorBinding(ctx: Ctx, spec: ListingSpec): string {
+  const filters = createHash('sha256').update(stableJson(spec.filters)).digest('base64url');
+  return JSON.stringify(['v1', ctx.tenantId, spec.keyId, spec.endpoint, spec.sort.key, spec.sort.order, filters]);
+}
+
+function mac(config: Config, binding: string, payload: string): Buffer {
+  return createHmac('sha256', cursorKey(config)).update(binding).update('\n').update(payload).digest();
+}
+
+function encodeCursor(config: Config, binding: string, pos: Position): string {
+  const payload = Buffer.from(JSON.stringify(pos)).toString('base64url');
+  return `${payload}.${mac(config, binding, payload).toString('base64url')}`;
+}
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+
+function decodeCursor(config: Config, binding: string, cursor: string): Position {
+  const invalid = () =>
+    errors.invalidCursor(
+      'The cursor is malformed or altered, or belongs to another list, API key, sort or set of filters; repeat the query parameters of the first page',
+    );
+  const parts = cursor.split('.');
+  if (parts.length !== 2 || !B64URL.test(parts[0]) || !B64URL.test(parts[1])) throw invalid();
+  const given = Buffer.from(parts[1], 'base64url');
+  const expected = mac(config, binding, parts[0]);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+  let pos: unknown;
+  try {
+    pos = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(pos) || pos.length !== 2 || typeof pos[1] !== 'string') throw invalid();
+  const v = pos[0];
+  if (v !== null && typeof v !== 'string' && typeof v !== 'number') throw invalid();
+  return [v, pos[1]];
+}
+
+/** JSON with object keys sorted and undefined values dropped: equal filters give equal text. */
+export function stableJson(v: unknown): string {
+  if (v === undefined) return 'null';
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return '[' + v.map(stableJson).join(',') + ']';
+  const entries = Object.entries(v as Record<string, unknown>)
+    .filter(([, x]) => x !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return '{' + entries.map(([k, x]) => JSON.stringify(k) + ':' + stableJson(x)).join(',') + '}';
+}

@@ -1,0 +1,53 @@
+import { sql } from 'kysely';
+import { selectInChunks } from '../../db/batch.js';
+import type { Db } from '../../db/index.js';
+
+/**
+ * The tags carried by contacts, companies and deals (record_tags). Shared by those three resources, so
+ * none of them imports the tags module's repo (which owns the tags themselves).
+ */
+export type TaggableType = 'contact' | 'company' | 'deal';
+
+/** Tag ids of each record, in a stable order. One query for a whole page of records. */
+export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableType, objectIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (objectIds.length === 0) return out;
+  for (const id of objectIds) out.set(id, []);
+  const rows = await selectInChunks(objectIds, (chunk) =>
+    db
+      .selectFrom('record_tags')
+      .select(['object_id', 'tag_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('object_type', '=', objectType)
+      .where('object_id', 'in', chunk)
+      .orderBy('object_id')
+      .orderBy('tag_id')
+      .execute(),
+  );
+  for (const r of rows) out.get(r.object_id)!.push(r.tag_id);
+  return out;
+}
+
+/**
+ * The tag ids of the outer query's record as one comma-separated column (null when none): lets a single
+ * read fetch the record and its tags in one statement. `string_agg` exists on PostgreSQL and SQLite ≥ 3.44.
+ */
+export function tagIdsColumn(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
+  return sql<string | null>`(select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)})`;
+}
+
+/** Parses `tagIdsColumn` (sorted, like tagIdsOf). */
+export function parseTagIds(column: string | null): string[] {
+  return column ? column.split(',').sort() : [];
+}
+
+/** Replaces the whole tag set of a record (PATCH `tags` replaces the array, B.3). */
+export async function replaceRecordTags(db: Db, tenantId: string, objectType: TaggableType, objectId: string, tagIds: string[]): Promise<void> {
+  await db.deleteFrom('record_tags').where('tenant_id', '=', tenantId).where('object_type', '=', objectType).where('object_id', '=', objectId).execute();
+  const unique = [...new Set(tagIds)];
+  if (unique.length === 0) return;
+  await db
+    .insertInto('record_tags')
+    .values(unique.map((tag_id) => ({ tenant_id: tenantId, object_type: objectType, object_id: objectId, tag_id })))
+    .execute();
+}
