@@ -375,7 +375,8 @@ test('proposals: list with filters, search, paging (limit) and newest first', as
   assert.equal((await api.get('/proposals?contactId=%00')).status, 400); // NUL is refused at the edge
 
   const page1 = await api.get('/proposals?limit=2');
-  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false, nextCursor: page1.body.pagination.nextCursor as string });
+  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false, nextCursor: page1.body.pagination.nextCursor });
+  assert.match(page1.body.pagination.nextCursor, /^[\w-]+\.[\w-]+$/, 'a next page has a cursor');
   const page2 = await api.get('/proposals?limit=2&page=2');
   assert.deepEqual(page2.body.pagination, { page: 2, pageSize: 2, total: 3, totalPages: 2, hasNext: false, hasPrev: true, nextCursor: null });
   assert.deepEqual([...page1.body.data, ...page2.body.data].map((x: any) => x.id), [p3.id, p2.id, p1.id]);
