@@ -109,16 +109,27 @@ interface Scenario {
   target: 'ceiling' | 'api';
   method: 'GET' | 'POST';
   /** Builds the path (and body) of each request. */
-  next: (i: number) => { path: string; body?: unknown };
+  next: (i: number) => { path: string; body?: unknown; headers?: Record<string, string> };
 }
 
-function scenarios(s: Seeded): Scenario[] {
+/** Cursors of GET /contacts?pageSize=…, found by walking the list once the server runs (see walkCursors). */
+interface Cursors {
+  /** After the first 100 records. */
+  shallow: string;
+  /** After 99,900 records (the last pages of 100k contacts). */
+  deep: string;
+}
+
+function scenarios(s: Seeded, cursors: Cursors): Scenario[] {
   const run = randomBytes(4).toString('hex');
   const pick = <T>(xs: T[], i: number) => xs[(i * 7_919) % xs.length];
   return [
     { name: 'ceiling: bare Fastify, same JSON', target: 'ceiling', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
     { name: 'GET /contacts/:id', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
     { name: 'GET /contacts (page of 50)', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/contacts?page=${1 + (i % 20)}&pageSize=50` }) },
+    // Keyset pages (C.1): a page deep in the list must cost what one near its start costs (target ≤ 1.5×).
+    { name: 'GET /contacts cursor page at depth 100', target: 'api', method: 'GET', next: () => ({ path: `/api/v1/contacts?pageSize=50&cursor=${encodeURIComponent(cursors.shallow)}` }) },
+    { name: 'GET /contacts cursor page at depth 99,900', target: 'api', method: 'GET', next: () => ({ path: `/api/v1/contacts?pageSize=50&cursor=${encodeURIComponent(cursors.deep)}` }) },
     {
       name: 'POST /contacts/search (ownerId eq + score gte)',
       target: 'api',
@@ -133,6 +144,17 @@ function scenarios(s: Seeded): Scenario[] {
       target: 'api',
       method: 'POST',
       next: (i) => ({ path: '/api/v1/contacts', body: { firstName: 'Carga', lastName: `Teste ${i}`, email: `load-${run}-${i}@bench.test`, score: i % 100 } }),
+    },
+    {
+      // C.3: the same create with an Idempotency-Key (a new key each time), to price the stored answer (target < 15 %).
+      name: 'POST /contacts with Idempotency-Key',
+      target: 'api',
+      method: 'POST',
+      next: (i) => ({
+        path: '/api/v1/contacts',
+        body: { firstName: 'Carga', lastName: `Idem ${i}`, email: `idem-${run}-${i}@bench.test`, score: i % 100 },
+        headers: { 'idempotency-key': `bench-${run}-${i}` },
+      }),
     },
     { name: 'GET /deals?pipelineId&isWon=false', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals?pipelineId=${s.pipelineId}&isWon=false&page=${1 + (i % 10)}` }) },
     { name: 'GET /deals/:id (contact+company expanded)', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals/${pick(s.dealIds, i)}` }) },
@@ -172,6 +194,30 @@ interface Result {
   statusCodes: Record<string, number>;
 }
 
+/** Walks GET /contacts by cursor, 100 at a time, and keeps the cursors after 100 and near the end. */
+async function walkCursors(url: string, key: string, total: number): Promise<Cursors> {
+  const t0 = Date.now();
+  const out: Cursors = { shallow: '', deep: '' };
+  const depth = Math.max(100, total - 100);
+  let cursor: string | null = null;
+  for (let seen = 0; ; ) {
+    const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+    const r = await fetch(`${url}/api/v1/contacts?pageSize=100${q}`, { headers: { 'x-api-key': key } });
+    if (r.status !== 200) throw new Error(`cursor walk answered ${r.status}: ${await r.text()}`);
+    const page = (await r.json()) as { data: unknown[]; pagination: { nextCursor: string | null } };
+    seen += page.data.length;
+    cursor = page.pagination.nextCursor;
+    if (!cursor) break;
+    if (seen === 100) out.shallow = cursor;
+    if (seen >= depth) {
+      out.deep = cursor;
+      break;
+    }
+  }
+  log(`bench: walked ${depth} contacts by cursor in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return out;
+}
+
 async function drive(url: string, sc: Scenario, key: string, duration: number, counter: { i: number }, pid?: number): Promise<Result> {
   const mon = pid !== undefined ? new TreeMonitor(pid).start() : undefined;
   const startedAt = Date.now();
@@ -184,8 +230,9 @@ async function drive(url: string, sc: Scenario, key: string, duration: number, c
       {
         method: sc.method,
         setupRequest: (req: Record<string, unknown>) => {
-          const { path: p, body } = sc.next(counter.i++);
-          return { ...req, path: p, method: sc.method, body: body === undefined ? undefined : JSON.stringify(body) };
+          const { path: p, body, headers } = sc.next(counter.i++);
+          const out = { ...req, path: p, method: sc.method, body: body === undefined ? undefined : JSON.stringify(body) };
+          return headers ? { ...out, headers: { ...(req.headers as Record<string, string>), ...headers } } : out;
         },
       },
     ],
@@ -287,7 +334,8 @@ async function main() {
     QUERY_TIMEOUT_MS: String(queryTimeoutMs),
   };
   if (databaseUrl && !process.env.CRM_SECRET_KEY) serverEnv.CRM_SECRET_KEY = randomBytes(32).toString('hex');
-  const all = scenarios(seeded).filter((sc) => selected(sc.name));
+  const cursors: Cursors = { shallow: '', deep: '' };
+  const all = scenarios(seeded, cursors).filter((sc) => selected(sc.name));
   const results: Result[] = [];
   const profileDir = path.join(ROOT, '.bench/profiles');
   let noisyReport: NoisyReport | undefined;
@@ -298,6 +346,7 @@ async function main() {
   const bodyFile = path.join(dataDir, 'ceiling-body.json');
   writeFileSync(bodyFile, await sample.text());
   const ceiling = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], { CEILING_BODY_FILE: bodyFile }, `/api/v1/contacts/x`);
+  if (all.some((sc) => sc.name.includes('cursor page'))) Object.assign(cursors, await walkCursors(api.url, seeded.key, seeded.counts.contacts));
 
   try {
     for (const sc of all) {
