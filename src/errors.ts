@@ -1,3 +1,5 @@
+import { DomainError } from './domain/errors.js';
+
 /** The one error type of the service. Every failure the client may see is an ApiError. */
 export class ApiError extends Error {
   constructor(
@@ -54,4 +56,14 @@ function summarize(details: FieldIssue[]): string {
   const first = details[0];
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
   return `${first.field ? first.field + ': ' : ''}${first.message}${more}`;
+}
+
+/** Runs a domain rule for one field: its DomainError becomes the 400 `validation_failed` naming the field. */
+export function fieldRule<T>(field: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof DomainError) throw errors.field(field, err.message);
+    throw err;
+  }
 }

@@ -3,10 +3,9 @@ import { withTx } from '../../db/index.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
-import { DomainError } from '../../domain/errors.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
-import { errors } from '../../errors.js';
+import { errors, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { Page } from '../../http/pagination.js';
 import { emptyPage, listPage } from '../shared/listing.js';
@@ -38,16 +37,6 @@ export function toCompany(r: repo.CompanyRow, tags: string[]): CompanyT {
   };
 }
 
-/** Applies a domain rule to a field, mapping its DomainError to 400 naming the field. */
-function rule<T>(field: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof DomainError) throw errors.field(field, e.message);
-    throw e;
-  }
-}
-
 // PostgreSQL text cannot hold U+0000; refusing it here keeps such input a 400 on both dialects.
 function text(field: string, value: string): string {
   if (value.includes('\u0000')) throw errors.field(field, 'must not contain NUL characters');
@@ -64,10 +53,10 @@ function cleanName(name: string): string {
 function scalarFields(input: CompanyCreateT | CompanyUpdateT): Partial<CompaniesTable> {
   const set: Partial<CompaniesTable> = {};
   if (input.name !== undefined) set.name = cleanName(input.name);
-  if (input.cnpj !== undefined) set.cnpj = input.cnpj === null ? null : rule('cnpj', () => normalizeCnpj(text('cnpj', input.cnpj!)));
-  if (input.website !== undefined) set.website = input.website === null ? null : rule('website', () => normalizeWebsite(text('website', input.website!)));
-  if (input.domain !== undefined) set.domain = input.domain === null ? null : rule('domain', () => normalizeDomain(text('domain', input.domain!)));
-  if (input.phone !== undefined) set.phone = input.phone === null ? null : rule('phone', () => normalizePhone(text('phone', input.phone!)));
+  if (input.cnpj !== undefined) set.cnpj = input.cnpj === null ? null : fieldRule('cnpj', () => normalizeCnpj(text('cnpj', input.cnpj!)));
+  if (input.website !== undefined) set.website = input.website === null ? null : fieldRule('website', () => normalizeWebsite(text('website', input.website!)));
+  if (input.domain !== undefined) set.domain = input.domain === null ? null : fieldRule('domain', () => normalizeDomain(text('domain', input.domain!)));
+  if (input.phone !== undefined) set.phone = input.phone === null ? null : fieldRule('phone', () => normalizePhone(text('phone', input.phone!)));
   if (input.industry !== undefined) {
     // A blank industry is no industry.
     const v = input.industry === null ? '' : text('industry', input.industry).trim();
@@ -118,7 +107,7 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
 /** GET /companies (spec 4.4, B.4, C.1). `keyId` binds cursors to the caller's key. */
 export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<Page<CompanyT>> {
   const req = { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor };
-  const updatedAfter = q.updatedAfter === undefined ? undefined : rule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
+  const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   if (hasNul(q.search) || hasNul(q.ownerId)) return { data: [], pagination: emptyPage(req) };
   const search = q.search?.trim() || undefined;
   const cnpjNeedle = search?.replace(/[.\/\-\s]/g, '').toUpperCase();

@@ -7,7 +7,7 @@ import { emailDomain, normalizeEmail } from '../../domain/email.js';
 import { DomainError } from '../../domain/errors.js';
 import { compileFilter } from '../../db/filter-sql.js';
 import { normalizePhone } from '../../domain/phone.js';
-import { errors } from '../../errors.js';
+import { errors, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
@@ -108,15 +108,7 @@ async function pageOf(ctx: Ctx, args: PageArgs, filter: repo.ContactFilter, boun
 
 /** GET /contacts (spec 4.1, B.4, C.1). `keyId` binds cursors to the caller's key. */
 export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<Page<ContactT>> {
-  let updatedAfter: string | undefined;
-  if (q.updatedAfter !== undefined) {
-    try {
-      updatedAfter = normalizeIsoDateTime(q.updatedAfter);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      throw errors.field('updatedAfter', err.message);
-    }
-  }
+  const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   const filter = { search: q.search, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
   return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts', filters: filter });
 }
@@ -144,17 +136,8 @@ function firstNameOf(s: string): string {
 /** Optional text: trimmed; blank means no value. */
 const optionalText = (s: string | null): string | null => (s === null ? null : s.trim() || null);
 
-function domainField<T>(field: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof DomainError) throw errors.field(field, err.message);
-    throw err;
-  }
-}
-
-const emailOf = (s: string | null) => (s === null || s.trim() === '' ? null : domainField('email', () => normalizeEmail(s)));
-const phoneOf = (s: string | null) => (s === null || s.trim() === '' ? null : domainField('phone', () => normalizePhone(s)));
+const emailOf = (s: string | null) => (s === null || s.trim() === '' ? null : fieldRule('email', () => normalizeEmail(s)));
+const phoneOf = (s: string | null) => (s === null || s.trim() === '' ? null : fieldRule('phone', () => normalizePhone(s)));
 
 /** B.3: the company whose `domain` is the e-mail's domain, when exactly one live company has it. */
 async function companyForEmail(db: Db, tenantId: string, email: string): Promise<string | null> {

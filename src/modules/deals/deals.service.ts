@@ -1,9 +1,8 @@
 import Big from 'big.js';
 import { withTx } from '../../db/index.js';
 import { normalizeIsoDateTime, isIsoDate } from '../../domain/dates.js';
-import { DomainError } from '../../domain/errors.js';
 import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/money.js';
-import { errors } from '../../errors.js';
+import { errors, fieldRule } from '../../errors.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { Page } from '../../http/pagination.js';
@@ -96,12 +95,7 @@ function boundCents(field: string, n: number, lower: boolean): number {
 }
 
 function instant(field: string, s: string): string {
-  try {
-    return normalizeIsoDateTime(s);
-  } catch (err) {
-    if (err instanceof DomainError) throw errors.field(field, err.message);
-    throw err;
-  }
+  return fieldRule(field, () => normalizeIsoDateTime(s));
 }
 
 /** GET /deals (spec 4.3, B.4, C.1). `keyId` binds cursors to the caller's key. */
@@ -160,12 +154,7 @@ function cleanTitle(title: string): string {
 }
 
 function cents(value: number): number {
-  try {
-    return toCents(value);
-  } catch (err) {
-    if (err instanceof DomainError) throw errors.field('value', err.message);
-    throw err;
-  }
+  return fieldRule('value', () => toCents(value));
 }
 
 function currencyCode(c: string): string {

@@ -1,7 +1,7 @@
 import { normalizeEmail } from '../../domain/email.js';
 import { DomainError } from '../../domain/errors.js';
 import { fromCents, itemTotal, proposalTotals, toCents } from '../../domain/money.js';
-import { errors } from '../../errors.js';
+import { errors, fieldRule } from '../../errors.js';
 import { newId } from '../../util/ids.js';
 import { PROPOSAL_STATUSES, type ProposalItemInputT, type ProposalStatus } from './proposals.schema.js';
 
@@ -33,15 +33,6 @@ export function checkStatusValue(status: string): ProposalStatus {
 /** `PR-<year>-<seq>`, the sequence zero-padded to 4 digits (wider past 9999). */
 export function formatNumber(year: number, seq: number): string {
   return `PR-${year}-${String(seq).padStart(4, '0')}`;
-}
-
-export function domainField<T>(field: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof DomainError) throw errors.field(field, err.message);
-    throw err;
-  }
 }
 
 export function cleanSubject(subject: string): string {
@@ -80,7 +71,7 @@ export function prepareItems(input: ProposalItemInputT[]): PreparedItem[] {
       const key = (['qty', 'rate', 'discountPct', 'taxPct'] as const).find((k) => err.message.startsWith(k)) ?? 'rate';
       throw errors.field(`items[${i}].${key}`, err.message.slice(key.length).trim() || err.message);
     }
-    const totalCents = domainField(`items[${i}]`, () => {
+    const totalCents = fieldRule(`items[${i}]`, () => {
       try {
         return toCents(total);
       } catch {
@@ -110,7 +101,7 @@ export function computeTotals(items: { qty: number; rate: number; discount_pct: 
     fromCents(adjustmentCents),
   );
   const cents = (field: string, n: number) =>
-    domainField(field, () => {
+    fieldRule(field, () => {
       try {
         return toCents(n);
       } catch {
@@ -122,7 +113,7 @@ export function computeTotals(items: { qty: number; rate: number; discount_pct: 
 
 /** A money input (≤ 2 decimals, within range) in cents; 400 naming the field. */
 export function money(field: string, n: number, opts: { negative: boolean }): number {
-  const cents = domainField(field, () => {
+  const cents = fieldRule(field, () => {
     try {
       return toCents(n);
     } catch (err) {
@@ -135,6 +126,6 @@ export function money(field: string, n: number, opts: { negative: boolean }): nu
 
 export function cleanEmail(v: string | null | undefined): string | null | undefined {
   if (v === undefined || v === null) return v;
-  return domainField('recipientEmail', () => normalizeEmail(v));
+  return fieldRule('recipientEmail', () => normalizeEmail(v));
 }
 

@@ -3,8 +3,7 @@ import type { ProposalsTable } from '../../db/tables/records.js';
 import { uniqueViolation } from '../../db/errors.js';
 import { fromCents } from '../../domain/money.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
-import { DomainError } from '../../domain/errors.js';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors, fieldRule } from '../../errors.js';
 import type { EventType } from '../../events/catalog.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
@@ -102,15 +101,7 @@ export async function getProposal(ctx: Ctx, id: string): Promise<ProposalT> {
 /** GET /proposals (spec 4.7, B.8, C.1). `keyId` binds cursors to the caller's key. */
 export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = ''): Promise<Page<ProposalT>> {
   const req = { page: q.page, pageSize: q.limit ?? q.pageSize ?? 50, cursor: q.cursor };
-  let updatedAfter: string | undefined;
-  if (q.updatedAfter !== undefined) {
-    try {
-      updatedAfter = normalizeIsoDateTime(q.updatedAfter);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      throw errors.field('updatedAfter', err.message);
-    }
-  }
+  const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   const f: repo.ProposalFilter = {
     status: q.status, search: q.search, contactId: q.contactId, clientId: q.clientId, dealId: q.dealId, updatedAfter, includeDeleted: q.includeDeleted === true,
   };
