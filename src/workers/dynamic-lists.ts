@@ -43,21 +43,31 @@ export interface RecalculationResult {
  * marker. Two workers never recalculate the same pair at once: the second finds the marker gone (or, on
  * PostgreSQL, locked: markers locked by another transaction are skipped until the next pass).
  */
-export async function recalculateDirtyLists(database: Database, now: string = nowIso(), log?: Logger): Promise<RecalculationResult> {
+export async function recalculateDirtyLists(
+  database: Database,
+  now: string = nowIso(),
+  log?: Logger,
+  /** Only these tenants (tests sharing one database; an operator's targeted pass). */
+  only?: { tenantIds: string[] },
+): Promise<RecalculationResult> {
   const { db } = database;
   const due = new Map<string, { tenantId: string; objectType: FilterObjectType; marked: boolean }>();
-  const dirty = await db.selectFrom('list_dirty').select(['tenant_id', 'object_type']).orderBy('changed_at').execute();
+  if (only && only.tenantIds.length === 0) return { types: 0, lists: 0, failed: 0 };
+  let dirtyQuery = db.selectFrom('list_dirty').select(['tenant_id', 'object_type']).orderBy('changed_at');
+  if (only) dirtyQuery = dirtyQuery.where('tenant_id', 'in', only.tenantIds);
+  const dirty = await dirtyQuery.execute();
   for (const d of dirty) {
     if (isObjectType(d.object_type)) due.set(`${d.tenant_id}\0${d.object_type}`, { tenantId: d.tenant_id, objectType: d.object_type, marked: true });
   }
-  const never = await db
+  let neverQuery = db
     .selectFrom('lists')
     .select(['tenant_id', 'object_type'])
     .distinct()
     .where('kind', '=', 'dynamic')
     .where('deleted_at', 'is', null)
-    .where('recalculated_at', 'is', null)
-    .execute();
+    .where('recalculated_at', 'is', null);
+  if (only) neverQuery = neverQuery.where('tenant_id', 'in', only.tenantIds);
+  const never = await neverQuery.execute();
   for (const l of never) {
     const key = `${l.tenant_id}\0${l.object_type}`;
     if (isObjectType(l.object_type) && !due.has(key)) due.set(key, { tenantId: l.tenant_id, objectType: l.object_type, marked: false });
