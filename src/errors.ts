@@ -48,6 +48,18 @@ export const errors = {
       { 'retry-after': '1' },
     ),
   invalidCursor: (message: string) => new ApiError(400, 'invalid_cursor', message),
+  queryTimeout: (ms: number) =>
+    new ApiError(503, 'query_timeout', `The query did not finish within ${ms} ms and was stopped; narrow the filter or the page and try again`, {}, { 'retry-after': '1' }),
+  tooManyQueries: (limit: number) =>
+    new ApiError(
+      429,
+      'too_many_concurrent_queries',
+      `This tenant already has ${limit} queries waiting; wait for them to finish and try again`,
+      { limit, retryAfterSeconds: 1 },
+      { 'retry-after': '1' },
+    ),
+  /** Nobody reads this answer: the client closed its connection and its query was stopped. */
+  queryAbandoned: () => new ApiError(503, 'query_abandoned', 'The client closed the connection; the query was stopped'),
   forbidden: (message = 'This endpoint is not available to API keys') => new ApiError(403, 'forbidden', message),
 } as const;
 

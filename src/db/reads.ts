@@ -24,7 +24,7 @@
  * visible), as does one over an in-memory SQLite database, which no other process can open.
  */
 import type { CompiledQuery, Compilable, RawBuilder } from 'kysely';
-import { ApiError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Db } from './index.js';
 
 export interface Reads {
@@ -51,18 +51,6 @@ export interface ReadPoolOptions {
   /** Statements one tenant may have waiting (default 200); beyond, 429. */
   maxQueuedPerTenant?: number;
 }
-
-export const queryTimeout = (ms: number) =>
-  new ApiError(503, 'query_timeout', `The query did not finish within ${ms} ms and was stopped; narrow the filter or the page and try again`, {}, { 'retry-after': '1' });
-
-export const tooManyQueries = (limit: number) =>
-  new ApiError(
-    429,
-    'too_many_concurrent_queries',
-    `This tenant already has ${limit} queries waiting; wait for them to finish and try again`,
-    { limit, retryAfterSeconds: 1 },
-    { 'retry-after': '1' },
-  );
 
 /** Tells when nobody waits for an answer any more (the client's connection closed). */
 export interface AbortSource {
@@ -126,12 +114,12 @@ export class ReadPool {
   run(tenantId: string, sql: string, params: readonly unknown[], signal?: AbortSource, deadline?: number): Promise<unknown[]> {
     if (this.closed) return Promise.reject(new Error('read pool closed'));
     const budget = deadline === undefined ? this.opts.timeoutMs : deadline - Date.now();
-    if (budget <= 0) return Promise.reject(queryTimeout(this.opts.timeoutMs));
+    if (budget <= 0) return Promise.reject(errors.queryTimeout(this.opts.timeoutMs));
     if (signal?.aborted) return Promise.reject(new QueryAbandoned('client gone'));
-    if ((this.queued.get(tenantId) ?? 0) >= this.maxQueued) return Promise.reject(tooManyQueries(this.maxQueued));
+    if ((this.queued.get(tenantId) ?? 0) >= this.maxQueued) return Promise.reject(errors.tooManyQueries(this.maxQueued));
     return new Promise((resolve, reject) => {
       const job: Job = { tenantId, sql, params, resolve, reject, done: false, timer: undefined as unknown as NodeJS.Timeout };
-      job.timer = setTimeout(() => this.abandon(job, queryTimeout(this.opts.timeoutMs)), budget);
+      job.timer = setTimeout(() => this.abandon(job, errors.queryTimeout(this.opts.timeoutMs)), budget);
       if (signal) job.unlisten = signal.subscribe(() => this.abandon(job, new QueryAbandoned('client gone')));
       this.queue.push(job);
       this.queued.set(tenantId, (this.queued.get(tenantId) ?? 0) + 1);

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QueryAbandoned } from '../db/reads.js';
-import { ApiError, type FieldIssue } from '../errors.js';
+import { ApiError, errors, type FieldIssue } from '../errors.js';
 
 interface AjvIssue {
   instancePath: string;
@@ -68,7 +68,7 @@ export const errorsPlugin = fp(
       if (err instanceof QueryAbandoned) {
         // The client went away and its query was stopped: nobody reads this answer, and it is no failure.
         req.log.debug('query stopped: the client closed the connection');
-        return send(reply, new ApiError(503, 'query_abandoned', 'The client closed the connection; the query was stopped'));
+        return send(reply, errors.queryAbandoned());
       }
       if (err.validation) {
         let details = ajvIssues(err.validation);

@@ -5,9 +5,7 @@ import { forEachChunk } from '../db/batch.js';
 import { compileFilter } from '../db/filter-sql.js';
 import { withTx, type Database } from '../db/index.js';
 import type { FilterObjectType } from '../domain/filters.js';
-import { loadConfig } from '../config.js';
-import { contextFor } from '../http/context.js';
-import { propertyDefs } from '../modules/shared/custom-properties.js';
+import { tenantPropertyDefs } from '../modules/shared/custom-properties.js';
 import { parseJson } from '../util/json.js';
 import { nowIso } from '../util/time.js';
 import { registerIntervalLoop } from './index.js';
@@ -143,8 +141,7 @@ async function recalculateType(
 
   // Property definitions are read only when some filter names a custom property.
   const needsProperties = lists.some((l) => (l.filters ?? '').includes('customProperties.'));
-  const ctx = contextFor(database, loadConfig({}), tenantId, null);
-  const properties = needsProperties ? await propertyDefs(ctx, objectType) : new Map();
+  const properties = needsProperties ? await tenantPropertyDefs(db, tenantId, objectType) : new Map();
   const table = TABLES[objectType] as 'contacts';
   const recalculated: string[] = [];
   let failed = 0;

@@ -1,20 +1,11 @@
 // CONTRACT C.3 with the real process: a stored idempotent answer survives a crash and a restart, and
 // the background loop of `crm serve` deletes answers past IDEMPOTENCY_TTL_HOURS.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cli, startServer, type RunningServer } from '../helpers/server.js';
+import { cli, serverStarter } from '../helpers/server.js';
 import { sampleSetup, scratch, sleep, waitUntil } from './cli.helpers.js';
 
-const servers: RunningServer[] = [];
-after(async () => {
-  for (const s of servers) await s.kill();
-});
-
-async function start(env: Record<string, string>): Promise<RunningServer> {
-  const s = await startServer(env);
-  servers.push(s);
-  return s;
-}
+const start = serverStarter();
 
 test('an idempotent POST is replayed after kill -9 and restart; the sweep of a restarted server deletes it past its TTL', async () => {
   const s = await scratch();

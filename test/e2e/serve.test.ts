@@ -1,22 +1,13 @@
 // `crm serve` as a real process (CONTRACT A.1/A.2): graceful stop on SIGTERM, demo provisioning on an
 // empty embedded database, durability of acknowledged writes across kill -9, start-up errors as JSON.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
-import { CLI, cli, IS_PG, startServer, type RunningServer } from '../helpers/server.js';
+import { CLI, cli, IS_PG, serverStarter, type RunningServer } from '../helpers/server.js';
 import { countTenants, sampleSetup, scratch, sleep, waitUntil } from './cli.helpers.js';
 
-const servers: RunningServer[] = [];
-after(async () => {
-  for (const s of servers) await s.kill();
-});
-
-async function start(env: Record<string, string>): Promise<RunningServer> {
-  const s = await startServer(env);
-  servers.push(s);
-  return s;
-}
+const start = serverStarter();
 
 function exitOf(s: RunningServer): Promise<number | null> {
   return new Promise((resolve) => {

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after } from 'node:test';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 export const CLI = path.join(ROOT, 'dist/cli/index.js');
@@ -123,5 +124,21 @@ export async function createScratchPostgres(label: string): Promise<{ url: strin
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
     },
+  };
+}
+
+/**
+ * `start(env)` for one test file: each server it starts is killed when the file's tests are done.
+ * Call it at the top level of the file.
+ */
+export function serverStarter(): (env: Record<string, string>) => Promise<RunningServer> {
+  const servers: RunningServer[] = [];
+  after(async () => {
+    for (const s of servers) await s.kill();
+  });
+  return async (env) => {
+    const s = await startServer(env);
+    servers.push(s);
+    return s;
   };
 }

@@ -1,4 +1,5 @@
 import { errors } from '../../errors.js';
+import type { Db } from '../../db/index.js';
 import type { Ctx } from '../../http/context.js';
 import { mergeCustomProperties, normalizeCustomProperties, type PropertyDef, type PropertyType } from '../../domain/properties.js';
 import { listProperties } from '../properties/properties.repo.js';
@@ -7,8 +8,13 @@ import { parseJson } from '../../util/json.js';
 export type ObjectType = 'contact' | 'company' | 'deal';
 
 /** Property definitions of one object type, by id. */
-export async function propertyDefs(ctx: Ctx, objectType: ObjectType): Promise<Map<string, PropertyDef>> {
-  const rows = await listProperties(ctx.db, ctx.tenantId, objectType);
+export function propertyDefs(ctx: Ctx, objectType: ObjectType): Promise<Map<string, PropertyDef>> {
+  return tenantPropertyDefs(ctx.db, ctx.tenantId, objectType);
+}
+
+/** The same for a tenant outside any request (the dynamic-list worker). */
+export async function tenantPropertyDefs(db: Db, tenantId: string, objectType: ObjectType): Promise<Map<string, PropertyDef>> {
+  const rows = await listProperties(db, tenantId, objectType);
   return new Map(rows.map((r) => [r.id, { id: r.id, type: r.type as PropertyType, options: parseJson(r.options, null) }]));
 }
 
