@@ -32,6 +32,12 @@ export const errors = {
       field,
     }),
   conflict: (code: string, message: string, extra: Record<string, unknown> = {}) => new ApiError(409, code, message, extra),
+  /** NOTE: B.8 — the spec answers 400 (not 409) for a second live proposal of one deal. */
+  duplicateProposalForDeal: (existingProposalId?: string) =>
+    new ApiError(400, 'duplicate_proposal_for_deal', 'This deal already has a proposal (at most one per deal)', {
+      field: 'dealId',
+      ...(existingProposalId ? { existingProposalId } : {}),
+    }),
   businessRule: (message: string) => new ApiError(422, 'business_rule_violation', message),
   idempotencyKeyReused: () =>
     new ApiError(

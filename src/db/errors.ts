@@ -1,3 +1,7 @@
+import { sql } from 'kysely';
+import { errors, type ApiError } from '../errors.js';
+import { withSavepoint, type Db } from './index.js';
+
 /**
  * Database constraint errors, translated once for both dialects. Unique indexes are named
  * `<table>__<column>__uq`, so the violated column is known on SQLite and PostgreSQL alike.
@@ -35,4 +39,74 @@ function parseIndexName(name: string): UniqueViolation | null {
 export function isTransient(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
   return code === '40001' || code === '40P01' || code === 'SQLITE_BUSY';
+}
+
+// ------------------------------------------------------------------------------------------------
+// Unique violations → the contract's answers, in one map (DESIGN §3; C.5 `existing…Id`)
+
+interface ConflictRule {
+  /** The error, given the value as the client wrote it and the id of the record holding it. */
+  error: (shown: string, existingId: string | undefined) => ApiError;
+  /** Only live records count (B.3): the unique index is partial on `deleted_at is null`. */
+  softDelete: boolean;
+}
+
+const existing = (field: string, id: string | undefined) => (id ? { [field]: id } : {});
+
+const UNIQUE_CONFLICTS: Record<string, ConflictRule> = {
+  'contacts.email': {
+    softDelete: true,
+    error: (v, id) => errors.conflict('duplicate_email', `A contact with the e-mail ${v} already exists`, existing('existingContactId', id)),
+  },
+  'contacts.phone': {
+    softDelete: true,
+    error: (v, id) => errors.conflict('duplicate_phone', `A contact with the phone ${v} already exists`, existing('existingContactId', id)),
+  },
+  'companies.cnpj': {
+    softDelete: true,
+    error: (v, id) => errors.conflict('duplicate_cnpj', `A company with the CNPJ ${v} already exists`, existing('existingCompanyId', id)),
+  },
+  'companies.domain': {
+    softDelete: true,
+    error: (v, id) => errors.conflict('duplicate_domain', `A company with the domain ${v} already exists`, existing('existingCompanyId', id)),
+  },
+  'tags.name_key': {
+    softDelete: false,
+    error: (v, id) => errors.conflict('duplicate_name', `A tag named "${v}" already exists`, existing('existingTagId', id)),
+  },
+  'proposals.deal_id': { softDelete: true, error: (_v, id) => errors.duplicateProposalForDeal(id) },
+};
+
+/**
+ * Runs a write that may hit a unique index and turns a violation into the contract's answer, naming
+ * the record that holds the value. `values` are the written values by column (as stored, to find that
+ * record); `shown` the same values as the client wrote them, for the message, when they differ.
+ *
+ * Inside a transaction the write runs in a savepoint: PostgreSQL aborts the whole transaction on a
+ * violation otherwise, also the caller's (a batch item, an idempotent request), and the holder could
+ * not be read. Never read-then-write: the index decides, so concurrent writers cannot both pass.
+ */
+export async function guardUnique<T>(
+  db: Db,
+  tenantId: string,
+  values: Record<string, string | null | undefined>,
+  write: () => Promise<T>,
+  shown: Record<string, string | null | undefined> = {},
+): Promise<T> {
+  try {
+    return db.isTransaction ? await withSavepoint(db, write, 'unique_guard') : await write();
+  } catch (err) {
+    const v = uniqueViolation(err);
+    const rule = v && UNIQUE_CONFLICTS[`${v.table}.${v.column}`];
+    const value = v ? values[v.column] : undefined;
+    if (!v || !rule || value == null) throw err;
+    let q = db
+      .selectFrom(v.table as 'contacts')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where(sql.ref(v.column), '=', value);
+    if (rule.softDelete) q = q.where('deleted_at', 'is', null);
+    const holder = await q.executeTakeFirst();
+    throw rule.error(shown[v.column] ?? value, holder?.id);
+  }
 }

@@ -290,3 +290,24 @@ export async function withTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> 
   if (db.isTransaction) return fn(db as Tx);
   return db.transaction().execute(fn);
 }
+
+/**
+ * Runs fn inside a savepoint of the caller's transaction: a failure rolls back fn's changes only and
+ * leaves the transaction usable (PostgreSQL refuses every later statement of a transaction with a
+ * failed one otherwise). Savepoints nest; each is released once done so the stack stays flat.
+ */
+export async function withSavepoint<T>(tx: Db, fn: () => Promise<T>, name = 'step'): Promise<T> {
+  const id = sql.id(name);
+  await sql`savepoint ${id}`.execute(tx);
+  let result: T;
+  try {
+    result = await fn();
+  } catch (err) {
+    // A failed rollback (the connection is gone) must not hide the error that caused it.
+    await sql`rollback to savepoint ${id}`.execute(tx).catch(() => {});
+    await sql`release savepoint ${id}`.execute(tx).catch(() => {});
+    throw err;
+  }
+  await sql`release savepoint ${id}`.execute(tx);
+  return result;
+}

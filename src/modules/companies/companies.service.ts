@@ -1,4 +1,4 @@
-import { uniqueViolation } from '../../db/errors.js';
+import { guardUnique } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
@@ -77,13 +77,6 @@ async function assertReferences(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT
   }
 }
 
-function duplicate(err: unknown): never {
-  const v = uniqueViolation(err);
-  if (v?.table === 'companies' && v.column === 'cnpj') throw errors.conflict('duplicate_cnpj', 'A company with this CNPJ already exists');
-  if (v?.table === 'companies' && v.column === 'domain') throw errors.conflict('duplicate_domain', 'A company with this domain already exists');
-  throw err;
-}
-
 const hasNul = (s: string | undefined) => s !== undefined && s.includes('\u0000');
 
 export async function getCompany(ctx: Ctx, id: string): Promise<CompanyT> {
@@ -159,7 +152,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
       updated_at: now,
       deleted_at: null,
     };
-    await repo.insertCompany(tx, row).catch(duplicate);
+    await guardUnique(tx, ctx.tenantId, { cnpj: row.cnpj, domain: row.domain }, () => repo.insertCompany(tx, row));
     if (input.tags?.length) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
   });
@@ -180,7 +173,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     const changed = Object.keys(set).length > 0 || input.tags !== undefined;
     if (!changed) return;
     set.updated_at = nowIso();
-    await repo.updateCompany(tx, ctx.tenantId, id, set).catch(duplicate);
+    await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set));
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
   });

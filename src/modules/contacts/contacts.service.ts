@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { uniqueViolation } from '../../db/errors.js';
+import { guardUnique } from '../../db/errors.js';
 import { withTx, type Db } from '../../db/index.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
@@ -146,32 +145,6 @@ async function companyForEmail(db: Db, tenantId: string, email: string): Promise
 }
 
 /**
- * Runs a write that may hit the e-mail/phone unique indexes inside a savepoint, so that a violation
- * leaves the transaction usable (PostgreSQL aborts it otherwise, also when the caller's own
- * transaction encloses this one) and the existing contact can be named. Never read-then-write.
- */
-async function guardUnique(tx: Db, tenantId: string, values: { email: string | null; phone: string | null }, write: () => Promise<void>): Promise<void> {
-  await sql`savepoint contact_unique`.execute(tx);
-  try {
-    await write();
-  } catch (err) {
-    await sql`rollback to savepoint contact_unique`.execute(tx).catch(() => {
-      throw err;
-    });
-    const v = uniqueViolation(err);
-    if (v?.table === 'contacts' && v.column === 'email' && values.email) {
-      const existing = await repo.contactIdBy(tx, tenantId, 'email', values.email);
-      throw errors.conflict('duplicate_email', `A contact with the e-mail ${values.email} already exists`, existing ? { existingContactId: existing } : {});
-    }
-    if (v?.table === 'contacts' && v.column === 'phone') {
-      throw errors.conflict('duplicate_phone', `A contact with the phone ${values.phone} already exists`);
-    }
-    throw err;
-  }
-  await sql`release savepoint contact_unique`.execute(tx);
-}
-
-/**
  * Creates a contact (spec 2.1, B.3) and records `contact.created`; works inside a caller's transaction.
  * NOTE: `ownerId` has no default (the spec gives "default: the creating user" only for activities and
  * proposals); an integration sets it explicitly.
@@ -206,9 +179,7 @@ export async function createContact(ctx: Ctx, input: ContactCreateT): Promise<Co
       updated_at: now,
       deleted_at: null,
     };
-    const insert = () => repo.insertContact(tx, row);
-    if (email || phone) await guardUnique(tx, tenantId, { email, phone }, insert);
-    else await insert();
+    await guardUnique(tx, tenantId, { email, phone }, () => repo.insertContact(tx, row));
     if (tags.length) await replaceRecordTags(tx, tenantId, 'contact', row.id, tags);
     const record = await getContact(tctx, row.id);
     await emitEvent(tx, tenantId, 'contact.created', record);
@@ -268,9 +239,8 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
 
     set.updated_at = nowIso();
     const update = () => repo.updateContact(tx, tenantId, id, set);
-    if (set.email || set.phone) {
-      await guardUnique(tx, tenantId, { email: set.email ?? null, phone: set.phone ?? null }, update);
-    } else await update();
+    if (set.email || set.phone) await guardUnique(tx, tenantId, { email: set.email, phone: set.phone }, update);
+    else await update();
     if (tagsChanged) await replaceRecordTags(tx, tenantId, 'contact', id, input.tags!);
     const record = await getContact(tctx, id);
     await emitEvent(tx, tenantId, 'contact.updated', record);

@@ -1,9 +1,9 @@
 import { withTx } from '../../db/index.js';
 import type { ProposalsTable } from '../../db/tables/records.js';
-import { uniqueViolation } from '../../db/errors.js';
+import { guardUnique } from '../../db/errors.js';
 import { fromCents } from '../../domain/money.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
-import { ApiError, errors, fieldRule } from '../../errors.js';
+import { errors, fieldRule } from '../../errors.js';
 import type { EventType } from '../../events/catalog.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
@@ -127,14 +127,6 @@ async function assertReferences(ctx: Ctx, refs: Record<string, [RefKind, string 
   }
 }
 
-function duplicateDeal(err: unknown): never {
-  const v = uniqueViolation(err);
-  if (v?.table === 'proposals' && v.column === 'deal_id') {
-    throw new ApiError(400, 'duplicate_proposal_for_deal', 'This deal already has a proposal (at most one per deal)', { field: 'dealId' });
-  }
-  throw err;
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Writes
 
@@ -163,15 +155,16 @@ export async function createProposal(ctx: Ctx, input: ProposalCreateT): Promise<
     const year = new Date(now).getUTCFullYear();
     const seq = await repo.nextSequence(tx, ctx.tenantId, year);
     const id = newId('prp');
-    await repo
-      .insertProposal(tx, {
+    const dealId = input.dealId ?? null;
+    const insert = () =>
+      repo.insertProposal(tx, {
         tenant_id: ctx.tenantId,
         id,
         number: formatNumber(year, seq),
         subject,
         status: 'draft',
         sent_at: null,
-        deal_id: input.dealId ?? null,
+        deal_id: dealId,
         contact_id: input.contactId ?? null,
         client_id: input.clientId ?? null,
         recipient_name: input.recipientName ?? null,
@@ -184,8 +177,8 @@ export async function createProposal(ctx: Ctx, input: ProposalCreateT): Promise<
         created_at: now,
         updated_at: now,
         deleted_at: null,
-      })
-      .catch(duplicateDeal);
+      });
+    await guardUnique(tx, ctx.tenantId, { deal_id: dealId }, insert);
     await repo.replaceItems(tx, ctx.tenantId, id, items);
     return getProposal(c, id);
   });
@@ -263,7 +256,7 @@ async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: Clea
 
   set.updated_at = nowIso();
   // The status read above must still hold when writing, or two concurrent moves could both pass.
-  const updated = await repo.updateProposal(ctx.db, ctx.tenantId, id, set, current.status).catch(duplicateDeal);
+  const updated = await guardUnique(ctx.db, ctx.tenantId, { deal_id: set.deal_id }, () => repo.updateProposal(ctx.db, ctx.tenantId, id, set, current.status));
   if (updated === 0) throw new ConcurrentChange();
   if (v.items !== undefined) await repo.replaceItems(ctx.db, ctx.tenantId, id, v.items);
   const proposal = await getProposal(ctx, id);

@@ -1,4 +1,4 @@
-import { uniqueViolation } from '../../db/errors.js';
+import { guardUnique } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
 import { errors } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
@@ -25,11 +25,6 @@ function cleanName(name: string): string {
   return n;
 }
 
-function duplicate(err: unknown, name: string): never {
-  if (uniqueViolation(err)?.table === 'tags') throw errors.conflict('duplicate_name', `A tag named "${name}" already exists`);
-  throw err;
-}
-
 export async function listTags(ctx: Ctx, search?: string): Promise<TagT[]> {
   return (await repo.listTags(ctx.reads, ctx.dialect, ctx.tenantId, search)).map(toTag);
 }
@@ -52,7 +47,7 @@ export async function createTag(ctx: Ctx, input: TagCreateT): Promise<TagT> {
     created_at: now,
     updated_at: now,
   };
-  await repo.insertTag(ctx.db, row).catch((e) => duplicate(e, name));
+  await guardUnique(ctx.db, ctx.tenantId, { name_key: row.name_key }, () => repo.insertTag(ctx.db, row), { name_key: name });
   return toTag(row);
 }
 
@@ -67,7 +62,7 @@ export async function updateTag(ctx: Ctx, id: string, input: TagUpdateT): Promis
   if (input.color !== undefined) set.color = input.color.toLowerCase();
   if (Object.keys(set).length) {
     set.updated_at = nowIso();
-    await repo.updateTag(ctx.db, ctx.tenantId, id, set).catch((e) => duplicate(e, set.name));
+    await guardUnique(ctx.db, ctx.tenantId, { name_key: set.name_key }, () => repo.updateTag(ctx.db, ctx.tenantId, id, set), { name_key: set.name });
   }
   return getTag(ctx, id);
 }
