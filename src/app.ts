@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { Config } from './config.js';
 import { createDatabase, type Database } from './db/index.js';
 import { authPlugin } from './plugins/auth.js';
@@ -14,6 +12,7 @@ import { healthRoutes } from './plugins/health.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { MODULES, PUBLIC_MODULES } from './modules/index.js';
 import { errors } from './errors.js';
+import { compileRequestSchema } from './http/validation.js';
 import { WEBHOOK_DOCS } from './modules/webhooks/webhooks.docs.js';
 
 declare module 'fastify' {
@@ -34,20 +33,6 @@ export interface AppDeps {
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
-
-// Bodies are never coerced and unknown fields are kept so they can be rejected (B.2); query strings
-// are parsed into their declared types and get their defaults.
-function makeAjv(part: 'body' | 'other') {
-  const ajv = new Ajv({
-    allErrors: true,
-    strict: false,
-    coerceTypes: part === 'body' ? false : 'array',
-    useDefaults: part !== 'body',
-    removeAdditional: false,
-  });
-  (addFormats as unknown as (a: Ajv) => void)(ajv);
-  return ajv;
-}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -73,9 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const bodyAjv = makeAjv('body');
-  const otherAjv = makeAjv('other');
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestSchema(schema as Record<string, unknown>, httpPart));
 
   // An empty body with a JSON content type (DELETE from many HTTP clients) is no body, not an error.
   // Only JSON bodies are accepted on the API (B.2: anything else is 415); Fastify parses text/plain by default.

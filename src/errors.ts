@@ -13,6 +13,11 @@ export class ApiError extends Error {
   }
 }
 
+/** The contract's JSON body of an error (B.2): `{ error, message, …extra }`. */
+export function errorBody(err: ApiError): Record<string, unknown> {
+  return { error: err.code, message: err.message, ...err.extra };
+}
+
 export interface FieldIssue {
   field: string;
   message: string;
@@ -38,6 +43,8 @@ export const errors = {
       field: 'dealId',
       ...(existingProposalId ? { existingProposalId } : {}),
     }),
+  concurrentUpdate: (message = 'Another request changed the same records at the same time; retry') =>
+    new ApiError(409, 'concurrent_update', message, {}, { 'retry-after': '1' }),
   businessRule: (message: string) => new ApiError(422, 'business_rule_violation', message),
   idempotencyKeyReused: () =>
     new ApiError(

@@ -4,7 +4,7 @@ import { withTx } from '../db/index.js';
 import { normalizeEmail } from '../domain/email.js';
 import { validateFilter } from '../domain/filters.js';
 import type { PropertyDef, PropertyType } from '../domain/properties.js';
-import { fieldPath } from '../plugins/errors.js';
+import { fieldPath } from '../http/validation.js';
 import { newId, randomBase62 } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { AdminError, createKey } from './keys.js';

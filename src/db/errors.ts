@@ -35,10 +35,25 @@ function parseIndexName(name: string): UniqueViolation | null {
   return m ? { table: m[1], column: m[2] } : null;
 }
 
-/** Serialization failures and deadlocks (PostgreSQL) and busy errors (SQLite) are worth one retry. */
+/** Serialization failures and deadlocks (PostgreSQL) and busy errors (SQLite): nothing wrong with the request. */
 export function isTransient(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
   return code === '40001' || code === '40P01' || code === 'SQLITE_BUSY';
+}
+
+/**
+ * A database refusal that is the client's to act on, as the contract's error; `undefined` for a real
+ * failure (a 500). Used by the error handler and by batch items, so both answer alike.
+ */
+export function clientErrorOf(err: unknown): ApiError | undefined {
+  const code = (err as { code?: string })?.code;
+  // PostgreSQL refused a value the edge let through (invalid byte sequence or text form).
+  if (code === '22021' || code === '22P05' || code === '22P02') {
+    return errors.validation([], 'A value has characters or a form the database cannot store');
+  }
+  // Two writers crossed (a deadlock between two batches touching the same records in another order).
+  if (isTransient(err)) return errors.concurrentUpdate();
+  return undefined;
 }
 
 // ------------------------------------------------------------------------------------------------

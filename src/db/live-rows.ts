@@ -1,4 +1,4 @@
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Db } from './index.js';
 import type { DB } from './tables/schema.js';
 
@@ -20,4 +20,16 @@ export async function updateLiveRow<T extends SoftDeleteTable>(db: Db, table: T,
 /** Soft-deletes one live row (its updatedAt moves too); returns 1, or 0 when missing or already deleted. */
 export function softDeleteRow(db: Db, table: SoftDeleteTable, tenantId: string, id: string, now: string): Promise<number> {
   return updateLiveRow(db, table, tenantId, id, { deleted_at: now, updated_at: now });
+}
+
+/** The live row of the tenant whose unique `column` holds `value` (stored form), for look-ups by natural key. */
+export async function liveIdBy(db: Db, table: SoftDeleteTable, tenantId: string, column: string, value: string): Promise<string | undefined> {
+  const r = await db
+    .selectFrom(table as 'contacts')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where(sql.ref(column), '=', value)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return r?.id;
 }

@@ -2,84 +2,27 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { clientErrorOf } from '../db/errors.js';
 import { QueryAbandoned } from '../db/reads.js';
-import { ApiError, errors, type FieldIssue } from '../errors.js';
-
-interface AjvIssue {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-// Read-only fields get their own message (B.2): they are rejected like unknown ones.
-const READ_ONLY = new Set(['id', 'createdAt', 'updatedAt', 'deletedAt', 'number', 'subtotal', 'total', 'memberCount', 'sentAt']);
-
-/** `/items/2/qty` → `items[2].qty`. */
-export function fieldPath(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (child !== undefined) parts.push(child);
-  let out = '';
-  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
-  return out;
-}
-
-export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
-  const seen = new Set<string>();
-  const out: FieldIssue[] = [];
-  for (const i of issues) {
-    let field: string;
-    let message: string;
-    if (i.keyword === 'additionalProperties') {
-      const name = String(i.params.additionalProperty);
-      field = fieldPath(i.instancePath, name);
-      message = READ_ONLY.has(name) && !i.instancePath ? 'is read-only' : 'is not a known field';
-    } else if (i.keyword === 'required') {
-      field = fieldPath(i.instancePath, String(i.params.missingProperty));
-      message = 'is required';
-    } else if (i.keyword === 'anyOf' || i.keyword === 'oneOf') {
-      continue; // the branches' own errors say more; a bare "must match a schema in anyOf" helps no one
-    } else {
-      field = fieldPath(i.instancePath);
-      message = i.message ?? 'is invalid';
-      if (i.keyword === 'enum' && Array.isArray(i.params.allowedValues)) message = `must be one of ${i.params.allowedValues.join(', ')}`;
-    }
-    const k = field + '\0' + message;
-    if (seen.has(k)) continue;
-    seen.add(k);
-    out.push({ field, message });
-  }
-  if (out.length === 0 && issues.length > 0) {
-    out.push({ field: fieldPath(issues[0].instancePath), message: issues[0].message ?? 'is invalid' });
-  }
-  return out;
-}
+import { ApiError, errorBody, errors } from '../errors.js';
+import { validationError } from '../http/validation.js';
 
 function send(reply: FastifyReply, err: ApiError) {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  return reply.code(err.statusCode).send({ error: err.code, message: err.message, ...err.extra });
+  return reply.code(err.statusCode).send(errorBody(err));
 }
 
 /** The one place where failures become the contract's `{ error, message, …extra }` (CONTRACT B.2). */
 export const errorsPlugin = fp(
   async (app) => {
-    app.setErrorHandler((err: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, req: FastifyRequest, reply) => {
+    app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply) => {
       if (err instanceof ApiError) return send(reply, err);
       if (err instanceof QueryAbandoned) {
         // The client went away and its query was stopped: nobody reads this answer, and it is no failure.
         req.log.debug('query stopped: the client closed the connection');
         return send(reply, errors.queryAbandoned());
       }
-      if (err.validation) {
-        let details = ajvIssues(err.validation);
-        // Headers are named as clients write them (`Idempotency-Key`), not as Node lower-cases them.
-        if (err.validationContext === 'headers') details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
-        const where =
-          err.validationContext === 'querystring' ? 'query parameter ' : err.validationContext === 'params' ? 'path parameter ' : err.validationContext === 'headers' ? 'header ' : '';
-        const first = details[0];
-        const message = first ? `${where}${first.field ? first.field + ' ' : ''}${first.message}`.trim() : 'The request is invalid';
-        return send(reply, new ApiError(400, 'validation_failed', message, { details }));
-      }
+      if (err.validation) return send(reply, validationError(err.validation, err.validationContext));
       switch (err.code) {
         case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
           return send(reply, new ApiError(415, 'unsupported_media_type', 'Send the body as application/json'));
@@ -91,10 +34,8 @@ export const errorsPlugin = fp(
         case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
           return send(reply, new ApiError(400, 'invalid_request', 'Content-Length does not match the body'));
       }
-      if (err.code === '22021' || err.code === '22P05' || err.code === '22P02') {
-        // PostgreSQL refused a value the edge let through (invalid byte sequence or text form): a client error.
-        return send(reply, new ApiError(400, 'validation_failed', 'A value has characters or a form the database cannot store', { details: [] }));
-      }
+      const refused = clientErrorOf(err);
+      if (refused) return send(reply, refused);
       if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {
         return send(reply, new ApiError(400, 'invalid_json', 'The body is not valid JSON'));
       }

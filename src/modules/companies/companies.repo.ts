@@ -4,7 +4,7 @@ import { containsInsensitive } from '../../db/dialect.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { selectInChunks } from '../../db/batch.js';
-import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
+import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
@@ -25,6 +25,11 @@ export function findCompanies(db: Db, tenantId: string, ids: string[]): Promise<
   return selectInChunks(ids, (chunk) =>
     db.selectFrom('companies').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', chunk).where('deleted_at', 'is', null).execute(),
   );
+}
+
+/** Live company holding a CNPJ / domain (both stored normalized). */
+export function companyIdBy(db: Db, tenantId: string, column: 'cnpj' | 'domain', value: string): Promise<string | undefined> {
+  return liveIdBy(db, 'companies', tenantId, column, value);
 }
 
 export async function insertCompany(db: Db, row: CompaniesTable): Promise<void> {

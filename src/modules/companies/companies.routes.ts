@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
+import { normalizeCnpj } from '../../domain/cnpj.js';
+import { normalizeDomain } from '../../domain/web.js';
+import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import * as service from './companies.service.js';
 import { Company, CompanyCreate, CompanyListQuery, CompanyPage, CompanyUpdate } from './companies.schema.js';
 
@@ -9,7 +12,24 @@ const tags = ['Companies'];
 const read = { scopes: ['companies:read'] };
 const write = { scopes: ['companies:write'] };
 
-/** Spec 4.4. */
+/** CONTRACT C.2: batches run the single calls' service functions. */
+const batch: BatchResource = {
+  path: 'companies',
+  tag: 'Companies',
+  noun: 'company',
+  scopes: { read: 'companies:read', write: 'companies:write' },
+  schemas: { record: Company, create: CompanyCreate, update: CompanyUpdate },
+  create: service.createCompany,
+  update: service.updateCompany,
+  remove: service.deleteCompany,
+  byIds: service.companiesByIds,
+  upsertKeys: {
+    cnpj: { normalize: normalizeCnpj, find: (ctx, v) => service.companyIdByUnique(ctx, 'cnpj', v) },
+    domain: { normalize: normalizeDomain, find: (ctx, v) => service.companyIdByUnique(ctx, 'domain', v) },
+  },
+};
+
+/** Spec 4.4, and the batch operations of C.2. */
 export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/companies', {
     config: read,
@@ -63,4 +83,6 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await service.deleteCompany(ctxOf(req), req.params.id);
     return reply.code(204).send(null);
   });
+
+  registerBatchRoutes(app, batch);
 };

@@ -97,6 +97,11 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
   return out;
 }
 
+/** The live company holding a stored (normalized) CNPJ or domain; batch upserts match on it. */
+export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: string): Promise<string | undefined> {
+  return repo.companyIdBy(ctx.db, ctx.tenantId, column, value);
+}
+
 /** GET /companies (spec 4.4, B.4, C.1). `keyId` binds cursors to the caller's key. */
 export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<Page<CompanyT>> {
   const req = { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor };

@@ -6,7 +6,7 @@ import type { ContactSortKey } from './contacts.schema.js';
 import { selectInChunks } from '../../db/batch.js';
 import { prepared } from '../../db/prepared.js';
 import { tagIdsColumn } from '../shared/record-tags.js';
-import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
+import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 
 const COLUMNS = [
@@ -69,9 +69,8 @@ export function softDeleteContact(db: Db, tenantId: string, id: string, now: str
 }
 
 /** Live contact holding an e-mail / phone (both stored normalized). */
-export async function contactIdBy(db: Db, tenantId: string, column: 'email' | 'phone', value: string): Promise<string | undefined> {
-  const r = await live(db, tenantId).select('id').where(column, '=', value).executeTakeFirst();
-  return r?.id;
+export function contactIdBy(db: Db, tenantId: string, column: 'email' | 'phone', value: string): Promise<string | undefined> {
+  return liveIdBy(db, 'contacts', tenantId, column, value);
 }
 
 /** Live companies whose `domain` is `domain` (at most 2: the caller only needs to know "exactly one"). */

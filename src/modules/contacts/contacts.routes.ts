@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
+import { normalizeEmail } from '../../domain/email.js';
+import { normalizePhone } from '../../domain/phone.js';
+import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import * as service from './contacts.service.js';
 import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
 
@@ -9,7 +12,24 @@ const tags = ['Contacts'];
 const read = { scopes: ['contacts:read'] };
 const write = { scopes: ['contacts:write'] };
 
-/** Spec 4.1 (GET /contacts/:id/deals lives in the deals module). */
+/** CONTRACT C.2: batches run the single calls' service functions. */
+const batch: BatchResource = {
+  path: 'contacts',
+  tag: 'Contacts',
+  noun: 'contact',
+  scopes: { read: 'contacts:read', write: 'contacts:write' },
+  schemas: { record: Contact, create: ContactCreate, update: ContactUpdate },
+  create: service.createContact,
+  update: service.updateContact,
+  remove: service.deleteContact,
+  byIds: service.contactsByIds,
+  upsertKeys: {
+    email: { normalize: normalizeEmail, find: (ctx, v) => service.contactIdByUnique(ctx, 'email', v) },
+    phone: { normalize: (v) => normalizePhone(v), find: (ctx, v) => service.contactIdByUnique(ctx, 'phone', v) },
+  },
+};
+
+/** Spec 4.1 (GET /contacts/:id/deals lives in the deals module), and the batch operations of C.2. */
 export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/contacts', {
     config: read,
@@ -73,4 +93,6 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await service.deleteContact(ctxOf(req), req.params.id);
     return reply.code(204).send(null);
   });
+
+  registerBatchRoutes(app, batch);
 };

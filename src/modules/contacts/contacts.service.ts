@@ -77,6 +77,11 @@ export async function findContactIdByEmailOrPhone(ctx: Ctx, input: { email?: str
   return undefined;
 }
 
+/** The live contact holding a stored (normalized) e-mail or phone; batch upserts match on it. */
+export function contactIdByUnique(ctx: Ctx, column: 'email' | 'phone', value: string): Promise<string | undefined> {
+  return repo.contactIdBy(ctx.db, ctx.tenantId, column, value);
+}
+
 function soft<T>(fn: () => T): T | undefined {
   try {
     return fn();

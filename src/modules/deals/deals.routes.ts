@@ -2,12 +2,27 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
+import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import * as service from './deals.service.js';
 import { ContactDeal, Deal, DealCreate, DealListQuery, DealPage, DealUpdate } from './deals.schema.js';
 
 const tags = ['Deals'];
 const read = { scopes: ['deals:read'] };
 const write = { scopes: ['deals:write'] };
+
+/** CONTRACT C.2: batches run the single calls' service functions; deals have no natural key to upsert on. */
+const batch: BatchResource = {
+  path: 'deals',
+  tag: 'Deals',
+  noun: 'deal',
+  scopes: { read: 'deals:read', write: 'deals:write' },
+  schemas: { record: Deal, create: DealCreate, update: DealUpdate },
+  create: service.createDeal,
+  update: service.updateDeal,
+  remove: service.deleteDeal,
+  byIds: service.dealsByIds,
+  upsertKeys: {},
+};
 
 /** Spec 4.3, plus `GET /contacts/:id/deals` of spec 4.1 (a contact sub-read: scope contacts:read). */
 export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -71,4 +86,6 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Type.Array(ContactDeal), ...errorResponses(404) },
     },
   }, async (req) => service.contactDeals(ctxOf(req), req.params.id));
+
+  registerBatchRoutes(app, batch);
 };

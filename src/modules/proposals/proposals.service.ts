@@ -200,7 +200,7 @@ export async function updateProposal(ctx: Ctx, id: string, input: ProposalUpdate
       return await withTx(ctx.db, (tx) => applyUpdate(inTx(ctx, tx), id, input, { target, subject, recipientEmail, items, discountCents, adjustmentCents }));
     } catch (err) {
       if (err instanceof ConcurrentChange && attempt < 5) continue;
-      if (err instanceof ConcurrentChange) throw errors.conflict('concurrent_update', 'The proposal changed during this update; retry');
+      if (err instanceof ConcurrentChange) throw errors.concurrentUpdate('The proposal changed during this update; retry');
       throw err;
     }
   }

@@ -1,0 +1,110 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+import { ApiError, type FieldIssue } from '../errors.js';
+
+/**
+ * Request validation, shared by Fastify's validator compiler (app.ts), the error handler and the batch
+ * endpoints, which validate each input against the single call's own schema so that a bad input gets
+ * exactly the answer the single call would give (CONTRACT C.2).
+ */
+
+// Bodies are never coerced and unknown fields are kept so they can be rejected (B.2); query strings
+// are parsed into their declared types and get their defaults.
+function makeAjv(part: 'body' | 'other'): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    coerceTypes: part === 'body' ? false : 'array',
+    useDefaults: part !== 'body',
+    removeAdditional: false,
+  });
+  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  return ajv;
+}
+
+const bodyAjv = makeAjv('body');
+const otherAjv = makeAjv('other');
+
+/**
+ * Marks an array of a body schema whose items the handler validates one by one (batch `inputs`): the
+ * document shows the item schema, while the request validator checks only that each item is an object,
+ * so one bad input does not refuse the others.
+ */
+export const PER_ITEM = 'x-validated-per-item';
+
+function shallowItems(schema: Record<string, any>): Record<string, any> {
+  const props = schema.properties as Record<string, any> | undefined;
+  if (!props || !Object.values(props).some((p) => p?.[PER_ITEM])) return schema;
+  const out: Record<string, any> = {};
+  for (const [k, p] of Object.entries(props)) out[k] = p?.[PER_ITEM] ? { ...p, items: { type: 'object' } } : p;
+  return { ...schema, properties: out };
+}
+
+/** Fastify's validator compiler (app.ts). */
+export function compileRequestSchema(schema: Record<string, any>, httpPart: string | undefined): ValidateFunction {
+  return httpPart === 'body' ? bodyAjv.compile(shallowItems(schema)) : otherAjv.compile(schema);
+}
+
+/** A body validator for one item of a batch, compiled as the single call's route compiles it. */
+export function compileBodySchema(schema: TSchema): ValidateFunction {
+  return bodyAjv.compile(schema);
+}
+
+// Read-only fields get their own message (B.2): they are rejected like unknown ones.
+const READ_ONLY = new Set(['id', 'createdAt', 'updatedAt', 'deletedAt', 'number', 'subtotal', 'total', 'memberCount', 'sentAt']);
+
+/** `/items/2/qty` → `items[2].qty`. */
+export function fieldPath(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  let out = '';
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
+  return out;
+}
+
+type AjvIssue = Pick<ErrorObject, 'instancePath' | 'keyword' | 'message' | 'params'>;
+
+export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
+  const seen = new Set<string>();
+  const out: FieldIssue[] = [];
+  for (const i of issues) {
+    let field: string;
+    let message: string;
+    const params = i.params as Record<string, unknown>;
+    if (i.keyword === 'additionalProperties') {
+      const name = String(params.additionalProperty);
+      field = fieldPath(i.instancePath, name);
+      message = READ_ONLY.has(name) && !i.instancePath ? 'is read-only' : 'is not a known field';
+    } else if (i.keyword === 'required') {
+      field = fieldPath(i.instancePath, String(params.missingProperty));
+      message = 'is required';
+    } else if (i.keyword === 'anyOf' || i.keyword === 'oneOf') {
+      continue; // the branches' own errors say more; a bare "must match a schema in anyOf" helps no one
+    } else {
+      field = fieldPath(i.instancePath);
+      message = i.message ?? 'is invalid';
+      if (i.keyword === 'enum' && Array.isArray(params.allowedValues)) message = `must be one of ${params.allowedValues.join(', ')}`;
+    }
+    const k = field + '\0' + message;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push({ field, message });
+  }
+  if (out.length === 0 && issues.length > 0) {
+    out.push({ field: fieldPath(issues[0].instancePath), message: issues[0].message ?? 'is invalid' });
+  }
+  return out;
+}
+
+const WHERE: Record<string, string> = { querystring: 'query parameter ', params: 'path parameter ', headers: 'header ' };
+
+/** The 400 `validation_failed` of a schema's failures (B.2); `context` is Fastify's validation context. */
+export function validationError(issues: AjvIssue[], context = 'body'): ApiError {
+  let details = ajvIssues(issues);
+  // Headers are named as clients write them (`Idempotency-Key`), not as Node lower-cases them.
+  if (context === 'headers') details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
+  const first = details[0];
+  const message = first ? `${WHERE[context] ?? ''}${first.field ? first.field + ' ' : ''}${first.message}`.trim() : 'The request is invalid';
+  return new ApiError(400, 'validation_failed', message, { details });
+}

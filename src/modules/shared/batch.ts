@@ -1,0 +1,362 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
+import type { FastifyInstance } from 'fastify';
+import { clientErrorOf } from '../../db/errors.js';
+import { withSavepoint, withTx } from '../../db/index.js';
+import { DomainError } from '../../domain/errors.js';
+import { ApiError, errorBody, errors } from '../../errors.js';
+import { ctxOf, inTx, type Ctx } from '../../http/context.js';
+import { errorResponses } from '../../http/schemas.js';
+import { compileBodySchema, PER_ITEM, validationError } from '../../http/validation.js';
+
+/**
+ * Batch operations (CONTRACT C.2) for any resource that declares a `BatchResource`: create, update,
+ * upsert, read and delete of 1–100 inputs in one call and one transaction.
+ *
+ * Each input is validated against the single call's own body schema and applied by the single call's
+ * own service function, inside a savepoint, so an input behaves exactly as that call would: the same
+ * rules, the same events (raised in the same transaction), and on failure the same status and error
+ * body. Partial success (the default) rolls back a failed input's savepoint and goes on; `atomic: true`
+ * fails the whole call with the first failing input's answer and changes nothing.
+ */
+
+/** A natural key an upsert may match on, as the single call normalizes it. */
+export interface UpsertKey {
+  /** The stored form of a value (throws DomainError when invalid: the create then reports it). */
+  normalize(value: string): string;
+  /** The live record holding the stored value. */
+  find(ctx: Ctx, value: string): Promise<string | undefined>;
+}
+
+export interface BatchResource<R extends { id: string } = { id: string }> {
+  /** URL segment: `/contacts/batch/create`. */
+  path: string;
+  /** OpenAPI tag and operation ids: `createContactsBatch`. */
+  tag: string;
+  /** "contact", for messages. */
+  noun: string;
+  scopes: { read: string; write: string };
+  schemas: { record: TSchema; create: TObject; update: TObject };
+  create(ctx: Ctx, input: any): Promise<R>;
+  update(ctx: Ctx, id: string, input: any): Promise<R>;
+  remove(ctx: Ctx, id: string): Promise<void>;
+  byIds(ctx: Ctx, ids: string[]): Promise<Map<string, R>>;
+  /** Keys an upsert matches on besides `id` (contacts: email, phone; companies: cnpj, domain). */
+  upsertKeys: Record<string, UpsertKey>;
+}
+
+export const BATCH_MAX = 100;
+
+interface ItemResult {
+  index: number;
+  status: number;
+  id?: string;
+  record?: unknown;
+  action?: 'created' | 'updated';
+  error?: Record<string, unknown>;
+}
+
+export interface BatchAnswer {
+  status: 200 | 207;
+  body: { results: ItemResult[]; succeeded: number; failed: number };
+}
+
+type Applied = Omit<ItemResult, 'index'>;
+
+/** The answer a failed input gets, as the single call's error handler would give it; else a real failure. */
+function itemError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const refused = clientErrorOf(err);
+  if (refused) return refused;
+  throw err;
+}
+
+/** C.2: an atomic batch answers its first failure with `details[].field` prefixed by the input. */
+function atInput(err: ApiError, index: number): ApiError {
+  const details = err.extra.details as { field: string; message: string }[] | undefined;
+  if (!details) return err;
+  const prefix = `inputs[${index}]`;
+  const prefixed = details.map((d) => ({ ...d, field: d.field ? (d.field.startsWith('[') ? prefix + d.field : `${prefix}.${d.field}`) : prefix }));
+  return new ApiError(err.statusCode, err.code, err.message, { ...err.extra, details: prefixed }, err.headers);
+}
+
+/** Runs every input in one transaction, each in a savepoint; see the module comment. */
+export async function runBatch<I>(
+  ctx: Ctx,
+  inputs: I[],
+  atomic: boolean,
+  apply: (ctx: Ctx, input: I) => Promise<Applied>,
+  idOf: (input: I) => string | undefined = () => undefined,
+): Promise<BatchAnswer> {
+  const results = await withTx(ctx.db, async (tx) => {
+    const tctx = inTx(ctx, tx);
+    const out: ItemResult[] = [];
+    for (let index = 0; index < inputs.length; index++) {
+      try {
+        out.push({ index, ...(await withSavepoint(tx, () => apply(tctx, inputs[index]), 'batch_input')) });
+      } catch (err) {
+        const failure = itemError(err);
+        if (atomic) throw atInput(failure, index);
+        const id = idOf(inputs[index]);
+        out.push({ index, status: failure.statusCode, ...(id !== undefined ? { id } : {}), error: errorBody(failure) });
+      }
+    }
+    return out;
+  });
+  const failed = results.filter((r) => r.error).length;
+  return { status: failed ? 207 : 200, body: { results, succeeded: results.length - failed, failed } };
+}
+
+function check(validate: ValidateFunction, input: unknown): void {
+  if (!validate(input)) throw validationError(validate.errors ?? []);
+}
+
+/** The input without its `id` (the address of an update), and that id, checked like a body field. */
+function splitId(input: Record<string, unknown>, required: boolean): [string | undefined, Record<string, unknown>] {
+  const { id, ...rest } = input;
+  if (id === undefined && !required) return [undefined, rest];
+  if (id === undefined) throw errors.field('id', 'is required');
+  if (typeof id !== 'string') throw errors.field('id', 'must be string');
+  return [id, rest];
+}
+
+const stringId = (input: unknown) => {
+  const id = (input as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id : undefined;
+};
+
+export interface BatchOps {
+  create(ctx: Ctx, body: { inputs: unknown[]; atomic?: boolean }): Promise<BatchAnswer>;
+  update(ctx: Ctx, body: { inputs: Record<string, unknown>[]; atomic?: boolean }): Promise<BatchAnswer>;
+  upsert(ctx: Ctx, body: { idProperty: string; inputs: Record<string, unknown>[]; atomic?: boolean }): Promise<BatchAnswer>;
+  read(ctx: Ctx, body: { ids: string[] }): Promise<{ results: unknown[]; missing: string[] }>;
+  remove(ctx: Ctx, body: { ids: string[]; atomic?: boolean }): Promise<BatchAnswer>;
+}
+
+/** The five batch operations of a resource, through its own service functions. */
+export function batchOps(r: BatchResource): BatchOps {
+  const validCreate = compileBodySchema(r.schemas.create);
+  const validUpdate = compileBodySchema(r.schemas.update);
+
+  const created = (record: { id: string }): Applied => ({ status: 201, id: record.id, record });
+  const updated = (record: { id: string }): Applied => ({ status: 200, id: record.id, record });
+
+  /** Upsert by a natural key: match, else create; a create that loses a race to the same key updates. */
+  async function upsertByKey(ctx: Ctx, key: UpsertKey, idProperty: string, input: Record<string, unknown>): Promise<Applied> {
+    const given = input[idProperty];
+    if (typeof given !== 'string' || given.trim() === '') throw errors.field(idProperty, `is required to upsert by ${idProperty}`);
+    let value: string | undefined;
+    try {
+      value = key.normalize(given);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      // Invalid: the create reports it exactly as POST would.
+    }
+    const match = value === undefined ? undefined : await key.find(ctx, value);
+    if (match) return { ...updated(await r.update(ctx, match, input)), action: 'updated' };
+    try {
+      return { ...created(await withSavepoint(ctx.db, () => r.create(ctx, input), 'upsert_create')), action: 'created' };
+    } catch (err) {
+      // Another transaction committed the same key since the look-up (PostgreSQL waits for it on the
+      // unique index, then reports the duplicate): the record now exists, so this input updates it.
+      const winner = err instanceof ApiError && err.statusCode === 409 && value !== undefined ? await key.find(ctx, value) : undefined;
+      if (!winner) throw err;
+      return { ...updated(await r.update(ctx, winner, input)), action: 'updated' };
+    }
+  }
+
+  return {
+    create: (ctx, body) =>
+      runBatch(ctx, body.inputs, body.atomic === true, async (c, input) => {
+        check(validCreate, input);
+        return created(await r.create(c, input));
+      }),
+
+    update: (ctx, body) =>
+      runBatch(
+        ctx,
+        body.inputs,
+        body.atomic === true,
+        async (c, input) => {
+          const [id, patch] = splitId(input, true);
+          check(validUpdate, patch);
+          return updated(await r.update(c, id!, patch));
+        },
+        stringId,
+      ),
+
+    upsert: (ctx, body) => {
+      const key = body.idProperty === 'id' ? undefined : r.upsertKeys[body.idProperty];
+      return runBatch(
+        ctx,
+        body.inputs,
+        body.atomic === true,
+        async (c, input) => {
+          if (key) {
+            check(validCreate, input);
+            return upsertByKey(c, key, body.idProperty, input);
+          }
+          // By id: an input with an id updates that record (404 when it does not exist); one without creates.
+          const [id, rest] = splitId(input, false);
+          check(validCreate, rest);
+          if (id === undefined) return { ...created(await r.create(c, rest)), action: 'created' };
+          return { ...updated(await r.update(c, id, rest)), action: 'updated' };
+        },
+        body.idProperty === 'id' ? stringId : undefined,
+      );
+    },
+
+    read: async (ctx, body) => {
+      const ids = [...new Set(body.ids)];
+      const found = await r.byIds(ctx, ids);
+      return { results: ids.filter((id) => found.has(id)).map((id) => found.get(id)), missing: ids.filter((id) => !found.has(id)) };
+    },
+
+    remove: (ctx, body) =>
+      runBatch(
+        ctx,
+        body.ids,
+        body.atomic === true,
+        async (c, id) => {
+          await r.remove(c, id);
+          return { status: 204, id };
+        },
+        (id) => id,
+      ),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Routes
+
+const Atomic = Type.Optional(
+  Type.Boolean({
+    description:
+      '`true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success',
+  }),
+);
+
+const Ids = (what: string) =>
+  Type.Array(Type.String(), { minItems: 1, maxItems: BATCH_MAX, description: `1–${BATCH_MAX} ${what} ids (another tenant's ids are simply not found)` });
+
+function inputsOf(item: TSchema, what: string) {
+  return Type.Array(item, {
+    minItems: 1,
+    maxItems: BATCH_MAX,
+    [PER_ITEM]: true,
+    description: `1–${BATCH_MAX} inputs, each ${what}. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give`,
+  });
+}
+
+function resultsSchema(r: BatchResource, upsert: boolean) {
+  const Result = Type.Object({
+    index: Type.Integer({ description: 'Position of the input' }),
+    status: Type.Integer({ description: 'What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status' }),
+    id: Type.Optional(Type.String({ description: `The ${r.noun}'s id (when known)` })),
+    ...(upsert ? { action: Type.Optional(Type.Union([Type.Literal('created'), Type.Literal('updated')])) } : {}),
+    record: Type.Optional(r.schemas.record),
+    error: Type.Optional(Type.Ref('Error', { description: 'The error body the single call would have answered' })),
+  });
+  return Type.Object(
+    { results: Type.Array(Result, { description: 'One per input, in input order' }), succeeded: Type.Integer(), failed: Type.Integer() },
+    { description: '200 when every input succeeded; 207 when at least one failed (even all)' },
+  );
+}
+
+/** Registers POST /<path>/batch/{create,update,upsert,read,delete} for a resource. */
+export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): void {
+  const ops = batchOps(r);
+  const tags = [r.tag];
+  const write = { scopes: [r.scopes.write] };
+  const plural = r.tag;
+  const Results = resultsSchema(r, false);
+  const UpsertResults = resultsSchema(r, true);
+  const answers = (results: TSchema, ...errs: number[]) => ({ 200: results, 207: results, ...errorResponses(400, ...errs) });
+  const limits = `1–${BATCH_MAX} inputs (400 \`validation_failed\` beyond); one call counts once against the rate limit; accepts \`Idempotency-Key\`.`;
+  const send = (reply: { code(n: number): { send(b: unknown): unknown } }, a: BatchAnswer) => reply.code(a.status).send(a.body);
+
+  app.post(`/${r.path}/batch/create`, {
+    config: write,
+    schema: {
+      tags,
+      operationId: `create${plural}Batch`,
+      summary: `Create ${r.noun}s in a batch`,
+      description: `Requires scope \`${r.scopes.write}\`. Each input is a \`POST /${r.path}\` body and creates one ${r.noun} exactly as that call would (same rules, same events). ${limits}`,
+      body: Type.Object({ inputs: inputsOf(r.schemas.create, `a \`POST /${r.path}\` body`), atomic: Atomic }, { additionalProperties: false }),
+      response: answers(Results, 404, 409, 422),
+    },
+  }, async (req, reply) => send(reply, await ops.create(ctxOf(req), req.body as any)));
+
+  const UpdateInput = Type.Object(
+    { id: Type.String({ description: `The ${r.noun} to update` }), ...r.schemas.update.properties },
+    { additionalProperties: false, description: `\`id\` plus a \`PATCH /${r.path}/:id\` body` },
+  );
+  app.post(`/${r.path}/batch/update`, {
+    config: write,
+    schema: {
+      tags,
+      operationId: `update${plural}Batch`,
+      summary: `Update ${r.noun}s in a batch`,
+      description: `Requires scope \`${r.scopes.write}\`. Each input is \`{ id, ...PATCH body }\` and updates like \`PATCH /${r.path}/:id\` (omitted fields stay). ${limits}`,
+      body: Type.Object({ inputs: inputsOf(UpdateInput, '`{ id, ...PATCH body }`'), atomic: Atomic }, { additionalProperties: false }),
+      response: answers(Results, 404, 409, 422),
+    },
+  }, async (req, reply) => send(reply, await ops.update(ctxOf(req), req.body as any)));
+
+  const keys = [...Object.keys(r.upsertKeys), 'id'];
+  const UpsertInput = Type.Object(
+    { id: Type.Optional(Type.String({ description: 'Only with `idProperty: "id"`: the record to update (404 when missing); absent: create' })), ...r.schemas.create.properties },
+    { additionalProperties: false, description: `A \`POST /${r.path}\` body (plus \`id\` when \`idProperty\` is \`id\`)` },
+  );
+  const keyDoc = Object.keys(r.upsertKeys).length
+    ? `\`idProperty\` is ${Object.keys(r.upsertKeys).map((k) => `\`${k}\``).join(' or ')} (matched after the normalization the single call applies) or \`id\``
+    : `${r.noun}s have no natural key: \`idProperty\` must be \`id\``;
+  app.post(`/${r.path}/batch/upsert`, {
+    config: write,
+    schema: {
+      tags,
+      operationId: `upsert${plural}Batch`,
+      summary: `Create or update ${r.noun}s by a unique property`,
+      description:
+        `Requires scope \`${r.scopes.write}\`. ${keyDoc}. An input whose key matches a live ${r.noun} updates it like a PATCH with the given fields ` +
+        '(omitted fields stay; `action: "updated"`, status 200); otherwise it is created (`action: "created"`, status 201). Race-free: two calls ' +
+        `upserting the same key at once give one ${r.noun}. Two inputs of one call with the same key behave as two calls in input order. ${limits}`,
+      body: Type.Object(
+        {
+          idProperty: Type.Unsafe<string>({ type: 'string', enum: keys, description: 'The property inputs are matched on' }),
+          inputs: inputsOf(UpsertInput, `a \`POST /${r.path}\` body`),
+          atomic: Atomic,
+        },
+        { additionalProperties: false },
+      ),
+      response: answers(UpsertResults, 404, 409, 422),
+    },
+  }, async (req, reply) => send(reply, await ops.upsert(ctxOf(req), req.body as any)));
+
+  app.post(`/${r.path}/batch/read`, {
+    config: { scopes: [r.scopes.read] },
+    schema: {
+      tags,
+      operationId: `read${plural}Batch`,
+      summary: `Read ${r.noun}s by id`,
+      description: `Requires scope \`${r.scopes.read}\`. Answers the live ${r.noun}s among \`ids\` as single reads return them, in the order of their ids (repeats once), and the ids not found (missing, deleted or of another tenant) in \`missing\`. At most ${BATCH_MAX} ids.`,
+      body: Type.Object({ ids: Ids(r.noun) }, { additionalProperties: false }),
+      response: {
+        200: Type.Object({ results: Type.Array(r.schemas.record), missing: Type.Array(Type.String()) }),
+        ...errorResponses(400),
+      },
+    },
+  }, async (req) => ops.read(ctxOf(req), req.body as any));
+
+  app.post(`/${r.path}/batch/delete`, {
+    config: write,
+    schema: {
+      tags,
+      operationId: `delete${plural}Batch`,
+      summary: `Delete ${r.noun}s in a batch`,
+      description: `Requires scope \`${r.scopes.write}\`. Soft-deletes each id as \`DELETE /${r.path}/:id\` would: status 204, or 404 for an id not found (also a repeat within the call). ${limits.replace('inputs', 'ids')}`,
+      body: Type.Object({ ids: Ids(r.noun), atomic: Atomic }, { additionalProperties: false }),
+      response: answers(Results, 404),
+    },
+  }, async (req, reply) => send(reply, await ops.remove(ctxOf(req), req.body as any)));
+}
