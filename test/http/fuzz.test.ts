@@ -155,3 +155,44 @@ test('fuzz: garbage cursors on every paginated endpoint (query and search body) 
   }
   assert.deepEqual(failures, []);
 });
+
+test('fuzz: batch endpoints with random inputs never produce a 5xx; partial answers have one result per input', async () => {
+  const tenant = await newTenant(t);
+  const keys = await Promise.all(Array.from({ length: 2 }, (_, i) => createKey(t.database.db, { tenantId: tenant.tenantId, name: `batch fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 })));
+  let calls = 0;
+  const api = () => client(t.app, keys[Math.floor(calls++ / 900) % keys.length].key);
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  const r = prng(SEED + 2);
+  const realIds = [tenant.refs.sales, tenant.refs.lead, tenant.refs.won, tenant.refs.ana, tenant.refs.price];
+  const failures: string[] = [];
+  const batchPaths = Object.keys(doc.paths).filter((p) => p.includes('/batch/'));
+  assert.equal(batchPaths.length, 15);
+  for (const path of batchPaths) {
+    const schema = doc.paths[path].post.requestBody.content['application/json'].schema;
+    const item = schema.properties.inputs?.items;
+    const fields = Object.keys(item?.properties ?? {});
+    const idProperties: string[] = schema.properties.idProperty?.enum ?? [];
+    for (let round = 0; round < ROUNDS * 2; round++) {
+      const inputs = Array.from({ length: 1 + Math.floor(r() * 8) }, () => {
+        const obj: Record<string, unknown> = {};
+        for (const f of fields) {
+          if (r() < 0.5) continue;
+          obj[f] = r() < 0.3 && /Id$|^id$/.test(f) ? realIds[Math.floor(r() * realIds.length)] : r() < 0.3 ? 'ok' : value(r);
+        }
+        return r() < 0.05 ? value(r) : obj;
+      });
+      const body: Record<string, unknown> = schema.properties.ids
+        ? { ids: inputs.map(() => (r() < 0.5 ? realIds[Math.floor(r() * realIds.length)] : String(value(r)).slice(0, 100))) }
+        : { inputs };
+      if (idProperties.length) body.idProperty = r() < 0.9 ? idProperties[Math.floor(r() * idProperties.length)] : value(r);
+      if (r() < 0.3) body.atomic = r() < 0.8 ? true : value(r);
+      const res = await api().post(path.replace('/api/v1', ''), body);
+      if (res.status >= 500) failures.push(`POST ${path} ${JSON.stringify(body).slice(0, 300)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      if ((res.status === 200 || res.status === 207) && !path.endsWith('/read')) {
+        const n = ((body.inputs ?? body.ids) as unknown[]).length;
+        if (res.body.results.length !== n) failures.push(`POST ${path}: ${res.body.results.length} results for ${n} inputs`);
+      }
+    }
+  }
+  assert.deepEqual(failures, [], `5xx answers (seed ${SEED}):\n${failures.join('\n')}`);
+});
