@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 import { errors, type ApiError } from '../errors.js';
 import { withSavepoint, type Db } from './index.js';
 
@@ -97,9 +97,9 @@ const UNIQUE_CONFLICTS: Record<string, ConflictRule> = {
  * the record that holds the value. `values` are the written values by column (as stored, to find that
  * record); `shown` the same values as the client wrote them, for the message, when they differ.
  *
- * Inside a transaction the write runs in a savepoint: PostgreSQL aborts the whole transaction on a
- * violation otherwise, also the caller's (a batch item, an idempotent request), and the holder could
- * not be read. Never read-then-write: the index decides, so concurrent writers cannot both pass.
+ * Inside a PostgreSQL transaction the write runs in a savepoint: PostgreSQL aborts the whole
+ * transaction on a violation otherwise, also the caller's (a batch item, an idempotent request), and the
+ * holder could not be read. Never read-then-write: the index decides, so concurrent writers cannot both pass.
  */
 export async function guardUnique<T>(
   db: Db,
@@ -109,7 +109,10 @@ export async function guardUnique<T>(
   shown: Record<string, string | null | undefined> = {},
 ): Promise<T> {
   try {
-    return db.isTransaction ? await withSavepoint(db, write, 'unique_guard') : await write();
+    // NOTE: SQLite undoes only the failed statement (ON CONFLICT ABORT) and the transaction goes on, so
+    // the savepoint (two statements more per write) is needed on PostgreSQL alone.
+    const savepoint = db.isTransaction && db.getExecutor().adapter instanceof PostgresAdapter;
+    return savepoint ? await withSavepoint(db, write, 'unique_guard') : await write();
   } catch (err) {
     const v = uniqueViolation(err);
     const rule = v && UNIQUE_CONFLICTS[`${v.table}.${v.column}`];

@@ -10,15 +10,16 @@ const LOCAL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$
 export function normalizeEmail(s: string): string {
   if (typeof s !== 'string') throw new DomainError('must be a string');
   const email = s.trim().toLowerCase();
-  const invalid = new DomainError('must be a valid e-mail address');
-  if (email.length === 0 || email.length > 254) throw invalid;
   const at = email.lastIndexOf('@');
-  if (at <= 0) throw invalid;
-  const local = email.slice(0, at);
-  const domain = email.slice(at + 1);
-  // RFC 5321 caps the local part at 64 octets.
-  if (local.length > 64 || !LOCAL.test(local)) throw invalid;
-  if (!isValidHostname(domain)) throw invalid;
+  const valid =
+    email.length > 0 &&
+    email.length <= 254 &&
+    at > 0 &&
+    // RFC 5321 caps the local part at 64 octets.
+    at <= 64 &&
+    LOCAL.test(email.slice(0, at)) &&
+    isValidHostname(email.slice(at + 1));
+  if (!valid) throw new DomainError('must be a valid e-mail address');
   return email;
 }
 

@@ -1,5 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from '../db/index.js';
+import { prepared } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { parseJson } from '../util/json.js';
@@ -22,6 +23,14 @@ export function notifyDeliveriesQueued(): void {
   for (const fn of wakeups) fn();
 }
 
+// Compiled once: every write that raises an event runs both.
+const insertEvent = prepared((tx: Db, tenantId: string, id: string, type: string, payload: string, now: string) =>
+  tx.insertInto('events').values({ tenant_id: tenantId, id, type, payload, created_at: now }),
+);
+const activeWebhooks = prepared((tx: Db, tenantId: string, active: number) =>
+  tx.selectFrom('webhooks').select(['id', 'events']).where('tenant_id', '=', tenantId).where('is_active', '=', active),
+);
+
 /**
  * Records an event in the outbox, in the caller's transaction (B.9): the change and its event commit
  * together or not at all. One delivery row is queued per active webhook of the tenant subscribed to
@@ -40,8 +49,8 @@ export async function emitEvent(
   const id = newId('evt');
   const now = nowIso();
   const payload: EventPayload = { event: type, tenantId, timestamp: now, data: { [objectTypeOf(type)]: record, ...extra } };
-  await tx.insertInto('events').values({ tenant_id: tenantId, id, type, payload: JSON.stringify(payload), created_at: now }).execute();
-  const hooks = await tx.selectFrom('webhooks').select(['id', 'events']).where('tenant_id', '=', tenantId).where('is_active', '=', 1).execute();
+  await insertEvent(tx, tenantId, id, type, JSON.stringify(payload), now);
+  const hooks = await activeWebhooks(tx, tenantId, 1);
   const subscribed = hooks.filter((h) => parseJson<string[]>(h.events, []).includes(type));
   if (subscribed.length) {
     await tx

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/index.js';
+import { prepared } from '../../db/prepared.js';
 import { nowIso } from '../../util/time.js';
 
 export type ChangedType = 'contact' | 'company' | 'deal';
@@ -9,15 +10,20 @@ export type ChangedType = 'contact' | 'company' | 'deal';
  * - `change_versions` moves on, so list totals cached against it (src/db/count-cache.ts) are recounted.
  */
 export async function markChanged(db: Db, tenantId: string, objectType: ChangedType): Promise<void> {
-  const now = nowIso();
-  await db
+  await markDirty(db, tenantId, objectType, nowIso());
+  await bumpVersion(db, tenantId, objectType, 1);
+}
+
+// Compiled once: every write of a record runs both.
+const markDirty = prepared((db: Db, tenantId: string, objectType: string, now: string) =>
+  db
     .insertInto('list_dirty')
     .values({ tenant_id: tenantId, object_type: objectType, changed_at: now })
-    .onConflict((oc) => oc.columns(['tenant_id', 'object_type']).doUpdateSet({ changed_at: now }))
-    .execute();
-  await db
+    .onConflict((oc) => oc.columns(['tenant_id', 'object_type']).doUpdateSet({ changed_at: now })),
+);
+const bumpVersion = prepared((db: Db, tenantId: string, objectType: string, one: number) =>
+  db
     .insertInto('change_versions')
-    .values({ tenant_id: tenantId, object_type: objectType, version: 1 })
-    .onConflict((oc) => oc.columns(['tenant_id', 'object_type']).doUpdateSet((eb) => ({ version: eb('change_versions.version', '+', 1) })))
-    .execute();
-}
+    .values({ tenant_id: tenantId, object_type: objectType, version: one })
+    .onConflict((oc) => oc.columns(['tenant_id', 'object_type']).doUpdateSet((eb) => ({ version: eb('change_versions.version', '+', one) }))),
+);
