@@ -273,6 +273,7 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
   const UpsertResults = resultsSchema(r, true);
   const answers = (results: TSchema, ...errs: number[]) => ({ 200: results, 207: results, ...errorResponses(400, ...errs) });
   const limits = `1–${BATCH_MAX} inputs (400 \`validation_failed\` beyond); one call counts once against the rate limit; accepts \`Idempotency-Key\`.`;
+  const example = (r.schemas.create as { examples?: Record<string, unknown>[] }).examples?.[0] ?? {};
   const send = (reply: { code(n: number): { send(b: unknown): unknown } }, a: BatchAnswer) => reply.code(a.status).send(a.body);
 
   app.post(`/${r.path}/batch/create`, {
@@ -282,7 +283,10 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       operationId: `create${plural}Batch`,
       summary: `Create ${r.noun}s in a batch`,
       description: `Requires scope \`${r.scopes.write}\`. Each input is a \`POST /${r.path}\` body and creates one ${r.noun} exactly as that call would (same rules, same events). ${limits}`,
-      body: Type.Object({ inputs: inputsOf(r.schemas.create, `a \`POST /${r.path}\` body`), atomic: Atomic }, { additionalProperties: false }),
+      body: Type.Object(
+        { inputs: inputsOf(r.schemas.create, `a \`POST /${r.path}\` body`), atomic: Atomic },
+        { additionalProperties: false, examples: [{ inputs: [example] }] },
+      ),
       response: answers(Results, 404, 409, 422),
     },
   }, async (req, reply) => send(reply, await ops.create(ctxOf(req), req.body as any)));
@@ -327,7 +331,7 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
           inputs: inputsOf(UpsertInput, `a \`POST /${r.path}\` body`),
           atomic: Atomic,
         },
-        { additionalProperties: false },
+        { additionalProperties: false, examples: [{ idProperty: keys[0], inputs: [example] }] },
       ),
       response: answers(UpsertResults, 404, 409, 422),
     },
