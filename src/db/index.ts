@@ -141,6 +141,10 @@ export function createDatabase(
   // temporary file per statement, which tripled the cost of an insert (18 → 62 µs). This connection's
   // temporary data is only such journals (data-dependent sorts run on the read pool's connections).
   raw.pragma('temp_store = memory');
+  // NOTE: the commit that crosses wal_autocheckpoint copies the WAL into the database file and syncs it, on
+  // this thread. Every 4,000 pages (16 MiB) instead of SQLite's 1,000: a page written again between two
+  // checkpoints is copied once, which made bulk writes (batches of 100 creates) about 1.4× faster.
+  raw.pragma('wal_autocheckpoint = 4000');
   const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw) });
   const sqliteFile = file;
   const readPool =
@@ -296,6 +300,22 @@ export async function withTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> 
   return db.transaction().execute(fn);
 }
 
+const txFacts = new WeakMap<Db, Set<string>>();
+
+/**
+ * Runs `write` once per transaction for a given `fact` (for example "contacts of tenant T changed"):
+ * a batch of 100 writes records it once, not 100 times. Outside a transaction it always runs. A rollback
+ * to a savepoint forgets every fact of the transaction, so a write undone with it is made again.
+ */
+export async function oncePerTransaction(db: Db, fact: string, write: () => Promise<void>): Promise<void> {
+  if (!db.isTransaction) return write();
+  let facts = txFacts.get(db);
+  if (facts?.has(fact)) return;
+  await write();
+  if (!facts) txFacts.set(db, (facts = new Set()));
+  facts.add(fact);
+}
+
 /**
  * Runs fn inside a savepoint of the caller's transaction: a failure rolls back fn's changes only and
  * leaves the transaction usable (PostgreSQL refuses every later statement of a transaction with a
@@ -308,6 +328,8 @@ export async function withSavepoint<T>(tx: Db, fn: () => Promise<T>, name = 'ste
   try {
     result = await fn();
   } catch (err) {
+    // What the transaction wrote may be undone: facts it remembered may no longer hold.
+    txFacts.delete(tx);
     // A failed rollback (the connection is gone) must not hide the error that caused it.
     await sql`rollback to savepoint ${id}`.execute(tx).catch(() => {});
     await sql`release savepoint ${id}`.execute(tx).catch(() => {});

@@ -320,3 +320,18 @@ test('a duplicate names the record that holds the value (existing…Id) on every
   assert.deepEqual([second.status, second.body.error, second.body.existingProposalId], [400, 'duplicate_proposal_for_deal', proposal.id]);
 });
 
+
+test('totals and dynamic-list markers see every committed batch input (change markers once per transaction)', async () => {
+  const { api, tenantId } = await newTenant(t);
+  const total = async () => (await api.get('/contacts?pageSize=1')).body.pagination.total as number;
+  assert.equal(await total(), 0);
+  await api.post('/contacts/batch/create', { atomic: true, inputs: [{ firstName: 'A' }, { firstName: 'B', email: 'bad' }] });
+  assert.equal(await total(), 0);
+  const r = await api.post('/contacts/batch/create', { inputs: [{ firstName: 'C', email: 'bad' }, { firstName: 'D', score: 90 }, { firstName: 'E', ownerId: 'usr_x' }, { firstName: 'F' }] });
+  assert.equal(r.status, 207);
+  assert.equal(await total(), 2);
+  const marker = await db.selectFrom('list_dirty').select('object_type').where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').executeTakeFirst();
+  assert.ok(marker, 'the dynamic-list marker of the batch committed');
+  await api.post('/contacts/batch/delete', { ids: [r.body.results[1].id, 'con_nope'] });
+  assert.equal(await total(), 1);
+});

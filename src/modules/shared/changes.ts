@@ -1,4 +1,4 @@
-import type { Db } from '../../db/index.js';
+import { oncePerTransaction, type Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
 import { nowIso } from '../../util/time.js';
 
@@ -10,8 +10,11 @@ export type ChangedType = 'contact' | 'company' | 'deal';
  * - `change_versions` moves on, so list totals cached against it (src/db/count-cache.ts) are recounted.
  */
 export async function markChanged(db: Db, tenantId: string, objectType: ChangedType): Promise<void> {
-  await markDirty(db, tenantId, objectType, nowIso());
-  await bumpVersion(db, tenantId, objectType, 1);
+  // Both only say "changed since": once per transaction is enough, however many records it writes.
+  await oncePerTransaction(db, `changed\0${tenantId}\0${objectType}`, async () => {
+    await markDirty(db, tenantId, objectType, nowIso());
+    await bumpVersion(db, tenantId, objectType, 1);
+  });
 }
 
 // Compiled once: every write of a record runs both.
