@@ -24,9 +24,12 @@ async function singleAnswer(path: string, body: unknown): Promise<{ status: numb
 }
 
 test('batch create: 200 with every record as a single read returns it, one event each, in input order', async () => {
-  const { api, tenantId } = await newTenant(t);
+  const { api, tenantId, refs } = await newTenant(t);
+  const tagIds: string[] = [];
+  for (const name of ['zeta', 'Alpha', 'beta']) tagIds.push((await api.post('/tags', { name })).body.id);
   const names = [uniq('Ana'), uniq('Bia'), uniq('Caio')];
-  const r = await api.post('/contacts/batch/create', { inputs: names.map((firstName, i) => ({ firstName, email: `${firstName}@b.test`, score: i })) });
+  const extra = { tags: [tagIds[2], tagIds[0], tagIds[1], tagIds[0]], customProperties: { [refs.contact_number]: 7.5, [refs.contact_email]: 'X@Y.test', [refs.contact_text]: null } };
+  const r = await api.post('/contacts/batch/create', { inputs: names.map((firstName, i) => ({ firstName, email: `${firstName}@b.test`, score: i + 0.1, ...(i === 1 ? extra : {}) })) });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.body.succeeded, 3);
   assert.equal(r.body.failed, 0);

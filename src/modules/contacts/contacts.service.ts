@@ -16,7 +16,7 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { parseTagIds, replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
+import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
 import * as repo from './contacts.repo.js';
 import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
 
@@ -186,7 +186,9 @@ export async function createContact(ctx: Ctx, input: ContactCreateT): Promise<Co
     };
     await guardUnique(tx, tenantId, { email, phone }, () => repo.insertContact(tx, row));
     if (tags.length) await replaceRecordTags(tx, tenantId, 'contact', row.id, tags);
-    const record = await getContact(tctx, row.id);
+    // The row as written is the row a read would return: no second statement to read it back.
+    const { deleted_at: _live, ...written } = row;
+    const record = toContact(written, sortedTagIds(tags));
     await emitEvent(tx, tenantId, 'contact.created', record);
     await markChanged(tx, tenantId, 'contact');
     return record;

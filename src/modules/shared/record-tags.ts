@@ -20,11 +20,12 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
       .where('tenant_id', '=', tenantId)
       .where('object_type', '=', objectType)
       .where('object_id', 'in', chunk)
-      .orderBy('object_id')
-      .orderBy('tag_id')
       .execute(),
   );
   for (const r of rows) out.get(r.object_id)!.push(r.tag_id);
+  // Sorted here, not by the database: PostgreSQL's collation orders mixed-case ids otherwise than
+  // SQLite and than parseTagIds, and a record must read the same from a list and from a single read.
+  for (const ids of out.values()) ids.sort();
   return out;
 }
 
@@ -36,9 +37,14 @@ export function tagIdsColumn(objectType: TaggableType, table: 'contacts' | 'comp
   return sql<string | null>`(select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)})`;
 }
 
-/** Parses `tagIdsColumn` (sorted, like tagIdsOf). */
+/** Parses `tagIdsColumn` (sorted, like tagIdsOf; the order a record's `tags` always have). */
 export function parseTagIds(column: string | null): string[] {
   return column ? column.split(',').sort() : [];
+}
+
+/** A record's `tags` as every read returns them, from the ids written (de-duplicated, sorted). */
+export function sortedTagIds(tagIds: readonly string[]): string[] {
+  return [...new Set(tagIds)].sort();
 }
 
 /** Replaces the whole tag set of a record (PATCH `tags` replaces the array, B.3). */
