@@ -4,7 +4,7 @@ import { prepared } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { parseJson } from '../util/json.js';
-import { objectTypeOf, type EventType } from './catalog.js';
+import { dataKeyOf, type EventType } from './catalog.js';
 
 export interface EventPayload {
   event: string;
@@ -48,7 +48,7 @@ export async function emitEvent(
 ): Promise<string> {
   const id = newId('evt');
   const now = nowIso();
-  const payload: EventPayload = { event: type, tenantId, timestamp: now, data: { [objectTypeOf(type)]: record, ...extra } };
+  const payload: EventPayload = { event: type, tenantId, timestamp: now, data: { [dataKeyOf(type)]: record, ...extra } };
   await insertEvent(tx, tenantId, id, type, JSON.stringify(payload), now);
   const hooks = await activeWebhooks(tx, tenantId, 1);
   const subscribed = hooks.filter((h) => parseJson<string[]>(h.events, []).includes(type));

@@ -28,13 +28,19 @@ async function emit(tenantId: string, type: (typeof EVENT_TYPES)[number]['key'],
   return withTx(t.database.db, (tx) => emitEvent(tx, tenantId, type, record));
 }
 
-test('event types: the catalog of spec 6.1 plus the proposal status events', async () => {
+test('event types: the catalog of spec 6.1, the proposal status events and the changes of C.4', async () => {
   const { api } = await newTenant(t);
   const r = await api.get('/webhooks/event-types');
   assert.equal(r.status, 200);
   assert.deepEqual(
     r.body.map((e: any) => e.key),
-    ['contact.created', 'contact.updated', 'deal.created', 'deal.stage_changed', 'deal.won', 'deal.lost', 'proposal.sent', 'proposal.accepted', 'proposal.declined', 'proposal.expired'],
+    [
+      'contact.created', 'contact.updated', 'contact.deleted', 'company.created', 'company.updated', 'company.deleted',
+      'deal.created', 'deal.updated', 'deal.stage_changed', 'deal.won', 'deal.lost', 'deal.deleted',
+      'activity.created', 'activity.updated', 'activity.deleted', 'tag.created', 'tag.updated', 'tag.deleted',
+      'list.member_added', 'list.member_removed', 'proposal.sent', 'proposal.accepted', 'proposal.declined', 'proposal.expired',
+      'form.submitted', 'webhook.disabled',
+    ],
   );
   for (const e of r.body) {
     assert.deepEqual(Object.keys(e).sort(), ['key', 'label', 'objectType']);
