@@ -3,7 +3,7 @@ import type { Db } from '../db/index.js';
 import { prepared } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
-import { parseJson } from '../util/json.js';
+import { canonicalJson, parseJson } from '../util/json.js';
 import { dataKeyOf, type EventType } from './catalog.js';
 
 export interface EventPayload {
@@ -80,6 +80,45 @@ export async function emitEvent(
     await queueDeliveryWakeup(tx);
   }
   return id;
+}
+
+/** Fields that never count as a change of their own: every write moves `updatedAt`. */
+const NOT_CHANGES = new Set(['updatedAt']);
+
+/** What an update changed (C.4): the names of the fields whose values differ, and their values before. */
+export function recordDiff(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  ignore: readonly string[] = [],
+): { changes: string[]; previous: Record<string, unknown> } {
+  const changes: string[] = [];
+  const previous: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (NOT_CHANGES.has(key) || ignore.includes(key)) continue;
+    if (canonicalJson(before[key] ?? null) === canonicalJson(after[key] ?? null)) continue;
+    changes.push(key);
+    previous[key] = before[key] ?? null;
+  }
+  return { changes, previous };
+}
+
+/**
+ * Records a `*.updated` event with `data.changes` and `data.previous` beside the record (C.4); nothing
+ * when nothing changed (a PATCH that changes nothing raises no event). `ignore` names fields derived
+ * from others (a deal's expanded `contact` follows `contactId`). Returns whether an event was recorded.
+ */
+export async function emitUpdated(
+  tx: Db,
+  tenantId: string,
+  type: EventType,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  ignore: readonly string[] = [],
+): Promise<boolean> {
+  const diff = recordDiff(before, after, ignore);
+  if (diff.changes.length === 0) return false;
+  await emitEvent(tx, tenantId, type, after, diff);
+  return true;
 }
 
 /** The channel workers LISTEN on (PostgreSQL). */

@@ -7,6 +7,7 @@ import type { Database, Db } from '../db/index.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
 import type { DB } from '../db/tables/schema.js';
 import { errors } from '../errors.js';
+import { canonicalJson } from '../util/json.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,18 +55,6 @@ export const IDEMPOTENCY_DOC =
   'Stored: successes and the business errors of a request that ran (404, 409, 422, as Stripe does). Not stored: ' +
   'refusals before the request ran (401, 403, 429, 400) and 5xx (nothing changed): a retry with the same key runs. ' +
   'Replays count against the rate limit.';
-
-/** JSON with object keys sorted, so `{a,b}` and `{b,a}` are the same request. */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return '';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const entries = Object.keys(value as object)
-    .sort()
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${entries.join(',')}}`;
-}
 
 function fingerprint(req: FastifyRequest): string {
   const path = req.url.split('?')[0];

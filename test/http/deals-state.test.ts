@@ -16,11 +16,14 @@ async function events(tenantId: string): Promise<EventRow[]> {
   return rows.map((r) => ({ id: r.id, type: r.type, payload: JSON.parse(r.payload) }));
 }
 
-/** Runs `fn` and returns the events it recorded (by type, sorted) and their rows. */
+/**
+ * Runs `fn` and returns the state events of spec 3.1 it recorded. C.4's `deal.updated`, which every
+ * change raises beside them, is left out here: test/http/events-catalog.test.ts covers it.
+ */
 async function eventsOf(tenantId: string, fn: () => Promise<unknown>): Promise<EventRow[]> {
   const before = new Set((await events(tenantId)).map((e) => e.id));
   await fn();
-  return (await events(tenantId)).filter((e) => !before.has(e.id));
+  return (await events(tenantId)).filter((e) => !before.has(e.id) && e.type !== 'deal.updated');
 }
 
 const types = (evs: EventRow[]) => evs.map((e) => e.type).sort();

@@ -1,3 +1,4 @@
+import { selectInChunks } from '../../db/batch.js';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { Reads } from '../../db/reads.js';
@@ -20,6 +21,11 @@ const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as
 
 export function findActivity(db: Db, tenantId: string, id: string): Promise<ActivityRow | undefined> {
   return db.selectFrom('activities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Activities of the tenant among `ids` (any order). */
+export function findActivities(db: Db, tenantId: string, ids: string[]): Promise<ActivityRow[]> {
+  return selectInChunks(ids, (chunk) => db.selectFrom('activities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', chunk).execute());
 }
 
 export async function insertActivity(db: Db, row: ActivitiesTable): Promise<void> {

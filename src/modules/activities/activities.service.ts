@@ -7,6 +7,7 @@ import { inTx, type Ctx } from '../../http/context.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { assertRefArray, existingIds, type RefKind } from '../shared/refs.js';
+import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import * as repo from './activities.repo.js';
 import {
   RELATED_TYPES,
@@ -52,6 +53,13 @@ export async function getActivity(ctx: Ctx, id: string): Promise<ActivityT> {
   const row = await repo.findActivity(ctx.db, ctx.tenantId, id);
   if (!row) throw notFound();
   return assemble([row], await repo.linksOf(ctx.db, ctx.tenantId, [id]))[0];
+}
+
+/** Activities of the tenant among `ids`, by id, as single reads return them (two statements). */
+async function activitiesByIds(ctx: Ctx, ids: string[]): Promise<Map<string, ActivityT>> {
+  const rows = await repo.findActivities(ctx.db, ctx.tenantId, ids);
+  const activities = assemble(rows, await repo.linksOf(ctx.db, ctx.tenantId, rows.map((r) => r.id)));
+  return new Map(activities.map((a) => [a.id, a]));
 }
 
 /**
@@ -155,7 +163,9 @@ export async function createActivity(ctx: Ctx, input: ActivityCreateT): Promise<
       updated_at: now,
     });
     await writeLinks(c, id, input);
-    return getActivity(c, id);
+    const activity = await getActivity(c, id);
+    await emitEvent(tx, ctx.tenantId, 'activity.created', activity);
+    return activity;
   });
 }
 
@@ -167,7 +177,8 @@ export async function updateActivity(ctx: Ctx, id: string, input: ActivityUpdate
     const c = inTx(ctx, tx);
     const cur = await repo.findActivity(tx, ctx.tenantId, id);
     if (!cur) throw notFound();
-    if (Object.keys(input).length === 0) return getActivity(c, id);
+    const previous = assemble([cur], await repo.linksOf(tx, ctx.tenantId, [id]))[0];
+    if (Object.keys(input).length === 0) return previous;
     const now = nowIso();
     const touchesCompletion = input.completed !== undefined || input.completedAt !== undefined;
     const done = touchesCompletion
@@ -186,14 +197,31 @@ export async function updateActivity(ctx: Ctx, id: string, input: ActivityUpdate
       updated_at: now,
     });
     await writeLinks(c, id, input);
-    return getActivity(c, id);
+    const activity = await getActivity(c, id);
+    await emitUpdated(tx, ctx.tenantId, 'activity.updated', previous, activity);
+    return activity;
   });
 }
 
-/** Hard delete (spec 4.2), links included. */
+/** Hard delete (spec 4.2), links included; records `activity.deleted` with the activity as last read. */
 export async function deleteActivity(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
+    const last = await getActivity(inTx(ctx, tx), id);
     if (!(await repo.deleteActivity(tx, ctx.tenantId, id))) throw notFound();
+    await emitEvent(tx, ctx.tenantId, 'activity.deleted', last);
+  });
+}
+
+/** A bulk write (B.6) in one transaction, and an `activity.updated` for each activity it changed. */
+async function bulkUpdate(ctx: Ctx, ids: string[], write: (tx: Ctx['db'], now: string) => Promise<number>): Promise<{ updated: number }> {
+  return withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    const before = await activitiesByIds(c, ids);
+    const updated = await write(tx, nowIso());
+    for (const after of (await activitiesByIds(c, [...before.keys()])).values()) {
+      await emitUpdated(tx, ctx.tenantId, 'activity.updated', before.get(after.id)!, after);
+    }
+    return { updated };
   });
 }
 
@@ -202,7 +230,7 @@ const bulkIds = (ids: string[]) => [...new Set(ids)];
 /** `POST /activities/bulk/complete` (B.6): one UPDATE; ids not in the tenant are skipped. */
 export async function bulkComplete(ctx: Ctx, input: BulkCompleteT): Promise<{ updated: number }> {
   const ids = bulkIds(input.ids);
-  return { updated: await repo.setCompleted(ctx.db, ctx.tenantId, ids, input.completed, nowIso()) };
+  return bulkUpdate(ctx, ids, (tx, now) => repo.setCompleted(tx, ctx.tenantId, ids, input.completed, now));
 }
 
 /** `POST /activities/bulk/assign` (B.6): the assignee must be a user of the tenant (404); null unassigns. */
@@ -212,5 +240,5 @@ export async function bulkAssign(ctx: Ctx, input: BulkAssignT): Promise<{ update
     throw errors.refNotFound('assignedToId', assignedToId);
   }
   const ids = bulkIds(input.ids);
-  return { updated: await repo.setAssignee(ctx.db, ctx.tenantId, ids, assignedToId, nowIso()) };
+  return bulkUpdate(ctx, ids, (tx, now) => repo.setAssignee(tx, ctx.tenantId, ids, assignedToId, now));
 }

@@ -46,24 +46,21 @@ export function softDeleteCompany(db: Db, tenantId: string, id: string, now: str
 
 /**
  * Clears `company_id` on the live contacts and deals of the tenant that point at the company and moves
- * their `updated_at`, so `updatedAfter` sync sees the change (B.3). Returns how many of each changed.
+ * their `updated_at`, so `updatedAfter` sync sees the change (B.3). Returns the ids of each that changed.
  */
-export async function clearCompanyReferences(db: Db, tenantId: string, companyId: string, now: string): Promise<{ contacts: number; deals: number }> {
-  const contacts = await db
-    .updateTable('contacts')
-    .set({ company_id: null, updated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('company_id', '=', companyId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  const deals = await db
-    .updateTable('deals')
-    .set({ company_id: null, updated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('company_id', '=', companyId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return { contacts: Number(contacts.numUpdatedRows), deals: Number(deals.numUpdatedRows) };
+export async function clearCompanyReferences(db: Db, tenantId: string, companyId: string, now: string): Promise<{ contacts: string[]; deals: string[] }> {
+  const clear = async (table: 'contacts' | 'deals') => {
+    const rows = await db
+      .updateTable(table)
+      .set({ company_id: null, updated_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('company_id', '=', companyId)
+      .where('deleted_at', 'is', null)
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
+  };
+  return { contacts: await clear('contacts'), deals: await clear('deals') };
 }
 
 export interface CompanyFilter {

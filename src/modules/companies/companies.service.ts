@@ -14,7 +14,9 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
+import { replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
+import { emitEvent, emitUpdated } from '../../events/outbox.js';
+import { provideRecordReader, recordsOf } from '../shared/records.js';
 import * as repo from './companies.repo.js';
 import type { CompanyCreateT, CompanyListQueryT, CompanyT, CompanyUpdateT } from './companies.schema.js';
 
@@ -97,6 +99,8 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
   return out;
 }
 
+provideRecordReader('company', companiesByIds);
+
 /** The live company holding a stored (normalized) CNPJ or domain; batch upserts match on it. */
 export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: string): Promise<string | undefined> {
   return repo.companyIdBy(ctx.db, ctx.tenantId, column, value);
@@ -139,7 +143,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
   const fields = scalarFields(input);
   const now = nowIso();
   const id = newId('com');
-  await withTx(ctx.db, async (tx) => {
+  return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     await assertReferences(c, input);
     const row: CompaniesTable = {
@@ -160,8 +164,11 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
     await guardUnique(tx, ctx.tenantId, { cnpj: row.cnpj, domain: row.domain }, () => repo.insertCompany(tx, row));
     if (input.tags?.length) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
+    const { deleted_at: _live, ...written } = row;
+    const record = toCompany(written, sortedTagIds(input.tags ?? []));
+    await emitEvent(tx, ctx.tenantId, 'company.created', record);
+    return record;
   });
-  return getCompany(ctx, id);
 }
 
 export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT): Promise<CompanyT> {
@@ -170,6 +177,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     const c = inTx(ctx, tx);
     const current = hasNul(id) ? undefined : await repo.findCompany(tx, ctx.tenantId, id);
     if (!current) throw errors.notFound('Company not found');
+    const before = toCompany(current, (await tagIdsOf(tx, ctx.tenantId, 'company', [id])).get(id) ?? []);
     await assertReferences(c, input);
     const set: Partial<CompaniesTable> = { ...fields };
     if (input.customProperties !== undefined) {
@@ -181,6 +189,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set));
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
+    await emitUpdated(tx, ctx.tenantId, 'company.updated', before, await getCompany(c, id));
   });
   return getCompany(ctx, id);
 }
@@ -192,12 +201,22 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
 export async function deleteCompany(ctx: Ctx, id: string): Promise<void> {
   if (hasNul(id)) throw errors.notFound('Company not found');
   await withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    const last = await getCompany(c, id);
     const now = nowIso();
     const deleted = await repo.softDeleteCompany(tx, ctx.tenantId, id, now);
     if (!deleted) throw errors.notFound('Company not found');
     const cleared = await repo.clearCompanyReferences(tx, ctx.tenantId, id, now);
+    await emitEvent(tx, ctx.tenantId, 'company.deleted', last);
     await markChanged(tx, ctx.tenantId, 'company');
-    if (cleared.contacts) await markChanged(tx, ctx.tenantId, 'contact');
-    if (cleared.deals) await markChanged(tx, ctx.tenantId, 'deal');
+    // C.4: each contact and deal that lost the reference raises its `*.updated` (changes: companyId).
+    for (const [type, ids] of [['contact', cleared.contacts], ['deal', cleared.deals]] as const) {
+      if (!ids.length) continue;
+      await markChanged(tx, ctx.tenantId, type);
+      for (const record of (await recordsOf(c, type, ids)).values()) {
+        // A deal's expanded `company` follows `companyId`: the id is the change.
+        await emitUpdated(tx, ctx.tenantId, `${type}.updated`, { ...record, companyId: id }, record, ['contact', 'company']);
+      }
+    }
   });
 }

@@ -10,13 +10,14 @@ import { errors, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
-import { emitEvent } from '../../events/outbox.js';
+import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { prepareCustomProperties, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
+import { provideRecordReader } from '../shared/records.js';
 import * as repo from './contacts.repo.js';
 import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
 
@@ -64,6 +65,8 @@ export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string
   const contacts = await withTags(ctx.db, ctx.tenantId, await repo.findContacts(ctx.db, ctx.tenantId, ids));
   return new Map(contacts.map((c) => [c.id, c]));
 }
+
+provideRecordReader('contact', contactsByIds);
 
 /** The live contact holding this e-mail, else the one holding this phone (inputs are normalized first). */
 export async function findContactIdByEmailOrPhone(ctx: Ctx, input: { email?: string | null; phone?: string | null }): Promise<string | undefined> {
@@ -250,17 +253,22 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
     else await update();
     if (tagsChanged) await replaceRecordTags(tx, tenantId, 'contact', id, input.tags!);
     const record = await getContact(tctx, id);
-    await emitEvent(tx, tenantId, 'contact.updated', record);
+    await emitUpdated(tx, tenantId, 'contact.updated', toContact(current, currentTags), record);
     await markChanged(tx, tenantId, 'contact');
     return record;
   });
 }
 
-/** Soft delete (spec 4.1): the contact disappears from every read; a second delete is 404. */
+/**
+ * Soft delete (spec 4.1): the contact disappears from every read; a second delete is 404. Records
+ * `contact.deleted` with the contact as it was last read (C.4).
+ */
 export async function deleteContact(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
+    const last = await getContact(inTx(ctx, tx), id);
     const n = await repo.softDeleteContact(tx, ctx.tenantId, id, nowIso());
     if (!n) throw notFound();
+    await emitEvent(tx, ctx.tenantId, 'contact.deleted', last);
     await markChanged(tx, ctx.tenantId, 'contact');
   });
 }

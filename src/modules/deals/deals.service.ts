@@ -3,7 +3,7 @@ import { withTx } from '../../db/index.js';
 import { normalizeIsoDateTime, isIsoDate } from '../../domain/dates.js';
 import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/money.js';
 import { errors, fieldRule } from '../../errors.js';
-import { emitEvent } from '../../events/outbox.js';
+import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
@@ -17,6 +17,7 @@ import { contactsByIds } from '../contacts/contacts.service.js';
 import { getStage } from '../pipelines/pipelines.service.js';
 import { replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import { assertTagsExist } from '../tags/tags.service.js';
+import { provideRecordReader } from '../shared/records.js';
 import * as repo from './deals.repo.js';
 import type { ContactDealT, DealCreateT, DealListQueryT, DealT, DealUpdateT } from './deals.schema.js';
 
@@ -82,6 +83,8 @@ export async function dealsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, D
   const rows = await repo.findDeals(ctx.db, ctx.tenantId, ids);
   return new Map((await expand(ctx, rows)).map((d) => [d.id, d]));
 }
+
+provideRecordReader('deal', dealsByIds);
 
 const CENTS_LIMIT = MAX_AMOUNT * 100 + 1;
 
@@ -345,7 +348,8 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
     const c = inTx(ctx, tx);
     const cur = await repo.findDeal(tx, ctx.dialect, ctx.tenantId, id, true);
     if (!cur) throw errors.notFound('Deal not found');
-    if (Object.keys(input).length === 0) return getDeal(c, id);
+    const previous = (await expand(c, [cur]))[0];
+    if (Object.keys(input).length === 0) return previous;
     let pipelineId = cur.pipeline_id;
     let stage: Stage | undefined;
     if (input.pipelineId !== undefined) {
@@ -402,16 +406,23 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'deal', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'deal');
     const deal = await getDeal(c, id);
+    // C.4: every change is a deal.updated (expansions follow their ids); the spec's events keep theirs.
+    await emitUpdated(tx, ctx.tenantId, 'deal.updated', previous, deal, EXPANSIONS);
     await emitDealEvents(c, deal, { stageId: cur.stage_id, isWon: before.isWon, isLost: before.isLost });
     return deal;
   });
 }
 
-/** Soft delete (spec 4.3); linked activities remain. */
+/** Fields of a deal read that expand one of its ids: a change of the id is the change. */
+export const EXPANSIONS = ['contact', 'company'] as const;
+
+/** Soft delete (spec 4.3); linked activities remain. Records `deal.deleted` with the deal as last read. */
 export async function deleteDeal(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
+    const last = await getDeal(inTx(ctx, tx), id);
     const n = await repo.softDeleteDeal(tx, ctx.tenantId, id, nowIso());
     if (!n) throw errors.notFound('Deal not found');
+    await emitEvent(tx, ctx.tenantId, 'deal.deleted', last);
     await markChanged(tx, ctx.tenantId, 'deal');
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { withTx } from '../../db/index.js';
+import { emitEvent } from '../../events/outbox.js';
 import { DomainError } from '../../domain/errors.js';
 import { normalizePropertyValue } from '../../domain/properties.js';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
@@ -143,17 +144,19 @@ export async function submitForm(
     const last = await repo.latestSubmissionAt(tx, ctx.tenantId, form.id);
     const createdAt = last && last >= now ? new Date(Date.parse(last) + 1).toISOString() : now;
     const contactId = await upsertContact(c, form.fields, values, log);
-    const id = newId('sub');
-    await repo.insertSubmission(tx, {
+    const row = {
       tenant_id: ctx.tenantId,
-      id,
+      id: newId('sub'),
       form_id: form.id,
       contact_id: contactId,
       submitted_values: JSON.stringify(values),
       metadata: JSON.stringify(metadata),
       created_at: createdAt,
-    });
-    return { submissionId: id, contactId };
+    };
+    await repo.insertSubmission(tx, row);
+    // C.4: the submission as GET /forms/:id/submissions lists it, in the transaction of the intake.
+    await emitEvent(tx, ctx.tenantId, 'form.submitted', toSubmission(row));
+    return { submissionId: row.id, contactId };
   });
 }
 

@@ -92,17 +92,18 @@ export async function isVisibleMember(db: Db, tenantId: string, listId: string, 
   return row !== undefined;
 }
 
-/** Adds members, ignoring those already there; returns how many rows were new. */
-export async function addMembers(db: Db, tenantId: string, listId: string, objectIds: string[], now: string): Promise<number> {
-  let added = 0;
+/** Adds members, ignoring those already there; returns the ids that were new. */
+export async function addMembers(db: Db, tenantId: string, listId: string, objectIds: string[], now: string): Promise<string[]> {
+  const added: string[] = [];
   for (let i = 0; i < objectIds.length; i += 500) {
     const chunk = objectIds.slice(i, i + 500);
-    const r = await db
+    const rows = await db
       .insertInto('list_members')
       .values(chunk.map((object_id) => ({ tenant_id: tenantId, list_id: listId, object_id, created_at: now })))
       .onConflict((oc) => oc.columns(['tenant_id', 'list_id', 'object_id']).doNothing())
-      .executeTakeFirst();
-    added += Number(r.numInsertedOrUpdatedRows ?? 0);
+      .returning('object_id')
+      .execute();
+    added.push(...rows.map((r) => r.object_id));
   }
   return added;
 }

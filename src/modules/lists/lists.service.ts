@@ -10,6 +10,7 @@ import { existingIds } from '../shared/refs.js';
 import { companiesByIds } from '../companies/companies.service.js';
 import { contactsByIds } from '../contacts/contacts.service.js';
 import { dealsByIds } from '../deals/deals.service.js';
+import { emitEvent } from '../../events/outbox.js';
 import * as repo from './lists.repo.js';
 import type { ListCreateT, ListObjectType, ListQueryT, ListT, ListUpdateT, MembersAddT, MembersQueryT } from './lists.schema.js';
 
@@ -175,7 +176,16 @@ export async function addMembers(ctx: Ctx, id: string, input: MembersAddT): Prom
       throw new ApiError(404, 'not_found', `objectIds: no ${type} ${shown} in this tenant; nothing was added`, { field: 'objectIds', ids: missing });
     }
     const added = await repo.addMembers(tx, ctx.tenantId, list.id, ids, nowIso());
-    return { added, memberCount: await memberCount(c, list) };
+    const count = await memberCount(c, list);
+    // C.4: one list.member_added per new member, `data.list` as GET /lists/:id returns it after the change.
+    if (added.length) {
+      const record = toList(list, count);
+      const order = new Map(ids.map((objectId, i) => [objectId, i]));
+      for (const objectId of added.sort((a, b) => order.get(a)! - order.get(b)!)) {
+        await emitEvent(tx, ctx.tenantId, 'list.member_added', record, { objectId });
+      }
+    }
+    return { added: added.length, memberCount: count };
   });
 }
 
@@ -188,5 +198,6 @@ export async function removeMember(ctx: Ctx, id: string, objectId: string): Prom
     const visible = !hasNul(objectId) && await repo.isVisibleMember(tx, ctx.tenantId, list.id, list.object_type as ListObjectType, objectId);
     if (!visible) throw errors.notFound(`"${objectId}" is not a member of this list`);
     await repo.removeMember(tx, ctx.tenantId, list.id, objectId);
+    await emitEvent(tx, ctx.tenantId, 'list.member_removed', toList(list, await memberCount(c, list)), { objectId });
   });
 }

@@ -8,8 +8,9 @@ import * as repo from './tags.repo.js';
 import { DEFAULT_TAG_COLOR, type TagCreateT, type TagT, type TagUpdateT } from './tags.schema.js';
 import { forEachChunk } from '../../db/batch.js';
 import { markChanged } from '../shared/changes.js';
-import { emitEvent } from '../../events/outbox.js';
-import { contactsByIds } from '../contacts/contacts.service.js';
+import { emitEvent, emitUpdated } from '../../events/outbox.js';
+import { sortedTagIds } from '../shared/record-tags.js';
+import { recordsOf } from '../shared/records.js';
 
 const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 
@@ -47,32 +48,42 @@ export async function createTag(ctx: Ctx, input: TagCreateT): Promise<TagT> {
     created_at: now,
     updated_at: now,
   };
-  await guardUnique(ctx.db, ctx.tenantId, { name_key: row.name_key }, () => repo.insertTag(ctx.db, row), { name_key: name });
-  return toTag(row);
+  return withTx(ctx.db, async (tx) => {
+    await guardUnique(tx, ctx.tenantId, { name_key: row.name_key }, () => repo.insertTag(tx, row), { name_key: name });
+    const tag = toTag(row);
+    await emitEvent(tx, ctx.tenantId, 'tag.created', tag);
+    return tag;
+  });
 }
 
 export async function updateTag(ctx: Ctx, id: string, input: TagUpdateT): Promise<TagT> {
-  const current = await repo.findTag(ctx.db, ctx.tenantId, id);
-  if (!current) throw errors.notFound('Tag not found');
   const set: Record<string, string> = {};
   if (input.name !== undefined) {
     set.name = cleanName(input.name);
     set.name_key = nameKey(set.name);
   }
   if (input.color !== undefined) set.color = input.color.toLowerCase();
-  if (Object.keys(set).length) {
+  return withTx(ctx.db, async (tx) => {
+    const current = await repo.findTag(tx, ctx.tenantId, id);
+    if (!current) throw errors.notFound('Tag not found');
+    if (Object.keys(set).length === 0) return toTag(current);
     set.updated_at = nowIso();
-    await guardUnique(ctx.db, ctx.tenantId, { name_key: set.name_key }, () => repo.updateTag(ctx.db, ctx.tenantId, id, set), { name_key: set.name });
-  }
-  return getTag(ctx, id);
+    await guardUnique(tx, ctx.tenantId, { name_key: set.name_key }, () => repo.updateTag(tx, ctx.tenantId, id, set), { name_key: set.name });
+    const tag = await getTag(inTx(ctx, tx), id);
+    await emitUpdated(tx, ctx.tenantId, 'tag.updated', toTag(current), tag);
+    return tag;
+  });
 }
 
 /** Removes the tag and its associations; tagged records remain and their updatedAt moves (B.3). */
 export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
+    const c = inTx(ctx, tx);
+    const last = await getTag(c, id);
     const tagged = await repo.taggedRecords(tx, ctx.tenantId, id);
     const deleted = await repo.deleteTag(tx, ctx.tenantId, id);
     if (!deleted) throw errors.notFound('Tag not found');
+    await emitEvent(tx, ctx.tenantId, 'tag.deleted', last);
     await repo.removeTagLinks(tx, ctx.tenantId, id);
     const now = nowIso();
     for (const type of ['contact', 'company', 'deal'] as const) {
@@ -84,10 +95,14 @@ export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
       // Tag filters of searches, dynamic lists and cached totals see the change.
       await markChanged(tx, ctx.tenantId, type);
     }
-    // B.9: a tag change on a contact is a contact.updated, whichever endpoint made it.
-    const contactIds = tagged.filter((t) => t.object_type === 'contact').map((t) => t.object_id);
-    const contacts = await contactsByIds(inTx(ctx, tx), contactIds);
-    for (const contact of contacts.values()) await emitEvent(tx, ctx.tenantId, 'contact.updated', contact);
+    // B.9, C.4: a tag change on a record is its `*.updated` (changes: tags), whichever endpoint made it.
+    for (const type of ['contact', 'company', 'deal'] as const) {
+      const ids = tagged.filter((t) => t.object_type === type).map((t) => t.object_id);
+      for (const record of (await recordsOf(c, type, ids)).values()) {
+        const tags = record.tags as string[];
+        await emitUpdated(tx, ctx.tenantId, `${type}.updated`, { ...record, tags: sortedTagIds([...tags, id]) }, record, ['contact', 'company']);
+      }
+    }
   });
 }
 
