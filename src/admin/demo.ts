@@ -28,6 +28,7 @@ const READ_SCOPES = [
   'lists:read',
   'forms:read',
   'forms:submissions:read',
+  'users:read',
 ];
 
 const opt = (pairs: [string, string][]) => pairs.map(([value, label]) => ({ value, label }));
