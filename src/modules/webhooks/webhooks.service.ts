@@ -69,6 +69,17 @@ function readableHeaders(key: Buffer, r: repo.WebhookRow): Record<string, string
   }
 }
 
+/** What every read shows in place of a custom header's value (C.5). */
+export const MASKED_HEADER_VALUE = '••••';
+
+/**
+ * NOTE: C.5 — header values are write-only after creation, like the secret: reads show each name with
+ * its value masked (values are often `Authorization` tokens). Deliveries open the real values themselves.
+ */
+function maskedHeaders(key: Buffer, r: repo.WebhookRow): Record<string, string> {
+  return Object.fromEntries(Object.keys(readableHeaders(key, r)).map((name) => [name, MASKED_HEADER_VALUE]));
+}
+
 export function toWebhook(key: Buffer, r: repo.WebhookRow, fullSecret?: string): WebhookT {
   return {
     id: r.id,
@@ -76,7 +87,7 @@ export function toWebhook(key: Buffer, r: repo.WebhookRow, fullSecret?: string):
     url: r.url,
     events: parseJson<string[]>(r.events, []),
     isActive: r.is_active === 1,
-    headers: readableHeaders(key, r),
+    headers: maskedHeaders(key, r),
     secret: fullSecret ?? r.secret_prefix,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -153,7 +164,9 @@ export function checkHeaders(headers: Record<string, string>): Record<string, st
     else if (RESERVED_HEADERS.has(lower) || lower.startsWith('x-service-') || lower.startsWith('webhook-')) {
       issues.push({ field, message: 'is reserved for the delivery itself and cannot be set' });
     } else if (seen.has(lower)) issues.push({ field, message: 'is given twice (header names are case-insensitive)' });
-    else if (!HEADER_VALUE.test(value)) issues.push({ field, message: 'must be at most 2048 printable ASCII characters' });
+    else if (value === MASKED_HEADER_VALUE) {
+      issues.push({ field, message: 'is the masked value that reads show; send the real value (headers are replaced as a whole)' });
+    } else if (!HEADER_VALUE.test(value)) issues.push({ field, message: 'must be at most 2048 printable ASCII characters' });
     seen.add(lower);
   }
   if (issues.length) throw errors.validation(issues);
