@@ -94,7 +94,7 @@ export const ContactListQuery = Type.Object(
   {
     ...PageQuery,
     search: Type.Optional(
-      Type.String({ maxLength: 200, description: 'Case-insensitive substring of first name, last name, full name, e-mail or phone digits (≥ 3 digits)' }),
+      Type.String({ maxLength: 200, description: 'Case-insensitive substring of first name, last name, full name or e-mail; also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not', examples: ['maria', '(11) 98765'] }),
     ),
     ownerId: Type.Optional(Type.String({ description: 'Only contacts of this owner' })),
     ...SyncQuery,
