@@ -378,7 +378,13 @@ test('deliveries: newest first, limit default 50 and max 100', async () => {
   const five = (await api.get(`/webhooks/${w.id}/deliveries?limit=5`)).body;
   assert.deepEqual(five.map((x: any) => x.eventId), ids.slice(-5).reverse());
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?limit=100`)).body.length, 55);
-  for (const q of ['limit=101', 'limit=0', 'limit=-1', 'limit=abc', 'page=2']) {
+  // C.5: `pageSize` is an alias of `limit` (same range); both given and different is 400 naming pageSize.
+  assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?pageSize=5`)).body, five);
+  assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?pageSize=5&limit=5`)).body, five);
+  const clash = await api.get(`/webhooks/${w.id}/deliveries?pageSize=5&limit=6`);
+  assert.equal(clash.status, 400);
+  assert.deepEqual(clash.body.details.map((d: any) => d.field), ['pageSize']);
+  for (const q of ['limit=101', 'limit=0', 'limit=-1', 'limit=abc', 'page=2', 'pageSize=101', 'pageSize=0']) {
     const r = await api.get(`/webhooks/${w.id}/deliveries?${q}`);
     assert.equal(r.status, 400, q);
     assert.equal(r.body.error, 'validation_failed', q);

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorParam, CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
+import { CursorParam, CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, PageSizeParams, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 
 const NAME_MAX = 200;
 
@@ -148,7 +148,7 @@ export const ContactSearchBody = Type.Object(
   {
     filters: Type.Optional(FilterGroupSchema),
     page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (default 1)' })),
-    pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Records per page (default 50, max 100)' })),
+    ...PageSizeParams('pageSize'),
     cursor: CursorParam,
     sortKey: SortKey,
     sortOrder: SortOrder,

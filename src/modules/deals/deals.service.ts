@@ -5,7 +5,7 @@ import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/mone
 import { errors, fieldRule } from '../../errors.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import type { Page } from '../../http/pagination.js';
+import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -121,7 +121,7 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
   const { rows, pagination } = await listPage<repo.DealRow>(
     ctx,
     { base, select, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', keyId, endpoint: 'GET /deals', filters },
-    { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor },
+    { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },
   );
   return { data: await expand(ctx, rows), pagination };
 }

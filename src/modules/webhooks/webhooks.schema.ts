@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../http/schemas.js';
+import { Nullable, PageSizeParams, Timestamp } from '../../http/schemas.js';
 
 const EXAMPLE_TS = '2026-11-22T10:00:00.000Z';
 
@@ -126,10 +126,8 @@ export const Delivery = Type.Object(
 );
 export type DeliveryT = Static<typeof Delivery>;
 
-export const DeliveriesQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Newest first; default 50, max 100' })) },
-  { additionalProperties: false },
-);
+export const DeliveriesQuery = Type.Object({ ...PageSizeParams('limit', 'Deliveries to return, newest first') }, { additionalProperties: false });
+export type DeliveriesQueryT = Static<typeof DeliveriesQuery>;
 
 export const TestResult = Type.Object(
   {

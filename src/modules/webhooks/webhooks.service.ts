@@ -3,13 +3,14 @@ import { ApiError, errors } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
+import { pageSizeOf } from '../../http/pagination.js';
 import { decryptSecret, encryptSecret, newWebhookSecret, SecretDecryptError, webhookSecretHint } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
 import { deliveryDispatcher } from './webhooks.network.js';
 import * as repo from './webhooks.repo.js';
-import type { DeliveryT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
+import type { DeliveriesQueryT, DeliveryT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
 import { sendAttempt } from './webhooks.sender.js';
 
 export const MAX_URL_LENGTH = 2048;
@@ -265,7 +266,9 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
   return toWebhook(ctx.config.secretKey(), { ...row, ...set }, secret);
 }
 
-export async function listDeliveries(ctx: Ctx, id: string, limit: number): Promise<DeliveryT[]> {
+/** Newest first; `limit` (or its alias `pageSize`, C.5) records. */
+export async function listDeliveries(ctx: Ctx, id: string, q: DeliveriesQueryT): Promise<DeliveryT[]> {
+  const limit = pageSizeOf(q, 'limit');
   await mustFind(ctx, id);
   return (await repo.listDeliveries(ctx.db, ctx.tenantId, id, limit)).map(toDelivery);
 }
