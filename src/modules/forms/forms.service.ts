@@ -95,6 +95,8 @@ export async function listSubmissions(ctx: Ctx, formId: string, q: SubmissionsQu
 export interface PublicForm {
   tenantId: string;
   tenantSlug: string;
+  /** The tenant's locale: language of the public pages (C.5). */
+  locale: string;
   id: string;
   name: string;
   slug: string;
@@ -105,7 +107,7 @@ export interface PublicForm {
 export async function findPublicForm(db: Ctx['db'], tenantSlug: string, formSlug: string): Promise<PublicForm> {
   const row = await repo.findPublicForm(db, tenantSlug, formSlug);
   if (!row) throw errors.notFound('Form not found');
-  return { tenantId: row.tenant_id, tenantSlug: row.tenant_slug, id: row.id, name: row.name, slug: row.slug, fields: fieldsOf(row) };
+  return { tenantId: row.tenant_id, tenantSlug: row.tenant_slug, locale: row.locale, id: row.id, name: row.name, slug: row.slug, fields: fieldsOf(row) };
 }
 
 export interface SubmissionMetadata {
