@@ -28,6 +28,7 @@ const READ_SCOPES = [
   'lists:read',
   'forms:read',
   'forms:submissions:read',
+  'users:read',
 ];
 
 const opt = (pairs: [string, string][]) => pairs.map(([value, label]) => ({ value, label }));
@@ -35,7 +36,7 @@ const opt = (pairs: [string, string][]) => pairs.map(([value, label]) => ({ valu
 /** The setup file of the demo tenant (CONTRACT A.3). */
 export function DEMO_SETUP(): Record<string, unknown> {
   return {
-    tenant: { name: 'Ipê Digital Soluções Ltda' },
+    tenant: { name: 'Ipê Digital Soluções Ltda', locale: 'pt-BR' },
     users: [
       { ref: 'ana', name: 'Ana Souza', email: 'ana.souza@ipedigital.com.br' },
       { ref: 'bruno', name: 'Bruno Lima', email: 'bruno.lima@ipedigital.com.br' },

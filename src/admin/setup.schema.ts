@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { LOCALES, type Locale } from '../modules/forms/forms.texts.js';
 
 // The setup file of CONTRACT A.3: a tenant as an admin configures it in the CRM UI.
 const Ref = Type.Optional(Type.String({ minLength: 1, maxLength: 100 }));
@@ -10,7 +11,15 @@ const ObjectType = Type.Union(OBJECT_TYPES.map((t) => Type.Literal(t)));
 
 export const SetupFile = Type.Object(
   {
-    tenant: Type.Object({ name: Name, slug: Type.Optional(Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 60 })) }, { additionalProperties: false }),
+    tenant: Type.Object(
+      {
+        name: Name,
+        slug: Type.Optional(Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 60 })),
+        // C.5: the language of the public form pages (default `en`).
+        locale: Type.Optional(Type.Unsafe<Locale>({ type: 'string', enum: [...LOCALES] })),
+      },
+      { additionalProperties: false },
+    ),
     users: Type.Optional(Type.Array(Type.Object({ ref: Ref, name: Name, email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false }))),
     apiKeys: Type.Optional(
       Type.Array(

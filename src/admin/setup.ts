@@ -9,6 +9,7 @@ import { newId, randomBase62 } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { AdminError, createKey } from './keys.js';
 import { SetupFile, type SetupFileT } from './setup.schema.js';
+import { DEFAULT_LOCALE } from '../modules/forms/forms.texts.js';
 
 export interface SetupResult {
   tenantId: string;
@@ -38,7 +39,11 @@ export async function applySetup(db: Db, input: unknown): Promise<SetupResult> {
     const e = checkShape.errors![0];
     const extra = e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : e.keyword === 'required' ? String(e.params.missingProperty) : undefined;
     const path = fieldPath(e.instancePath, extra) || '(root)';
-    const message = e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'required' ? 'is required' : e.message ?? 'is invalid';
+    const message =
+      e.keyword === 'additionalProperties' ? 'is not a known field'
+      : e.keyword === 'required' ? 'is required'
+      : e.keyword === 'enum' ? `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`
+      : e.message ?? 'is invalid';
     fail(path, message);
   }
   const file = input as SetupFileT;
@@ -174,7 +179,7 @@ export async function applySetup(db: Db, input: unknown): Promise<SetupResult> {
     const slug = file.tenant.slug ?? `${slugify(file.tenant.name)}-${randomBase62(6).toLowerCase()}`;
     const taken = await tx.selectFrom('tenants').select('id').where('slug', '=', slug).executeTakeFirst();
     if (taken) fail('tenant.slug', `"${slug}" is taken by another tenant`);
-    await tx.insertInto('tenants').values({ id: tenantId, name: file.tenant.name.trim(), slug, created_at: now }).execute();
+    await tx.insertInto('tenants').values({ id: tenantId, name: file.tenant.name.trim(), slug, locale: file.tenant.locale ?? DEFAULT_LOCALE, created_at: now }).execute();
     if (users.length) await tx.insertInto('users').values(users.map((u) => ({ tenant_id: tenantId, id: u.id, name: u.name, email: u.email, created_at: now }))).execute();
     for (const p of pipelines) {
       await tx.insertInto('pipelines').values({ tenant_id: tenantId, id: p.id, name: p.name.trim(), is_default: p.isDefault ? 1 : 0, display_order: p.order, created_at: now }).execute();

@@ -1,4 +1,4 @@
-/** Scope catalog of spec 5.5. `*` covers every scope, present and future. Scopes are literal (B.1). */
+/** Scope catalog of spec 5.5, plus `users:read` (CONTRACT C.5). `*` covers every scope, present and future. Scopes are literal (B.1). */
 export const SCOPES = [
   'contacts:read',
   'contacts:write',
@@ -19,6 +19,7 @@ export const SCOPES = [
   'forms:read',
   'forms:submissions:read',
   'webhooks:manage',
+  'users:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -68,7 +68,9 @@ export class PgReaderSlot implements ReadSlot {
 
   async close(): Promise<void> {
     this.closed = true;
-    const client = this.client;
+    // A session still being opened (warm() at start) is ended once it is up: left alone, it would keep
+    // the process alive after close (an app closed before its first read hung on exit).
+    const client = this.client ?? (await this.connecting?.catch(() => null)) ?? null;
     this.client = null;
     await client?.end().catch(() => {});
   }

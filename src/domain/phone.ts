@@ -26,3 +26,16 @@ export function normalizePhone(s: string, defaultRegion: string = 'BR'): string 
 export function phoneDigits(s: string): string {
   return s.replace(/\D/g, '');
 }
+
+const PHONE_LIKE = /^[\d+().\-\s]+$/;
+
+/**
+ * The digits to look for in phones when a search term looks like a phone number: only digits,
+ * `+ ( ) - .` and spaces, with at least 3 digits (CONTRACT C.5); otherwise undefined. So `(11) 9876`
+ * searches 119876, while `sort1a2b3` searches no phone at all (its digits 123 are not a number typed).
+ */
+export function phoneSearchDigits(term: string): string | undefined {
+  if (!PHONE_LIKE.test(term)) return undefined;
+  const digits = phoneDigits(term);
+  return digits.length >= 3 ? digits : undefined;
+}

@@ -1,7 +1,24 @@
+import { errors } from '../errors.js';
 import type { PaginationT } from './schemas.js';
 
 /** The envelope of spec 2.12 / B.4 with C.1's `nextCursor`; pages are built by modules/shared/listing.ts. */
 export interface Page<T> {
   data: T[];
   pagination: PaginationT;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+
+/**
+ * The page size of a request (CONTRACT C.5): `pageSize` and `limit` are one parameter under two names,
+ * with the range of PageSizeParams. Both given with different values is 400 naming the alias (the name
+ * the spec does not use on that endpoint, `canonical` being the one it does); equal values are fine.
+ */
+export function pageSizeOf(q: { pageSize?: number; limit?: number }, canonical: 'pageSize' | 'limit'): number {
+  const { pageSize, limit } = q;
+  if (pageSize !== undefined && limit !== undefined && pageSize !== limit) {
+    const alias = canonical === 'pageSize' ? 'limit' : 'pageSize';
+    throw errors.field(alias, `is an alias of \`${canonical}\` and differs from it (${q[alias]} vs ${q[canonical]}); give one of them, or the same value`);
+  }
+  return pageSize ?? limit ?? DEFAULT_PAGE_SIZE;
 }

@@ -71,11 +71,29 @@ export const CursorParam = Type.Optional(
   }),
 );
 
+/**
+ * The page size as both `pageSize` and `limit` (CONTRACT C.5: each is accepted wherever the spec names
+ * the other; both given and different is 400). `canonical` is the spec's name on that endpoint. Read
+ * the size with `pageSizeOf` (http/pagination.ts).
+ * NOTE: no schema default on either: a default would make every request look as if it gave both.
+ */
+export function PageSizeParams(canonical: 'pageSize' | 'limit', what = 'Records per page') {
+  const alias = canonical === 'pageSize' ? 'limit' : 'pageSize';
+  const doc = (name: string) =>
+    name === canonical
+      ? `${what} (default 50, max 100); \`${alias}\` is an alias`
+      : `Alias of \`${canonical}\` (same range); both given with different values: 400 \`validation_failed\``;
+  return {
+    pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: doc('pageSize') })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: doc('limit') })),
+  };
+}
+
 // NOTE: `page` has no schema default: a default would make every request look as if it named a page,
 // and `cursor` with `page` must be refused (C.1).
 export const PageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (default 1)' })),
-  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Records per page (max 100)' })),
+  ...PageSizeParams('pageSize'),
   cursor: CursorParam,
 };
 

@@ -9,9 +9,14 @@ export interface OpenApiOptions {
   webhooks?: Record<string, unknown>;
 }
 
+/** Name and version of the API, shared by the OpenAPI document and `GET /`. */
+export const API_INFO = { title: 'CRM Public API', version: '1.0.0' } as const;
+
 const DESCRIPTION = `Public REST API of the CRM. Every call carries \`X-API-Key: crm_live_…\`; a key sees one tenant's
-data, limited by its scopes (${SCOPES.length} scopes plus \`*\`) and by its own rate limit (default 100 calls per minute,
-fixed 60-second window from the first call). Errors are JSON \`{ error, message, … }\`; every response carries
+data, limited by its scopes and by its own rate limit (default 100 calls per minute,
+fixed 60-second window from the first call). Scopes are literal (\`write\` does not imply \`read\`); \`*\` covers every
+scope, present and future: ${SCOPES.map((s) => `\`${s}\``).join(', ')}. Each operation names its own in \`x-scopes\`.
+Errors are JSON \`{ error, message, … }\`; every response carries
 \`X-Request-Id\`; authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`.
 
 Queries whose cost depends on the data (list pages, search, filters, totals) have a deadline (\`QUERY_TIMEOUT_MS\`,
@@ -52,7 +57,7 @@ export const openapiPlugin = fp<OpenApiOptions>(
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'CRM Public API', version: '1.0.0', description: DESCRIPTION },
+        info: { ...API_INFO, description: DESCRIPTION },
         servers: [{ url: '/' }],
         components: {
           securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },

@@ -58,3 +58,18 @@ test('phoneDigits keeps only digits', () => {
   assert.equal(phoneDigits('+55 (11) 98765-4321'), '5511987654321');
   assert.equal(phoneDigits('abc'), '');
 });
+
+test('phoneSearchDigits: digits only for phone-like terms (digits, + ( ) - . and spaces, ≥ 3 digits) — C.5', async () => {
+  const { phoneSearchDigits } = await import('../../src/domain/phone.js');
+  assert.equal(phoneSearchDigits('(11) 9'), '119');
+  assert.equal(phoneSearchDigits('+55 (11) 98765-4321'), '5511987654321');
+  assert.equal(phoneSearchDigits('912.345'), '912345');
+  assert.equal(phoneSearchDigits('98765'), '98765');
+  assert.equal(phoneSearchDigits('sort1a2b3'), undefined, 'letters: not a phone');
+  assert.equal(phoneSearchDigits('ana123'), undefined);
+  assert.equal(phoneSearchDigits('123#'), undefined);
+  assert.equal(phoneSearchDigits('1/2/3'), undefined);
+  assert.equal(phoneSearchDigits('(11)'), undefined, 'fewer than 3 digits');
+  assert.equal(phoneSearchDigits('+-()'), undefined);
+  assert.equal(phoneSearchDigits(''), undefined);
+});

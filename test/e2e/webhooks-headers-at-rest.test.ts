@@ -76,10 +76,11 @@ describe('webhook custom headers at rest', { skip }, () => {
     return Buffer.concat([file, `${file}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f)));
   }
 
-  test('a created webhook\'s Authorization header is neither in its column nor in the database file; reads and deliveries carry it', async () => {
+  test('a created webhook\'s Authorization header is neither in its column nor in the database file; reads mask it, deliveries carry it', async () => {
     const c = await api.post('/webhooks', { name: 'h', url: rx.url('/new'), events: ['deal.won'], headers: { Authorization: `Bearer ${TOKEN}`, 'X-Env': 'prod-eu' } });
     assert.equal(c.status, 201, JSON.stringify(c.body));
-    assert.deepEqual(c.body.headers, { Authorization: `Bearer ${TOKEN}`, 'X-Env': 'prod-eu' });
+    // C.5: values are write-only after creation, even in the create answer.
+    assert.deepEqual(c.body.headers, { Authorization: '••••', 'X-Env': '••••' });
     const raw = await column(c.body.id);
     assert.ok(!raw.includes(TOKEN) && !raw.includes('prod-eu'), `column holds ${raw}`);
     assert.match(raw, /^v1\./, 'the versioned encrypted form');
@@ -88,12 +89,12 @@ describe('webhook custom headers at rest', { skip }, () => {
       assert.ok(bytes.length > 0);
       assert.equal(bytes.indexOf(TOKEN), -1, 'the token is in the database file');
     }
-    assert.deepEqual((await api.get(`/webhooks/${c.body.id}`)).body.headers, { Authorization: `Bearer ${TOKEN}`, 'X-Env': 'prod-eu' });
-    assert.deepEqual((await api.get('/webhooks')).body.find((w: any) => w.id === c.body.id).headers.Authorization, `Bearer ${TOKEN}`);
+    assert.deepEqual((await api.get(`/webhooks/${c.body.id}`)).body.headers, { Authorization: '••••', 'X-Env': '••••' });
+    assert.deepEqual((await api.get('/webhooks')).body.find((w: any) => w.id === c.body.id).headers.Authorization, '••••');
 
     // PATCH re-encrypts the new values.
     const p = await api.patch(`/webhooks/${c.body.id}`, { headers: { Authorization: `Bearer ${TOKEN}-2` } });
-    assert.deepEqual(p.body.headers, { Authorization: `Bearer ${TOKEN}-2` });
+    assert.deepEqual(p.body.headers, { Authorization: '••••' });
     assert.ok(!(await column(c.body.id)).includes(TOKEN));
 
     await withTx(s.database.db, (tx) => emitEvent(tx, tenantId, 'deal.won', { id: 'deal_1', title: 'x' }));
@@ -108,10 +109,10 @@ describe('webhook custom headers at rest', { skip }, () => {
   test('a plaintext row from before is sealed at start, and a plaintext row met later works and is sealed on its first write', async () => {
     const atStart = await column('whk_legacy_at_start');
     assert.ok(!atStart.includes(LEGACY_TOKEN), `sealed by the start-up pass: ${atStart}`);
-    assert.deepEqual((await api.get('/webhooks/whk_legacy_at_start')).body.headers, { Authorization: `Bearer ${LEGACY_TOKEN}` });
+    assert.deepEqual((await api.get('/webhooks/whk_legacy_at_start')).body.headers, { Authorization: '••••' });
 
     await insertLegacy('whk_legacy_late', '/legacy-late');
-    assert.deepEqual((await api.get('/webhooks/whk_legacy_late')).body.headers, { Authorization: `Bearer ${LEGACY_TOKEN}` });
+    assert.deepEqual((await api.get('/webhooks/whk_legacy_late')).body.headers, { Authorization: '••••' });
     await withTx(s.database.db, (tx) => emitEvent(tx, tenantId, 'deal.won', { id: 'deal_2', title: 'y' }));
     await rx.waitFor(() => rx.on('/legacy-late').length >= 1 && rx.on('/legacy-start').length >= 1, 10_000, 'the legacy deliveries');
     assert.equal(rx.on('/legacy-late')[0].headers.authorization, `Bearer ${LEGACY_TOKEN}`);
@@ -119,7 +120,7 @@ describe('webhook custom headers at rest', { skip }, () => {
 
     const p = await api.patch('/webhooks/whk_legacy_late', { name: 'renamed' });
     assert.equal(p.status, 200);
-    assert.deepEqual(p.body.headers, { Authorization: `Bearer ${LEGACY_TOKEN}` });
+    assert.deepEqual(p.body.headers, { Authorization: '••••' });
     const late = await column('whk_legacy_late');
     assert.ok(!late.includes(LEGACY_TOKEN), `sealed on first write: ${late}`);
   });

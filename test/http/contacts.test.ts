@@ -546,6 +546,23 @@ test('contacts: search — first, last and full name, e-mail, phone digits (≥ 
   assert.equal((await api.get(`/contacts?search=${'x'.repeat(201)}`)).status, 400);
 });
 
+test('contacts: search matches phones only for phone-like terms (C.5): `sort1a2b3` does not match a phone with 123', async () => {
+  const { api } = await newTenant(t);
+  const a = await create(api, { firstName: 'Alice', phone: '+5511912345678' });
+  const b = await create(api, { firstName: 'Sort1a2b3 Ltda' });
+  const found = async (q: string) => (await api.get(`/contacts?search=${encodeURIComponent(q)}`)).body.data.map((x: any) => x.id).sort();
+  assert.deepEqual(await found('sort1a2b3'), [b.id], 'the name matches; the phone holding 123 does not');
+  assert.deepEqual(await found('x123'), [], 'letters with digits are not a phone');
+  assert.deepEqual(await found('123'), [a.id]);
+  assert.deepEqual(await found('(11) 9'), [a.id], 'punctuation and spaces are a phone');
+  assert.deepEqual(await found('+55 11 91234-5678'), [a.id]);
+  assert.deepEqual(await found('912.345'), [a.id]);
+  assert.deepEqual(await found('(1)'), [], 'fewer than 3 digits');
+  // POST /contacts/search has no `search` term; its filters name the phone field explicitly.
+  const s = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'phone', operator: 'contains', value: '1234' }] } });
+  assert.deepEqual(s.body.data.map((x: any) => x.id), [a.id]);
+});
+
 test('contacts: service API for other modules (nested transactions, lookups)', async () => {
   const { tenantId, refs } = await newTenant(t);
   const ctx = ctxFor(tenantId, refs.ana);

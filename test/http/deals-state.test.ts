@@ -337,22 +337,66 @@ test('B.5 a stage move contradicting its flag, or a lost deal moved to the won s
   assert.deepEqual([ok.body.isWon, ok.body.isLost, ok.body.lossReasonId], [true, false, null]);
 });
 
-test('B.5 a won deal moved to a normal stage stays won; reopening in a won stage is allowed', async () => {
+test('B.5 a won deal moved to a normal stage stays won', async () => {
   const ten = await newTenant(t);
   const d = await open(ten);
   const w = (await ten.api.patch(`/deals/${d.id}`, { stageId: ten.refs.won })).body;
-  const reopened = await ten.api.patch(`/deals/${d.id}`, { isWon: false });
-  assert.equal(reopened.status, 200);
-  assert.equal(reopened.body.isWon, false);
-  assert.equal(reopened.body.stageId, ten.refs.won);
-  // Re-sending the current stage is not a move: it does not win again.
+  assert.ok(w.isWon);
+  // Re-sending the current stage is not a move.
   const same = await ten.api.patch(`/deals/${d.id}`, { stageId: ten.refs.won, title: 'x' });
-  assert.equal(same.body.isWon, false);
-  const again = (await ten.api.patch(`/deals/${d.id}`, { isWon: true })).body;
+  assert.equal(same.status, 200);
+  assert.deepEqual([same.body.isWon, same.body.closedAt], [true, w.closedAt]);
   const moved = await ten.api.patch(`/deals/${d.id}`, { stageId: ten.refs.proposal });
   assert.equal(moved.body.isWon, true);
-  assert.equal(moved.body.closedAt, again.closedAt);
-  assert.ok(w.isWon);
+  assert.equal(moved.body.closedAt, w.closedAt);
+});
+
+// --- C.5: flags and stage never disagree --------------------------------------------------------
+
+test('C.5 reopening a deal that sits in a won or lost stage needs a stageId of a stage that is neither (422 otherwise)', async () => {
+  const ten = await newTenant(t);
+  const inWon = (await ten.api.patch(`/deals/${(await open(ten)).id}`, { stageId: ten.refs.won })).body;
+  const inLost = (await ten.api.patch(`/deals/${(await open(ten)).id}`, { stageId: ten.refs.lost, lossReasonId: ten.refs.price })).body;
+  assert.deepEqual([inWon.isWon, inLost.isLost], [true, true]);
+
+  for (const [deal, body] of [
+    [inWon, { isWon: false }],
+    [inWon, { isWon: false, stageId: ten.refs.won }],
+    [inWon, { isWon: false, title: 'Reopen' }],
+    [inLost, { isLost: false }],
+    [inLost, { isLost: false, stageId: ten.refs.lost }],
+  ] as const) {
+    const r = await rejected(ten, deal.id, body, 422, 'business_rule_violation');
+    assert.match(r.body.message, /to reopen it, also give a stageId of a stage that is neither won nor lost/);
+  }
+  // With a stage that is neither, the deal reopens there (and its closing fields are cleared).
+  let res: any;
+  const evs = await eventsOf(ten.tenantId, async () => {
+    res = await ten.api.patch(`/deals/${inWon.id}`, { isWon: false, stageId: ten.refs.proposal });
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.deepEqual([res.body.isWon, res.body.isLost, res.body.closedAt, res.body.stageId], [false, false, null, ten.refs.proposal]);
+  assert.deepEqual(types(evs), ['deal.stage_changed']);
+  const l = await ten.api.patch(`/deals/${inLost.id}`, { isLost: false, stageId: ten.refs.lead });
+  assert.equal(l.status, 200);
+  assert.deepEqual([l.body.isLost, l.body.lossReasonId, l.body.stageId], [false, null, ten.refs.lead]);
+});
+
+test('C.5 switching won ↔ lost in a won or lost stage must move to a stage that fits; flags alone elsewhere still work', async () => {
+  const ten = await newTenant(t);
+  const inWon = (await ten.api.patch(`/deals/${(await open(ten)).id}`, { stageId: ten.refs.won })).body;
+  const r = await rejected(ten, inWon.id, { isWon: false, isLost: true }, 422, 'business_rule_violation');
+  assert.match(r.body.message, /to mark it lost, also give a stageId of a lost stage or of one that is neither/);
+  const moved = await ten.api.patch(`/deals/${inWon.id}`, { isWon: false, stageId: ten.refs.lost });
+  assert.equal(moved.status, 200, JSON.stringify(moved.body));
+  assert.deepEqual([moved.body.isWon, moved.body.isLost, moved.body.stageId], [false, true, ten.refs.lost], 'the lost stage loses it');
+  const back = await ten.api.patch(`/deals/${inWon.id}`, { isLost: false, isWon: true, stageId: ten.refs.proposal });
+  assert.deepEqual([back.status, back.body.isWon, back.body.stageId], [200, true, ten.refs.proposal]);
+
+  // A deal closed by flags in a normal stage reopens without a stageId, as before.
+  const w = await won(ten);
+  const reopened = await ten.api.patch(`/deals/${w.id}`, { isWon: false });
+  assert.deepEqual([reopened.status, reopened.body.isWon, reopened.body.stageId], [200, false, ten.refs.lead]);
 });
 
 // --- B.5: pipelines ------------------------------------------------------------------------------

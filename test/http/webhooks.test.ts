@@ -7,6 +7,7 @@ import { emitEvent } from '../../src/events/outbox.js';
 import { EVENT_TYPES } from '../../src/events/catalog.js';
 import { withTx } from '../../src/db/index.js';
 import { decryptSecret } from '../../src/util/crypto.js';
+import { openHeaders } from '../../src/modules/webhooks/webhooks.service.js';
 import { SCOPES } from '../../src/auth/scopes.js';
 
 // NOTE: the delivery queue is global to a database; on PostgreSQL this file gets its own database so no
@@ -59,7 +60,7 @@ test('webhooks: create (201, full secret once), read, list, update, delete', asy
   assert.equal(w.url, HOOK.url);
   assert.deepEqual(w.events, ['deal.won']);
   assert.equal(w.isActive, true);
-  assert.deepEqual(w.headers, { Authorization: 'Bearer x' });
+  assert.deepEqual(w.headers, { Authorization: '••••' }, 'header values are write-only, even in the create answer (C.5)');
   assert.match(w.secret, /^whsec_[A-Za-z0-9+/]{32}$/);
   assert.equal(Buffer.from(w.secret.slice(6), 'base64').length, 24);
   assert.equal(w.createdAt, w.updatedAt);
@@ -91,7 +92,7 @@ test('webhooks: create (201, full secret once), read, list, update, delete', asy
   assert.equal(p.body.url, 'https://other.example.com:8443/x?y=1');
   assert.deepEqual(p.body.events, ['deal.lost', 'deal.won'], 'deduplicated, order kept');
   assert.equal(p.body.isActive, false);
-  assert.deepEqual(p.body.headers, { 'X-Tenant': 'acme' }, 'headers are replaced as a whole');
+  assert.deepEqual(p.body.headers, { 'X-Tenant': '••••' }, 'headers are replaced as a whole');
   assert.equal(p.body.secret, got.body.secret);
   assert.ok(p.body.updatedAt >= w.updatedAt);
   const same = await api.patch(`/webhooks/${w.id}`, {});
@@ -125,6 +126,48 @@ test('webhooks: the secret is stored encrypted; rotation shows a new one once an
   const row2 = await t.database.db.selectFrom('webhooks').select('secret_enc').where('tenant_id', '=', tenantId).where('id', '=', w.id).executeTakeFirstOrThrow();
   assert.equal(decryptSecret(t.config.secretKey(), row2.secret_enc, `webhook:${tenantId}:${w.id}`), r.body.secret);
   assert.equal((await api.post('/webhooks/whk_missing/rotate-secret')).status, 404);
+});
+
+test('webhooks: custom header values are write-only (C.5): every read masks them, the stored values stay real', async () => {
+  const { api, tenantId } = await newTenant(t);
+  const TOKEN = 'Bearer s3cr3t-token-value';
+  const masked = { Authorization: '••••', 'X-Env': '••••' };
+  const stored = async (id: string) => {
+    const row = await t.database.db.selectFrom('webhooks').select('headers').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirstOrThrow();
+    return openHeaders(t.config.secretKey(), tenantId, id, row.headers);
+  };
+  const c = await api.post('/webhooks', { ...HOOK, headers: { Authorization: TOKEN, 'X-Env': 'prod' } });
+  assert.equal(c.status, 201);
+  const id = c.body.id;
+  const reads = [
+    c,
+    await api.get(`/webhooks/${id}`),
+    await api.patch(`/webhooks/${id}`, { name: 'Renamed' }),
+    await api.post(`/webhooks/${id}/rotate-secret`),
+  ];
+  for (const r of reads) {
+    assert.equal(r.status, r === c ? 201 : 200);
+    assert.deepEqual(r.body.headers, masked);
+    assert.ok(!r.raw.body.includes('s3cr3t') && !r.raw.body.includes('prod'), 'no value in any answer');
+  }
+  const list = await api.get('/webhooks');
+  assert.deepEqual(list.body.find((w: any) => w.id === id).headers, masked);
+  assert.ok(!list.raw.body.includes('s3cr3t'));
+  // Writes keep the real values: what deliveries send (the e2e tests check the wire).
+  assert.deepEqual(await stored(id), { Authorization: TOKEN, 'X-Env': 'prod' });
+
+  // A PATCH with headers replaces them all, as before; the answer is masked too.
+  const p = await api.patch(`/webhooks/${id}`, { headers: { Authorization: `${TOKEN}-2` } });
+  assert.deepEqual(p.body.headers, { Authorization: '••••' });
+  assert.deepEqual(await stored(id), { Authorization: `${TOKEN}-2` });
+  // Sending back the mask a read showed would store the mask: refused, naming the header.
+  const back = await api.patch(`/webhooks/${id}`, { headers: (await api.get(`/webhooks/${id}`)).body.headers });
+  assert.equal(back.status, 400);
+  assert.equal(back.body.error, 'validation_failed');
+  assert.equal(back.body.details[0].field, 'headers.Authorization');
+  assert.match(back.body.details[0].message, /masked/);
+  assert.deepEqual(await stored(id), { Authorization: `${TOKEN}-2` }, 'nothing changed');
+  assert.deepEqual((await api.get(`/webhooks/${id}`)).body.headers, { Authorization: '••••' });
 });
 
 test('webhooks: validation codes (validation_failed, invalid_url, invalid_event)', async () => {
@@ -341,7 +384,13 @@ test('deliveries: newest first, limit default 50 and max 100', async () => {
   const five = (await api.get(`/webhooks/${w.id}/deliveries?limit=5`)).body;
   assert.deepEqual(five.map((x: any) => x.eventId), ids.slice(-5).reverse());
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?limit=100`)).body.length, 55);
-  for (const q of ['limit=101', 'limit=0', 'limit=-1', 'limit=abc', 'page=2']) {
+  // C.5: `pageSize` is an alias of `limit` (same range); both given and different is 400 naming pageSize.
+  assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?pageSize=5`)).body, five);
+  assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?pageSize=5&limit=5`)).body, five);
+  const clash = await api.get(`/webhooks/${w.id}/deliveries?pageSize=5&limit=6`);
+  assert.equal(clash.status, 400);
+  assert.deepEqual(clash.body.details.map((d: any) => d.field), ['pageSize']);
+  for (const q of ['limit=101', 'limit=0', 'limit=-1', 'limit=abc', 'page=2', 'pageSize=101', 'pageSize=0']) {
     const r = await api.get(`/webhooks/${w.id}/deliveries?${q}`);
     assert.equal(r.status, 400, q);
     assert.equal(r.body.error, 'validation_failed', q);

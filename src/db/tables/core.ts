@@ -1,4 +1,11 @@
-export interface TenantsTable { id: string; name: string; slug: string; created_at: string }
+export interface TenantsTable {
+  id: string;
+  name: string;
+  slug: string;
+  /** Language of the public form pages (C.5): `en` or `pt-BR`. */
+  locale: string;
+  created_at: string;
+}
 export interface UsersTable { tenant_id: string; id: string; name: string; email: string; created_at: string }
 export interface ApiKeysTable {
   tenant_id: string;

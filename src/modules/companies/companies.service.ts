@@ -7,7 +7,7 @@ import { normalizePhone } from '../../domain/phone.js';
 import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
 import { errors, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import type { Page } from '../../http/pagination.js';
+import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { emptyPage, listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -108,7 +108,7 @@ export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: st
 
 /** GET /companies (spec 4.4, B.4, C.1). `keyId` binds cursors to the caller's key. */
 export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<Page<CompanyT>> {
-  const req = { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor };
+  const req = { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   if (hasNul(q.search) || hasNul(q.ownerId)) return { data: [], pagination: emptyPage(req) };
   const search = q.search?.trim() || undefined;

@@ -1,6 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { containsInsensitive } from '../../db/dialect.js';
+import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { selectInChunks } from '../../db/batch.js';
@@ -107,13 +108,13 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
   if (q.filter) base = base.where(q.filter);
   const needle = q.search?.trim();
   if (needle) {
-    const digits = needle.replace(/\D/g, '');
+    const digits = phoneSearchDigits(needle);
     base = base.where((eb) =>
       eb.or([
         // The full name "first last" contains every substring of the first and of the last name.
         containsInsensitive(sql`(first_name || ' ' || coalesce(last_name, ''))`, needle),
         containsInsensitive('email', needle),
-        ...(digits.length >= 3 ? [sql<boolean>`(phone like ${'%' + digits + '%'})`] : []),
+        ...(digits ? [sql<boolean>`(phone like ${'%' + digits + '%'})`] : []),
       ]),
     );
   }

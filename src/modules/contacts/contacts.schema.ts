@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorParam, CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
+import { CursorParam, CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, PageSizeParams, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 
 const NAME_MAX = 200;
 
@@ -94,7 +94,7 @@ export const ContactListQuery = Type.Object(
   {
     ...PageQuery,
     search: Type.Optional(
-      Type.String({ maxLength: 200, description: 'Case-insensitive substring of first name, last name, full name, e-mail or phone digits (≥ 3 digits)' }),
+      Type.String({ maxLength: 200, description: 'Case-insensitive substring of first name, last name, full name or e-mail; also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not', examples: ['maria', '(11) 98765'] }),
     ),
     ownerId: Type.Optional(Type.String({ description: 'Only contacts of this owner' })),
     ...SyncQuery,
@@ -148,7 +148,7 @@ export const ContactSearchBody = Type.Object(
   {
     filters: Type.Optional(FilterGroupSchema),
     page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (default 1)' })),
-    pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Records per page (default 50, max 100)' })),
+    ...PageSizeParams('pageSize'),
     cursor: CursorParam,
     sortKey: SortKey,
     sortOrder: SortOrder,

@@ -8,7 +8,7 @@ import { compileFilter } from '../../db/filter-sql.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { errors, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import type { Page } from '../../http/pagination.js';
+import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
@@ -97,6 +97,7 @@ function soft<T>(fn: () => T): T | undefined {
 interface PageArgs {
   page?: number;
   pageSize?: number;
+  limit?: number;
   cursor?: string;
   sortKey?: ContactSortKey;
   sortOrder?: 'asc' | 'desc';
@@ -108,7 +109,7 @@ async function pageOf(ctx: Ctx, args: PageArgs, filter: repo.ContactFilter, boun
   const { rows, pagination } = await listPage<repo.ContactRow>(
     ctx,
     { base, select, sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] }, countCache: 'contact', ...bound },
-    { page: args.page, pageSize: args.pageSize ?? 50, cursor: args.cursor },
+    { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
   );
   return { data: await withTags(ctx.db, ctx.tenantId, rows), pagination };
 }

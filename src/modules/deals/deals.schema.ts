@@ -96,6 +96,9 @@ const ClosedAt = Type.String({ description: 'ISO 8601 date-time; only for a won 
 const LossNotes = Type.String({ maxLength: 10000, description: 'Only for a lost deal' });
 const Tags = Type.Array(Type.String(), { maxItems: 100, description: 'Tag ids; replaces the whole set on PATCH' });
 
+// C.5: a deal's flags and stage never disagree, so reopening in a won or lost stage needs a stage move.
+const REOPEN_RULE = ' A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise).';
+
 const writable = {
   value: Type.Optional(Nullable(Value)),
   currency: Type.Optional(Currency),
@@ -105,8 +108,8 @@ const writable = {
   expectedCloseDate: Type.Optional(Nullable(ExpectedCloseDate)),
   customProperties: Type.Optional(CustomProperties),
   tags: Type.Optional(Tags),
-  isWon: Type.Optional(Type.Boolean({ description: 'Closing flag; true wins the deal (sets closedAt), false reopens it' })),
-  isLost: Type.Optional(Type.Boolean({ description: 'Closing flag; true loses the deal (closedAt = now), false reopens it' })),
+  isWon: Type.Optional(Type.Boolean({ description: 'Closing flag; true wins the deal (sets closedAt), false reopens it.' + REOPEN_RULE })),
+  isLost: Type.Optional(Type.Boolean({ description: 'Closing flag; true loses the deal (closedAt = now), false reopens it.' + REOPEN_RULE })),
   closedAt: Type.Optional(Nullable(ClosedAt)),
   lossReasonId: Type.Optional(Nullable(Id('A loss reason of the tenant; only for a lost deal'))),
   lossNotes: Type.Optional(Nullable(LossNotes)),
@@ -139,7 +142,12 @@ export const DealUpdate = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ stageId: 'stg_5tR1wQ8mK3xB7nP2zL9V' }, { isWon: true, closedAt: '2026-11-22T10:00:00Z' }, { isLost: true, lossReasonId: 'lr_3kT9…', lossNotes: 'Went with a competitor' }],
+    examples: [
+      { stageId: 'stg_5tR1wQ8mK3xB7nP2zL9V' },
+      { isWon: true, closedAt: '2026-11-22T10:00:00Z' },
+      { isLost: true, lossReasonId: 'lr_3kT9…', lossNotes: 'Went with a competitor' },
+      { isWon: false, stageId: 'stg_5tR1wQ8mK3xB7nP2zL9V' },
+    ],
   },
 );
 export type DealUpdateT = Static<typeof DealUpdate>;

@@ -5,7 +5,7 @@ import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/mone
 import { errors, fieldRule } from '../../errors.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import type { Page } from '../../http/pagination.js';
+import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -124,7 +124,7 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
   const { rows, pagination } = await listPage<repo.DealRow>(
     ctx,
     { base, select, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', keyId, endpoint: 'GET /deals', filters },
-    { page: q.page, pageSize: q.pageSize ?? 50, cursor: q.cursor },
+    { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },
   );
   return { data: await expand(ctx, rows), pagination };
 }
@@ -249,6 +249,23 @@ function resolveClosing(cur: Closing, input: ClosingInput, enteredStage: Stage |
     };
   }
   return OPEN;
+}
+
+/**
+ * NOTE: C.5 — flags and stage never disagree. A write that sets a flag back to false (reopening, or
+ * switching between won and lost) must leave the deal in a stage that fits the result: a won stage only
+ * when won, a lost stage only when lost. Otherwise it must move the deal with `stageId`.
+ */
+function assertStageFits(closing: Closing, stage: Stage): void {
+  const kind = stage.isWonStage ? 'won' : stage.isLostStage ? 'lost' : undefined;
+  if (kind === undefined || (kind === 'won' && closing.isWon) || (kind === 'lost' && closing.isLost)) return;
+  if (!closing.isWon && !closing.isLost) {
+    throw errors.businessRule(`The deal sits in a ${kind} stage ("${stage.id}"): to reopen it, also give a stageId of a stage that is neither won nor lost`);
+  }
+  const result = closing.isWon ? 'won' : 'lost';
+  throw errors.businessRule(
+    `The deal sits in a ${kind} stage ("${stage.id}"): to mark it ${result}, also give a stageId of a ${result} stage or of one that is neither won nor lost`,
+  );
 }
 
 function closingInput(input: DealCreateT | DealUpdateT): ClosingInput {
@@ -385,6 +402,10 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
       lossNotes: cur.loss_notes,
     };
     const closing = resolveClosing(before, closingIn, entered, now);
+    if (input.isWon === false || input.isLost === false) {
+      const at = stage ?? (await getStage(c, cur.stage_id));
+      if (at) assertStageFits(closing, at);
+    }
     await repo.updateDeal(tx, ctx.tenantId, id, {
       ...(title !== undefined && { title }),
       pipeline_id: pipelineId,

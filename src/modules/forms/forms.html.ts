@@ -1,5 +1,6 @@
 import type { FieldIssue } from '../../errors.js';
 import type { StoredField } from './forms.schema.js';
+import { textsFor, type PageTexts } from './forms.texts.js';
 
 /**
  * The public form pages (CONTRACT A.4): self-contained HTML, no external assets. Every name, label,
@@ -13,6 +14,8 @@ export function escapeHtml(s: unknown): string {
 
 export interface PageOptions {
   nonce: string;
+  /** The tenant's locale (C.5): the page's `lang` and fixed texts; English when absent. */
+  locale?: string;
 }
 
 export interface FormPage extends PageOptions {
@@ -62,9 +65,9 @@ f.querySelectorAll('input[data-name]').forEach(function(el){el.name=el.getAttrib
 var s=document.getElementById('crm-errors');if(s)s.focus();})();
 `;
 
-function page(title: string, body: string, { nonce }: PageOptions, script = false): string {
+function page(title: string, body: string, { nonce, locale }: PageOptions, script = false): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(textsFor(locale).locale)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -126,7 +129,7 @@ function enteredText(field: StoredField, v: unknown): string | undefined {
 
 const requiredMark = '<span class="req" aria-hidden="true"> *</span>';
 
-function renderField(field: StoredField, entered: Record<string, unknown>, error: string | undefined): string {
+function renderField(field: StoredField, entered: Record<string, unknown>, error: string | undefined, t: PageTexts): string {
   const id = `f-${field.name}`;
   const errId = `${id}-error`;
   const described = error ? ` aria-invalid="true" aria-describedby="${escapeHtml(errId)}"` : '';
@@ -158,7 +161,7 @@ function renderField(field: StoredField, entered: Record<string, unknown>, error
     const opts = (field.options ?? [])
       .map((o) => `<option${attr('value', o.value)}${attr('selected', current === o.value)}>${escapeHtml(o.label)}</option>`)
       .join('');
-    return `<div class="field">${labelHtml}\n<select${common}><option value="">Choose…</option>${opts}</select>${errorHtml}</div>`;
+    return `<div class="field">${labelHtml}\n<select${common}><option value="">${escapeHtml(t.choose)}</option>${opts}</select>${errorHtml}</div>`;
   }
   const lengths = `${attr('minlength', v.minLength)}${attr('maxlength', v.maxLength)}`;
   if (field.type === 'textarea') {
@@ -178,6 +181,7 @@ function renderField(field: StoredField, entered: Record<string, unknown>, error
  * it posts to the page's own URL, which stays right behind a proxy adding a path prefix.
  */
 export function renderFormPage(p: FormPage): string {
+  const { t } = textsFor(p.locale);
   const byField = new Map<string, string>();
   for (const i of p.issues ?? []) if (!byField.has(i.field)) byField.set(i.field, i.message);
   const names = new Set(p.fields.map((f) => f.name));
@@ -190,23 +194,25 @@ export function renderFormPage(p: FormPage): string {
         return names.has(i.field) ? `<li><a href="#f-${escapeHtml(i.field)}">${escapeHtml(text)}</a></li>` : `<li>${escapeHtml(text)}</li>`;
       })
       .join('\n');
-    summary = `<div class="summary" id="crm-errors" role="alert" tabindex="-1" aria-labelledby="crm-errors-title">\n<h2 id="crm-errors-title">Please correct the following</h2>\n<ul>\n${items}\n</ul>\n</div>\n`;
+    summary = `<div class="summary" id="crm-errors" role="alert" tabindex="-1" aria-labelledby="crm-errors-title">\n<h2 id="crm-errors-title">${escapeHtml(t.errorSummary)}</h2>\n<ul>\n${items}\n</ul>\n</div>\n`;
   }
   const anyRequired = p.fields.some((f) => f.required);
-  const fields = p.fields.map((f) => renderField(f, p.entered ?? {}, byField.get(f.name))).join('\n');
+  const fields = p.fields.map((f) => renderField(f, p.entered ?? {}, byField.get(f.name), t)).join('\n');
   const body = `<h1>${escapeHtml(p.formName)}</h1>
-${anyRequired ? `<p class="hint">Required fields are marked with an asterisk (<span class="req">*</span>).</p>\n` : ''}${summary}<form id="crm-form" method="post" accept-charset="utf-8">
+${anyRequired ? `<p class="hint">${escapeHtml(t.requiredNote[0])}<span class="req">*</span>${escapeHtml(t.requiredNote[1])}</p>\n` : ''}${summary}<form id="crm-form" method="post" accept-charset="utf-8">
 ${fields}
-<button type="submit">Submit</button>
+<button type="submit">${escapeHtml(t.submit)}</button>
 </form>`;
   // The title says so first when the page comes back with errors (announced on load).
-  return page(p.issues?.length ? `Error: ${p.formName}` : p.formName, body, p, true);
+  return page(p.issues?.length ? `${t.errorTitle}: ${p.formName}` : p.formName, body, p, true);
 }
 
 export function renderThankYou(formName: string, opts: PageOptions): string {
+  const { t } = textsFor(opts.locale);
+  const [before, after] = t.thankYouBody.map(escapeHtml);
   return page(
-    `Thank you — ${formName}`,
-    `<div role="status">\n<h1>Thank you!</h1>\n<p>Your answers to “${escapeHtml(formName)}” were received.</p>\n</div>`,
+    `${t.thankYou} — ${formName}`,
+    `<div role="status">\n<h1>${escapeHtml(t.thankYou)}!</h1>\n<p>${before}${escapeHtml(formName)}${after}</p>\n</div>`,
     opts,
   );
 }

@@ -8,6 +8,7 @@ import { contextFor, requestSignal, type Ctx } from '../../http/context.js';
 import { errorResponses } from '../../http/schemas.js';
 import { createRateLimitStore } from '../../plugins/rate-limit.js';
 import { pageHeaders, renderFormPage, renderMessage, renderThankYou } from './forms.html.js';
+import { textsFor } from './forms.texts.js';
 import { IntakeBody, IntakeResult, PublicFormParams } from './forms.schema.js';
 import * as service from './forms.service.js';
 
@@ -58,24 +59,28 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     if (!wantsHtml) throw err;
     const form = formOf.get(req);
+    // The tenant's language once its form is known; an unknown address has no tenant, so English.
+    const locale = form?.locale;
+    const { t } = textsFor(locale);
+    const message = (status: number, title: string, text: string) => sendHtml(reply, status, (nonce) => renderMessage(title, text, { nonce, locale }));
     if (err instanceof ApiError) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-      if (err.statusCode === 404) return sendHtml(reply, 404, (nonce) => renderMessage('Form not found', 'There is no form at this address. Check the link you followed.', { nonce }));
+      if (err.statusCode === 404) return message(404, t.notFoundTitle, t.notFoundBody);
       if (err.statusCode === 400 && form && Array.isArray(err.extra.details)) {
         const entered = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
         return sendHtml(reply, 400, (nonce) =>
-          renderFormPage({ formName: form.name, fields: form.fields, entered, issues: err.extra.details as FieldIssue[], nonce }),
+          renderFormPage({ formName: form.name, fields: form.fields, entered, issues: err.extra.details as FieldIssue[], nonce, locale }),
         );
       }
-      if (err.statusCode === 429) return sendHtml(reply, 429, (nonce) => renderMessage('Too many submissions', 'Please wait a minute and send the form again.', { nonce }));
-      if (err.statusCode < 500) return sendHtml(reply, err.statusCode, (nonce) => renderMessage('The form could not be sent', err.message, { nonce }));
+      if (err.statusCode === 429) return message(429, t.tooManyTitle, t.tooManyBody);
+      if (err.statusCode < 500) return message(err.statusCode, t.notSentTitle, err.message);
     } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return sendHtml(reply, 413, (nonce) => renderMessage('The form could not be sent', 'The answers are too long (over 1 MiB).', { nonce }));
+      return message(413, t.notSentTitle, t.tooLarge);
     } else if (!(typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)) {
       req.log.error({ err }, 'unexpected failure');
-      return sendHtml(reply, 500, (nonce) => renderMessage('Something went wrong', `The form could not be sent. Please try again later (reference ${String(req.id)}).`, { nonce }));
+      return message(500, t.failedTitle, `${t.failedBody} ${String(req.id)}).`);
     }
-    return sendHtml(reply, 400, (nonce) => renderMessage('The form could not be sent', 'The request could not be processed.', { nonce }));
+    return message(400, t.notSentTitle, t.notProcessed);
   });
 
   app.get('/f/:tenantSlug/:slug', {
@@ -89,7 +94,7 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (req, reply) => {
     const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
-    return sendHtml(reply, 200, (nonce) => renderFormPage({ formName: form.name, fields: form.fields, nonce }));
+    return sendHtml(reply, 200, (nonce) => renderFormPage({ formName: form.name, fields: form.fields, nonce, locale: form.locale }));
   });
 
   app.post('/f/:tenantSlug/:slug', {
@@ -128,7 +133,7 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const browser = isBrowserPost(req);
     const metadata = { ipAddress: req.ip ?? null, userAgent: header(req, 'user-agent'), referrer: header(req, 'referer') ?? header(req, 'referrer') };
     const result = await service.submitForm(ctxFor(req, form), form, req.body, browser ? 'form' : 'json', metadata, req.log);
-    if (browser) return sendHtml(reply, 200, (nonce) => renderThankYou(form.name, { nonce }));
+    if (browser) return sendHtml(reply, 200, (nonce) => renderThankYou(form.name, { nonce, locale: form.locale }));
     return reply.code(201).send(result);
   });
 };

@@ -25,11 +25,11 @@ export function findForm(db: Db, tenantId: string, id: string): Promise<FormRow 
 }
 
 /** The public intake's lookup: tenant by its (globally unique) slug, then the form by its slug in that tenant. */
-export function findPublicForm(db: Db, tenantSlug: string, formSlug: string): Promise<(FormRow & { tenant_id: string }) | undefined> {
+export function findPublicForm(db: Db, tenantSlug: string, formSlug: string): Promise<(FormRow & { tenant_id: string; locale: string }) | undefined> {
   return db
     .selectFrom('forms')
     .innerJoin('tenants', 'tenants.id', 'forms.tenant_id')
-    .select([...FORM_COLUMNS, 'tenants.slug as tenant_slug', 'forms.tenant_id'])
+    .select([...FORM_COLUMNS, 'tenants.slug as tenant_slug', 'tenants.locale', 'forms.tenant_id'])
     .where('tenants.slug', '=', tenantSlug)
     .where('forms.slug', '=', formSlug)
     .executeTakeFirst();

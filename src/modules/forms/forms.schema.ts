@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorParam, Envelope, Nullable, Timestamp } from '../../http/schemas.js';
+import { CursorParam, Envelope, Nullable, PageSizeParams, Timestamp } from '../../http/schemas.js';
 
 const FIELD_TYPES = ['text', 'textarea', 'email', 'phone', 'url', 'number', 'date', 'datetime', 'select', 'multi_select', 'boolean'] as const;
 const FieldType = Type.Union(FIELD_TYPES.map((t) => Type.Literal(t)), { description: 'Property type of the value (spec 2.8)' });
@@ -114,11 +114,12 @@ export const SubmissionPage = Envelope(Submission, 'FormSubmissionPage');
 export const SubmissionsQuery = Type.Object(
   {
     page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, 1-based (default 1)' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Submissions per page (max 100); `pagination.pageSize` echoes it' })),
+    ...PageSizeParams('limit', 'Submissions per page; `pagination.pageSize` echoes it'),
     cursor: CursorParam,
   },
   { additionalProperties: false },
 );
+export type SubmissionsQueryT = Static<typeof SubmissionsQuery>;
 
 export const PublicFormParams = Type.Object({
   tenantSlug: Type.String({ description: 'Slug of the tenant (tenants may share form slugs)' }),

@@ -5,7 +5,7 @@ import { DomainError } from '../../domain/errors.js';
 import { normalizePropertyValue } from '../../domain/properties.js';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import type { Page } from '../../http/pagination.js';
+import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
@@ -14,7 +14,7 @@ import { createContact, findContactIdByEmailOrPhone, updateContact } from '../co
 import type { ContactCreateT, ContactUpdateT } from '../contacts/contacts.schema.js';
 import { propertyDefs } from '../shared/custom-properties.js';
 import * as repo from './forms.repo.js';
-import type { FormDetailT, FormT, IntakeResultT, StoredField, SubmissionT } from './forms.schema.js';
+import type { FormDetailT, FormT, IntakeResultT, StoredField, SubmissionsQueryT, SubmissionT } from './forms.schema.js';
 import { checkValues, type Source } from './forms.values.js';
 
 /** Public path of a form. NOTE: A.4 — tenants may share form slugs, so the path carries the tenant's slug. */
@@ -77,14 +77,15 @@ export async function getForm(ctx: Ctx, id: string, baseUrl: string): Promise<Fo
 }
 
 /** GET /forms/:id/submissions: newest first, by page or cursor (C.1). */
-export async function listSubmissions(ctx: Ctx, formId: string, q: { page?: number; limit?: number; cursor?: string }, keyId = ''): Promise<Page<SubmissionT>> {
+export async function listSubmissions(ctx: Ctx, formId: string, q: SubmissionsQueryT, keyId = ''): Promise<Page<SubmissionT>> {
+  const pageSize = pageSizeOf(q, 'limit');
   const form = await repo.findForm(ctx.db, ctx.tenantId, formId);
   if (!form) throw errors.notFound('Form not found');
   const { base, select } = repo.submissionListing(ctx.reads.db, ctx.tenantId, form.id);
   const { rows, pagination } = await listPage<repo.SubmissionRow>(
     ctx,
     { base, select, sort: { key: 'createdAt', order: 'desc', column: repo.SUBMISSION_SORT }, keyId, endpoint: `GET /forms/${form.id}/submissions`, filters: null },
-    { page: q.page, pageSize: q.limit ?? 50, cursor: q.cursor },
+    { page: q.page, pageSize, cursor: q.cursor },
   );
   return { data: rows.map(toSubmission), pagination };
 }
@@ -95,6 +96,8 @@ export async function listSubmissions(ctx: Ctx, formId: string, q: { page?: numb
 export interface PublicForm {
   tenantId: string;
   tenantSlug: string;
+  /** The tenant's locale: language of the public pages (C.5). */
+  locale: string;
   id: string;
   name: string;
   slug: string;
@@ -105,7 +108,7 @@ export interface PublicForm {
 export async function findPublicForm(db: Ctx['db'], tenantSlug: string, formSlug: string): Promise<PublicForm> {
   const row = await repo.findPublicForm(db, tenantSlug, formSlug);
   if (!row) throw errors.notFound('Form not found');
-  return { tenantId: row.tenant_id, tenantSlug: row.tenant_slug, id: row.id, name: row.name, slug: row.slug, fields: fieldsOf(row) };
+  return { tenantId: row.tenant_id, tenantSlug: row.tenant_slug, locale: row.locale, id: row.id, name: row.name, slug: row.slug, fields: fieldsOf(row) };
 }
 
 export interface SubmissionMetadata {

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { CursorParam, DeletedAt, Envelope, Nullable, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
+import { CursorParam, DeletedAt, Envelope, Nullable, PageSizeParams, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 import { Company } from '../companies/companies.schema.js';
 import { Contact } from '../contacts/contacts.schema.js';
 import { Deal } from '../deals/deals.schema.js';
@@ -208,8 +208,7 @@ export const ProposalListQuery = Type.Object(
       Type.Unsafe<ProposalSortKey>({ type: 'string', enum: [...PROPOSAL_SORT_KEYS], description: 'Sort field (default `createdAt`); ties break by `id`' }),
     ),
     sortOrder: SortOrder,
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size (default 50, max 100); `pagination.pageSize` echoes it' })),
-    pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Alias of `limit` (`limit` wins when both are given)' })),
+    ...PageSizeParams('limit', 'Page size; `pagination.pageSize` echoes it'),
   },
   { additionalProperties: false },
 );

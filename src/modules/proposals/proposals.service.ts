@@ -7,7 +7,7 @@ import { errors, fieldRule } from '../../errors.js';
 import type { EventType } from '../../events/catalog.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import type { Page } from '../../http/pagination.js';
+import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { emptyPage, listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -100,7 +100,7 @@ export async function getProposal(ctx: Ctx, id: string): Promise<ProposalT> {
 
 /** GET /proposals (spec 4.7, B.8, C.1). `keyId` binds cursors to the caller's key. */
 export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = ''): Promise<Page<ProposalT>> {
-  const req = { page: q.page, pageSize: q.limit ?? q.pageSize ?? 50, cursor: q.cursor };
+  const req = { page: q.page, pageSize: pageSizeOf(q, 'limit'), cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   const f: repo.ProposalFilter = {
     status: q.status, search: q.search, contactId: q.contactId, clientId: q.clientId, dealId: q.dealId, updatedAfter, includeDeleted: q.includeDeleted === true,

@@ -99,5 +99,5 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: DeliveriesQuery,
       response: { 200: Type.Array(Delivery), ...errorResponses(400, 404) },
     },
-  }, async (req) => service.listDeliveries(ctxOf(req), req.params.id, req.query.limit ?? 50));
+  }, async (req) => service.listDeliveries(ctxOf(req), req.params.id, req.query));
 };

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../http/schemas.js';
+import { Nullable, PageSizeParams, Timestamp } from '../../http/schemas.js';
 
 const EXAMPLE_TS = '2026-11-22T10:00:00.000Z';
 
@@ -19,7 +19,7 @@ const Headers = Type.Record(Type.String(), Type.String(), {
   description:
     'Custom headers sent with every delivery. Names must be valid HTTP header names; `Content-Type`, `User-Agent`, `Host`, ' +
     '`Content-Length`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Transfer-Encoding`, `Upgrade`, `TE`, `Trailer`, `Expect`), ' +
-    '`X-Service-*` and `webhook-*` are reserved.',
+    '`X-Service-*` and `webhook-*` are reserved. Values are write-only: every read shows them masked as `"••••"`.',
   examples: [{ Authorization: 'Bearer 8c1f…' }],
 });
 
@@ -30,7 +30,12 @@ export const Webhook = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.String()),
     isActive: Type.Boolean(),
-    headers: Type.Record(Type.String(), Type.String()),
+    headers: Type.Record(Type.String(), Type.String(), {
+      description:
+        'The custom header names, each value masked as `"••••"`: values are write-only after creation (every read, the answers ' +
+        'of POST, PATCH and rotate-secret included). Deliveries send the real values. To change one, PATCH `headers` with all of them.',
+      examples: [{ Authorization: '••••' }],
+    }),
     secret: Type.String({
       description:
         'Signing secret. The full value (`whsec_` + base64 of 24 random bytes) is returned only by POST /webhooks and ' +
@@ -49,7 +54,7 @@ export const Webhook = Type.Object(
         url: 'https://erp.example.com/hooks/crm',
         events: ['deal.won', 'deal.lost'],
         isActive: true,
-        headers: { Authorization: 'Bearer 8c1f…' },
+        headers: { Authorization: '••••' },
         secret: 'whsec_q3Zk',
         createdAt: EXAMPLE_TS,
         updatedAt: EXAMPLE_TS,
@@ -121,10 +126,8 @@ export const Delivery = Type.Object(
 );
 export type DeliveryT = Static<typeof Delivery>;
 
-export const DeliveriesQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Newest first; default 50, max 100' })) },
-  { additionalProperties: false },
-);
+export const DeliveriesQuery = Type.Object({ ...PageSizeParams('limit', 'Deliveries to return, newest first') }, { additionalProperties: false });
+export type DeliveriesQueryT = Static<typeof DeliveriesQuery>;
 
 export const TestResult = Type.Object(
   {

@@ -3,13 +3,14 @@ import { ApiError, errors } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
+import { pageSizeOf } from '../../http/pagination.js';
 import { decryptSecret, encryptSecret, newWebhookSecret, SecretDecryptError, webhookSecretHint } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
 import { deliveryDispatcher } from './webhooks.network.js';
 import * as repo from './webhooks.repo.js';
-import type { DeliveryT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
+import type { DeliveriesQueryT, DeliveryT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
 import { sendAttempt } from './webhooks.sender.js';
 
 export const MAX_URL_LENGTH = 2048;
@@ -69,6 +70,17 @@ function readableHeaders(key: Buffer, r: repo.WebhookRow): Record<string, string
   }
 }
 
+/** What every read shows in place of a custom header's value (C.5). */
+export const MASKED_HEADER_VALUE = '••••';
+
+/**
+ * NOTE: C.5 — header values are write-only after creation, like the secret: reads show each name with
+ * its value masked (values are often `Authorization` tokens). Deliveries open the real values themselves.
+ */
+function maskedHeaders(key: Buffer, r: repo.WebhookRow): Record<string, string> {
+  return Object.fromEntries(Object.keys(readableHeaders(key, r)).map((name) => [name, MASKED_HEADER_VALUE]));
+}
+
 export function toWebhook(key: Buffer, r: repo.WebhookRow, fullSecret?: string): WebhookT {
   return {
     id: r.id,
@@ -76,7 +88,7 @@ export function toWebhook(key: Buffer, r: repo.WebhookRow, fullSecret?: string):
     url: r.url,
     events: parseJson<string[]>(r.events, []),
     isActive: r.is_active === 1,
-    headers: readableHeaders(key, r),
+    headers: maskedHeaders(key, r),
     secret: fullSecret ?? r.secret_prefix,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -153,7 +165,9 @@ export function checkHeaders(headers: Record<string, string>): Record<string, st
     else if (RESERVED_HEADERS.has(lower) || lower.startsWith('x-service-') || lower.startsWith('webhook-')) {
       issues.push({ field, message: 'is reserved for the delivery itself and cannot be set' });
     } else if (seen.has(lower)) issues.push({ field, message: 'is given twice (header names are case-insensitive)' });
-    else if (!HEADER_VALUE.test(value)) issues.push({ field, message: 'must be at most 2048 printable ASCII characters' });
+    else if (value === MASKED_HEADER_VALUE) {
+      issues.push({ field, message: 'is the masked value that reads show; send the real value (headers are replaced as a whole)' });
+    } else if (!HEADER_VALUE.test(value)) issues.push({ field, message: 'must be at most 2048 printable ASCII characters' });
     seen.add(lower);
   }
   if (issues.length) throw errors.validation(issues);
@@ -252,7 +266,9 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
   return toWebhook(ctx.config.secretKey(), { ...row, ...set }, secret);
 }
 
-export async function listDeliveries(ctx: Ctx, id: string, limit: number): Promise<DeliveryT[]> {
+/** Newest first; `limit` (or its alias `pageSize`, C.5) records. */
+export async function listDeliveries(ctx: Ctx, id: string, q: DeliveriesQueryT): Promise<DeliveryT[]> {
+  const limit = pageSizeOf(q, 'limit');
   await mustFind(ctx, id);
   return (await repo.listDeliveries(ctx.db, ctx.tenantId, id, limit)).map(toDelivery);
 }
