@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { EVENT_TYPES } from '../../src/events/catalog.js';
+import { dataKeyOf, EVENT_TYPES } from '../../src/events/catalog.js';
 import { makeTestCert, opensslAvailable } from '../helpers/test-cert.js';
 import { plainHeaders, startReceiver, type Receiver } from '../helpers/https-receiver.js';
 import { eventually, http, sleep, stack, type Stack } from '../helpers/webhooks-e2e.js';
@@ -95,11 +95,32 @@ describe('events fired by their operations', { skip }, () => {
       props.push(p);
     }
 
+    // C.4: companies, tags, activities, static lists, deletions.
+    const company = ok(await api.post('/companies', { name: 'Acme' }), 201);
+    ok(await api.patch(`/companies/${company.id}`, { industry: 'Retail' }), 200);
+    const tag = ok(await api.post('/tags', { name: 'Hot' }), 201);
+    ok(await api.patch(`/tags/${tag.id}`, { color: '#00ff00' }), 200);
+    const activity = ok(await api.post('/activities', { type: 'task', title: 'Call', contactIds: [contact.id] }), 201);
+    ok(await api.patch(`/activities/${activity.id}`, { title: 'Call back' }), 200);
+    ok(await api.delete(`/activities/${activity.id}`), 204);
+    const list = ok(await api.post('/lists', { name: 'Static', objectType: 'contact', kind: 'static' }), 201);
+    ok(await api.post(`/lists/${list.id}/members`, { objectIds: [contact.id] }), 200);
+    ok(await api.delete(`/lists/${list.id}/members/${contact.id}`), 204);
+    ok(await api.delete(`/tags/${tag.id}`), 204);
+    const deal3 = ok(await api.post('/deals', { title: 'Deal C', pipelineId: refs.sales, stageId: refs.lead }), 201);
+    ok(await api.delete(`/deals/${deal3.id}`), 204);
+    ok(await api.delete(`/companies/${company.id}`), 204);
+    ok(await api.delete(`/contacts/${formContactId}`), 204);
+
     const expected = [
-      'contact.created', 'contact.updated', 'contact.created', 'contact.updated',
-      'deal.created', 'deal.stage_changed', 'deal.won', 'deal.created', 'deal.lost',
+      'contact.created', 'contact.updated', 'contact.created', 'form.submitted', 'contact.updated', 'form.submitted',
+      'deal.created', 'deal.stage_changed', 'deal.updated', 'deal.won', 'deal.updated', 'deal.created', 'deal.lost', 'deal.updated',
       'proposal.sent', 'proposal.accepted', 'proposal.sent', 'proposal.declined', 'proposal.sent', 'proposal.expired',
+      'company.created', 'company.updated', 'tag.created', 'tag.updated', 'activity.created', 'activity.updated', 'activity.deleted',
+      'list.member_added', 'list.member_removed', 'tag.deleted', 'deal.created', 'deal.deleted', 'company.deleted', 'contact.deleted',
     ];
+    // Every type of the catalog but webhook.disabled (its own tests) is raised here.
+    assert.deepEqual(ALL.filter((k) => !expected.includes(k)), ['webhook.disabled']);
     await rx.waitFor(() => once(rx.on('/all')).length >= expected.length, 20_000, 'all events at /all');
     await sleep(1000); // nothing more should come
     // Delivery is at least once: a slow answer (a loaded machine, a 1 s timeout) may be retried, so
@@ -109,12 +130,12 @@ describe('events fired by their operations', { skip }, () => {
     for (const r of got) {
       assert.equal(r.headers['x-service-event'], r.json.event);
       assert.equal(r.json.tenantId, tenant.tenantId);
-      const type = r.json.event.split('.')[0];
+      const type = dataKeyOf(r.json.event);
       assert.equal(typeof r.json.data[type]?.id, 'string', `data.${type} holds the record`);
       assert.equal(r.headers['x-service-signature'], 'sha256=' + createHmac('sha256', all.secret).update(r.body).digest('hex'));
       new Webhook(all.secret).verify(r.body.toString('utf8'), plainHeaders(r.headers));
     }
-    const find = (event: string, id: string) => got.find((r) => r.json.event === event && r.json.data[event.split('.')[0]].id === id)!;
+    const find = (event: string, id: string) => got.find((r) => r.json.event === event && r.json.data[dataKeyOf(event)].id === id)!;
 
     // The record is the single read (the last event of a record carries its current state).
     assert.deepEqual(find('contact.updated', contact.id).json.data.contact, ok(await api.get(`/contacts/${contact.id}`), 200));
@@ -128,6 +149,9 @@ describe('events fired by their operations', { skip }, () => {
     assert.equal(find('deal.created', deal.id).json.data.deal.stageId, refs.lead);
     assert.deepEqual(find('proposal.expired', props[2].id).json.data.proposal, ok(await api.get(`/proposals/${props[2].id}`), 200));
     assert.equal(find('proposal.sent', props[0].id).json.data.proposal.status, 'sent');
+    assert.deepEqual(find('company.updated', company.id).json.data.previous, { industry: null });
+    assert.deepEqual(find('contact.deleted', formContactId).json.data.contact.id, formContactId);
+    assert.equal(find('list.member_added', list.id).json.data.objectId, contact.id);
 
     // Only subscribed, active webhooks.
     assert.deepEqual(once(rx.on('/contact-created')).map((r) => r.json.event), ['contact.created', 'contact.created']);

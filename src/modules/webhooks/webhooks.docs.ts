@@ -1,27 +1,71 @@
-import { EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
+import type { TSchema } from '@sinclair/typebox';
+import { dataKeyOf, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
+import { Activity } from '../activities/activities.schema.js';
+import { Company } from '../companies/companies.schema.js';
+import { Contact } from '../contacts/contacts.schema.js';
+import { Deal } from '../deals/deals.schema.js';
+import { Submission } from '../forms/forms.schema.js';
+import { List } from '../lists/lists.schema.js';
+import { Proposal } from '../proposals/proposals.schema.js';
+import { Tag } from '../tags/tags.schema.js';
+import { Webhook } from './webhooks.schema.js';
 
 /**
  * The OpenAPI 3.1 `webhooks` section: one entry per event key, describing the request a subscribed
- * destination receives (spec 6.2/6.3, CONTRACT B.9). Records are the schemas of the single reads.
+ * destination receives (spec 6.2/6.3, CONTRACT B.9, C.4), with an example payload. Records are the
+ * schemas of the single reads.
  */
 
-const RECORD_SCHEMA: Record<string, { $ref: string; description: string }> = {
-  contact: { $ref: '#/components/schemas/Contact', description: 'The contact as GET /contacts/:id returns it' },
-  deal: { $ref: '#/components/schemas/Deal', description: 'The deal as GET /deals/:id returns it' },
-  proposal: { $ref: '#/components/schemas/Proposal', description: 'The proposal as GET /proposals/:id returns it' },
+const RECORDS: Record<string, { schema: TSchema; read: string }> = {
+  contact: { schema: Contact, read: 'GET /contacts/:id' },
+  company: { schema: Company, read: 'GET /companies/:id' },
+  deal: { schema: Deal, read: 'GET /deals/:id' },
+  activity: { schema: Activity, read: 'GET /activities/:id' },
+  tag: { schema: Tag, read: 'GET /tags/:id' },
+  list: { schema: List, read: 'GET /lists/:id (after the change)' },
+  proposal: { schema: Proposal, read: 'GET /proposals/:id' },
+  submission: { schema: Submission, read: 'GET /forms/:id/submissions' },
+  webhook: { schema: Webhook, read: 'GET /webhooks/:id' },
 };
 
+const recordRef = (dataKey: string) => {
+  const r = RECORDS[dataKey];
+  const id = (r.schema as { $id?: string }).$id;
+  return { ...(id ? { $ref: `#/components/schemas/${id}` } : r.schema), description: `The ${dataKey} as ${r.read} returns it` };
+};
+
+const exampleOf = (dataKey: string) => ((RECORDS[dataKey]?.schema as { examples?: unknown[] }).examples ?? [])[0] ?? {};
+
+const updated = (what: string) =>
+  `${what} \`data.changes\` names the fields that changed and \`data.previous\` holds their values before; a write that changes nothing raises no event.`;
+
 const WHEN: Record<string, string> = {
-  'contact.created': 'A contact was created (POST /contacts, or a form submission that created one).',
-  'contact.updated': 'A contact was changed (PATCH /contacts/:id including its tags, or a form submission that updated one).',
-  'deal.created': 'A deal was created (POST /deals).',
+  'contact.created': 'A contact was created (POST /contacts, a batch input, or a form submission that created one).',
+  'contact.updated': updated('A contact was changed (PATCH /contacts/:id, a batch input, its tags, a form submission that updated it, or the deletion of its company or of one of its tags).'),
+  'contact.deleted': 'A contact was deleted; `data.contact` is the contact as it was last read.',
+  'company.created': 'A company was created (POST /companies or a batch input).',
+  'company.updated': updated('A company was changed (PATCH, a batch input, or the deletion of one of its tags).'),
+  'company.deleted': 'A company was deleted; its contacts and deals lose the reference and raise their own `*.updated`.',
+  'deal.created': 'A deal was created (POST /deals or a batch input).',
+  'deal.updated': updated('A deal was changed in any way (also raised beside `deal.stage_changed`, `deal.won` and `deal.lost`, and when its company or one of its tags is deleted); the expanded `contact` and `company` follow their ids.'),
   'deal.stage_changed': 'A deal moved to another stage; `data.previousStageId` is the stage it left.',
   'deal.won': 'A deal was won (`isWon: true`, or a move to a stage with `isWonStage`).',
   'deal.lost': 'A deal was lost (`isLost: true`, or a move to a stage with `isLostStage`).',
+  'deal.deleted': 'A deal was deleted; `data.deal` is the deal as it was last read.',
+  'activity.created': 'An activity was created.',
+  'activity.updated': updated('An activity was changed (PATCH, or a bulk complete/assign that changed it).'),
+  'activity.deleted': 'An activity was deleted; `data.activity` is the activity as it was last read.',
+  'tag.created': 'A tag was created.',
+  'tag.updated': updated('A tag was renamed or recoloured.'),
+  'tag.deleted': 'A tag was deleted; the records that carried it raise their own `*.updated`.',
+  'list.member_added': 'A record joined a static list; `data.list` is the list after the change, `data.objectId` the record (one event per record added).',
+  'list.member_removed': 'A record left a static list; `data.list` is the list after the change, `data.objectId` the record.',
   'proposal.sent': 'A proposal moved to `sent`.',
   'proposal.accepted': 'A proposal moved to `accepted`.',
   'proposal.declined': 'A proposal moved to `declined`.',
   'proposal.expired': 'A proposal moved to `expired`.',
+  'form.submitted': 'A public form was submitted; `data.submission` is the submission as the submissions list returns it.',
+  'webhook.disabled': 'A webhook was deactivated after failing for `WEBHOOK_DISABLE_AFTER_HOURS`; `data.webhook` carries `disabledReason`. Sent to the tenant\'s other webhooks subscribed to it.',
   [TEST_EVENT]: 'Sent only by POST /webhooks/:id/test, to check a destination; `data.webhook` describes the webhook.',
 };
 
@@ -53,18 +97,47 @@ const HEADERS = [
   ),
 ];
 
-function payloadSchema(key: string, objectType: string) {
+function dataSchema(key: string, dataKey: string) {
   const record =
-    objectType === 'webhook'
+    key === TEST_EVENT
       ? {
           type: 'object',
           description: 'The webhook being tested',
           properties: { id: { type: 'string' }, name: { type: 'string' }, url: { type: 'string' }, events: { type: 'array', items: { type: 'string' } }, isActive: { type: 'boolean' } },
         }
-      : RECORD_SCHEMA[objectType];
-  const dataProps: Record<string, unknown> = { [objectType]: record };
-  if (key === 'deal.stage_changed') dataProps.previousStageId = { type: 'string', description: 'The stage the deal left' };
-  if (objectType === 'proposal') dataProps.previousStatus = { type: 'string', description: 'The status the proposal left' };
+      : recordRef(dataKey);
+  const props: Record<string, unknown> = { [dataKey]: record };
+  if (key === 'deal.stage_changed') props.previousStageId = { type: 'string', description: 'The stage the deal left' };
+  if (key.startsWith('list.member_')) props.objectId = { type: 'string', description: 'The record that joined or left the list' };
+  if (key.endsWith('.updated')) {
+    props.changes = { type: 'array', items: { type: 'string' }, description: 'Names of the fields that changed (never `updatedAt` alone)' };
+    props.previous = { type: 'object', description: 'The values of those fields before the change' };
+  }
+  return { type: 'object', required: Object.keys(props), properties: props, description: `The record under \`${dataKey}\`` };
+}
+
+const EXAMPLE_CHANGE: Record<string, [string, unknown]> = {
+  contact: ['lastName', 'Souza'],
+  company: ['industry', 'Retail'],
+  deal: ['value', 10000],
+  activity: ['title', 'Call Maria'],
+  tag: ['color', '#1e88e5'],
+};
+
+function exampleData(key: string, dataKey: string): Record<string, unknown> {
+  const record = exampleOf(dataKey) as Record<string, unknown>;
+  const data: Record<string, unknown> = { [dataKey]: record };
+  if (key === 'deal.stage_changed') data.previousStageId = 'stg_2bN8kQ1wR5tY7uI3oP9a';
+  if (key.startsWith('list.member_')) data.objectId = 'con_3kT9xW2mQ8rL5vN1pB7z';
+  if (key.endsWith('.updated')) {
+    const [field, before] = EXAMPLE_CHANGE[dataKey] ?? ['name', 'Earlier name'];
+    data.changes = [field];
+    data.previous = { [field]: before };
+  }
+  return data;
+}
+
+function payloadSchema(key: string, dataKey: string) {
   return {
     type: 'object',
     required: ['event', 'tenantId', 'timestamp', 'data'],
@@ -72,12 +145,19 @@ function payloadSchema(key: string, objectType: string) {
       event: { type: 'string', const: key, description: 'The event key' },
       tenantId: { type: 'string' },
       timestamp: { type: 'string', format: 'date-time', description: 'When the event happened (UTC, milliseconds); the same on every attempt' },
-      data: { type: 'object', required: [objectType], properties: dataProps, description: `The record under \`${objectType}\`` },
+      data: dataSchema(key, dataKey),
     },
   };
 }
 
-function entry(key: string, label: string, objectType: string) {
+/** A complete example body of an event (the README and the document show one per type). */
+export function examplePayload(key: string): Record<string, unknown> {
+  const dataKey = key === TEST_EVENT ? 'webhook' : dataKeyOf(key);
+  return { event: key, tenantId: 'ten_7Hq2mK9xL4pR8vN3bT6w', timestamp: '2026-11-24T10:00:00.000Z', data: exampleData(key, dataKey) };
+}
+
+function entry(key: string, label: string) {
+  const dataKey = key === TEST_EVENT ? 'webhook' : dataKeyOf(key);
   return {
     post: {
       summary: label,
@@ -89,7 +169,10 @@ function entry(key: string, label: string, objectType: string) {
       operationId: `event_${key.replace('.', '_')}`,
       tags: ['Webhook events'],
       parameters: HEADERS.map((h) => (h.name === 'X-Service-Event' ? { ...h, example: key } : h)),
-      requestBody: { required: true, content: { 'application/json': { schema: payloadSchema(key, objectType) } } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: payloadSchema(key, dataKey), ...(key === TEST_EVENT ? {} : { example: examplePayload(key) }) } },
+      },
       responses: {
         '2XX': { description: 'Received. The body is kept (first 1 KiB) in the delivery record.' },
         default: { description: 'Anything else is a failed attempt and is retried.' },
@@ -99,6 +182,6 @@ function entry(key: string, label: string, objectType: string) {
 }
 
 export const WEBHOOK_DOCS: Record<string, unknown> = Object.fromEntries([
-  ...EVENT_TYPES.map((e) => [e.key, entry(e.key, e.label, e.objectType)]),
-  [TEST_EVENT, entry(TEST_EVENT, 'Test delivery', 'webhook')],
+  ...EVENT_TYPES.map((e) => [e.key, entry(e.key, e.label)]),
+  [TEST_EVENT, entry(TEST_EVENT, 'Test delivery')],
 ]);
