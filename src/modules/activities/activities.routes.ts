@@ -14,6 +14,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/activities', {
     config: read,
     schema: {
+      operationId: 'listActivities',
       tags,
       summary: 'Activities linked to a contact, company or deal',
       description:
@@ -25,12 +26,13 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/activities/:id', {
     config: read,
-    schema: { tags, summary: 'Get an activity', params: IdParams, response: { 200: Activity, ...errorResponses(404) } },
+    schema: { operationId: 'getActivity', tags, summary: 'Get an activity', params: IdParams, response: { 200: Activity, ...errorResponses(404) } },
   }, async (req) => service.getActivity(ctxOf(req), req.params.id));
 
   app.post('/activities', {
     config: write,
     schema: {
+      operationId: 'createActivity',
       tags,
       summary: 'Create an activity',
       description:
@@ -43,6 +45,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch('/activities/:id', {
     config: write,
     schema: {
+      operationId: 'updateActivity',
       tags,
       summary: 'Update an activity',
       description: 'Requires scope `activities:write`. Any subset of the fields; an id array given replaces that array.',
@@ -54,7 +57,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/activities/:id', {
     config: write,
-    schema: { tags, summary: 'Delete an activity (hard delete)', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) } },
+    schema: { operationId: 'deleteActivity', tags, summary: 'Delete an activity (hard delete)', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) } },
   }, async (req, reply) => {
     await service.deleteActivity(ctxOf(req), req.params.id);
     return reply.code(204).send(null);
@@ -63,6 +66,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/activities/bulk/complete', {
     config: write,
     schema: {
+      operationId: 'completeActivities',
       tags,
       summary: 'Complete or reopen many activities',
       description: `Requires scope \`activities:write\`. 1 to ${BULK_MAX} ids; ids not found in the tenant are skipped. One statement.`,
@@ -74,6 +78,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/activities/bulk/assign', {
     config: write,
     schema: {
+      operationId: 'assignActivities',
       tags,
       summary: 'Assign or unassign many activities',
       description: `Requires scope \`activities:write\`. 1 to ${BULK_MAX} ids; ids not found in the tenant are skipped; \`assignedToId\` must be a user of the tenant (404), null unassigns. One statement.`,

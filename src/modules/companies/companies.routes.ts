@@ -34,6 +34,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/companies', {
     config: read,
     schema: {
+      operationId: 'listCompanies',
       tags,
       summary: 'List companies',
       description: 'Paginated; `search` matches name, CNPJ (with or without punctuation), website and domain; empty values sort last in both directions. Requires scope `companies:read`. ' + LISTING_DOC,
@@ -44,12 +45,13 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/companies/:id', {
     config: read,
-    schema: { tags, summary: 'Get a company', params: IdParams, response: { 200: Company, ...errorResponses(404) } },
+    schema: { operationId: 'getCompany', tags, summary: 'Get a company', params: IdParams, response: { 200: Company, ...errorResponses(404) } },
   }, async (req) => service.getCompany(ctxOf(req), req.params.id));
 
   app.post('/companies', {
     config: write,
     schema: {
+      operationId: 'createCompany',
       tags,
       summary: 'Create a company',
       description: 'CNPJ and domain are unique per tenant among live companies (409 `duplicate_cnpj` / `duplicate_domain`). Requires scope `companies:write`.',
@@ -61,6 +63,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch('/companies/:id', {
     config: write,
     schema: {
+      operationId: 'updateCompany',
       tags,
       summary: 'Update a company',
       description: 'Any subset of the create fields; `null` clears an optional field; `tags` replaces the whole set; `customProperties` merges key by key. Requires scope `companies:write`.',
@@ -73,6 +76,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/companies/:id', {
     config: write,
     schema: {
+      operationId: 'deleteCompany',
       tags,
       summary: 'Delete a company (soft delete)',
       description: 'Its contacts and deals stay and lose the reference (`companyId` becomes null, their `updatedAt` moves). Requires scope `companies:write`.',

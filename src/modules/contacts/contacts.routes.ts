@@ -34,6 +34,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/contacts', {
     config: read,
     schema: {
+      operationId: 'listContacts',
       tags,
       summary: 'List contacts',
       description:
@@ -46,6 +47,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/contacts/search', {
     config: read,
     schema: {
+      operationId: 'searchContacts',
       tags,
       summary: 'Search contacts with filters',
       description:
@@ -57,12 +59,13 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/contacts/:id', {
     config: read,
-    schema: { tags, summary: 'Get a contact', params: IdParams, response: { 200: Contact, ...errorResponses(404) } },
+    schema: { operationId: 'getContact', tags, summary: 'Get a contact', params: IdParams, response: { 200: Contact, ...errorResponses(404) } },
   }, async (req) => service.getContact(ctxOf(req), req.params.id));
 
   app.post('/contacts', {
     config: write,
     schema: {
+      operationId: 'createContact',
       tags,
       summary: 'Create a contact',
       body: ContactCreate,
@@ -73,6 +76,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch('/contacts/:id', {
     config: write,
     schema: {
+      operationId: 'updateContact',
       tags,
       summary: 'Update a contact',
       params: IdParams,
@@ -84,6 +88,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/contacts/:id', {
     config: write,
     schema: {
+      operationId: 'deleteContact',
       tags,
       summary: 'Delete a contact (soft delete)',
       params: IdParams,

@@ -29,6 +29,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/deals', {
     config: read,
     schema: {
+      operationId: 'listDeals',
       tags,
       summary: 'List deals',
       description:
@@ -40,12 +41,13 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/deals/:id', {
     config: read,
-    schema: { tags, summary: 'Get a deal with its contact and company expanded', params: IdParams, response: { 200: Deal, ...errorResponses(404) } },
+    schema: { operationId: 'getDeal', tags, summary: 'Get a deal with its contact and company expanded', params: IdParams, response: { 200: Deal, ...errorResponses(404) } },
   }, async (req) => service.getDeal(ctxOf(req), req.params.id));
 
   app.post('/deals', {
     config: write,
     schema: {
+      operationId: 'createDeal',
       tags,
       summary: 'Create a deal',
       description:
@@ -58,6 +60,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch('/deals/:id', {
     config: write,
     schema: {
+      operationId: 'updateDeal',
       tags,
       summary: 'Update a deal: edit, move stage or pipeline, win, lose or reopen',
       description:
@@ -70,7 +73,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/deals/:id', {
     config: write,
-    schema: { tags, summary: 'Delete a deal (soft delete; linked activities remain)', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) } },
+    schema: { operationId: 'deleteDeal', tags, summary: 'Delete a deal (soft delete; linked activities remain)', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) } },
   }, async (req, reply) => {
     await service.deleteDeal(ctxOf(req), req.params.id);
     return reply.code(204).send(null);
@@ -79,6 +82,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/contacts/:id/deals', {
     config: { scopes: ['contacts:read'] },
     schema: {
+      operationId: 'listContactDeals',
       tags: ['Contacts'],
       summary: 'Deals of a contact',
       description: 'Requires scope `contacts:read`. Open deals first, then by `updatedAt` descending. 404 when the contact is missing or deleted.',

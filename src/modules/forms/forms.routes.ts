@@ -20,17 +20,18 @@ export function publicBaseUrl(req: FastifyRequest): string {
 export const formsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/forms', {
     config: { scopes: ['forms:read'] },
-    schema: { tags, summary: 'List forms', response: { 200: Type.Array(Form) } },
+    schema: { operationId: 'listForms', tags, summary: 'List forms', response: { 200: Type.Array(Form) } },
   }, async (req) => service.listForms(ctxOf(req), publicBaseUrl(req)));
 
   app.get('/forms/:id', {
     config: { scopes: ['forms:read'] },
-    schema: { tags, summary: 'Get a form with its full field structure', params: IdParams, response: { 200: FormDetail, ...errorResponses(404) } },
+    schema: { operationId: 'getForm', tags, summary: 'Get a form with its full field structure', params: IdParams, response: { 200: FormDetail, ...errorResponses(404) } },
   }, async (req) => service.getForm(ctxOf(req), req.params.id, publicBaseUrl(req)));
 
   app.get('/forms/:id/submissions', {
     config: { scopes: ['forms:submissions:read'] },
     schema: {
+      operationId: 'listFormSubmissions',
       tags,
       summary: "List a form's submissions, newest first",
       description: 'Requires scope `forms:submissions:read`. Newest first, then by id; `limit` is the page size. ' + LISTING_DOC,

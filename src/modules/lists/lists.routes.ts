@@ -15,6 +15,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/lists', {
     config: read,
     schema: {
+      operationId: 'listLists',
       tags,
       summary: 'List lists (static and dynamic)',
       description: 'Requires scope `lists:read`. Ordered by `createdAt`, then `id`. Not paginated.',
@@ -25,12 +26,13 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/lists/:id', {
     config: read,
-    schema: { tags, summary: 'Get a list', params: IdParams, response: { 200: List, ...errorResponses(404) } },
+    schema: { operationId: 'getList', tags, summary: 'Get a list', params: IdParams, response: { 200: List, ...errorResponses(404) } },
   }, async (req) => service.getList(ctxOf(req), req.params.id));
 
   app.post('/lists', {
     config: write,
     schema: {
+      operationId: 'createList',
       tags,
       summary: 'Create a static list',
       description: 'Requires scope `lists:write`. `kind` must be `static` (dynamic lists are created only in the CRM UI: 400 `validation_failed`).',
@@ -44,6 +46,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // `kind`/`objectType` in the body are named as immutable, before the generic unknown-field check.
     preValidation: async (req) => service.assertImmutableFieldsAbsent(req.body),
     schema: {
+      operationId: 'updateList',
       tags,
       summary: 'Rename or describe a static list',
       description:
@@ -58,6 +61,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/lists/:id', {
     config: write,
     schema: {
+      operationId: 'deleteList',
       tags,
       summary: 'Delete a static list (soft delete)',
       description: 'Requires scope `lists:write`. Members are left untouched. Dynamic lists are read-only through the API: 409 `list_kind_mismatch`.',
@@ -72,6 +76,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/lists/:id/members', {
     config: read,
     schema: {
+      operationId: 'listListMembers',
       tags,
       summary: 'List the members of a list',
       description:
@@ -87,6 +92,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/lists/:id/members', {
     config: write,
     schema: {
+      operationId: 'addListMembers',
       tags,
       summary: 'Add members to a static list',
       description:
@@ -102,6 +108,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/lists/:id/members/:objectId', {
     config: write,
     schema: {
+      operationId: 'removeListMember',
       tags,
       summary: 'Remove a member from a static list',
       description: 'Requires scope `lists:write`. 404 when the record is not a member. Dynamic lists: 409 `list_kind_mismatch`.',

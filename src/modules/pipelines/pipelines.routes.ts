@@ -12,11 +12,11 @@ const read = { scopes: ['pipelines:read'] };
 export const pipelinesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/pipelines', {
     config: read,
-    schema: { tags, summary: 'List pipelines with their stages', description: 'Ordered by displayOrder; stages too. Requires scope `pipelines:read`.', response: { 200: Type.Array(Pipeline) } },
+    schema: { operationId: 'listPipelines', tags, summary: 'List pipelines with their stages', description: 'Ordered by displayOrder; stages too. Requires scope `pipelines:read`.', response: { 200: Type.Array(Pipeline) } },
   }, async (req) => service.listPipelines(ctxOf(req)));
 
   app.get('/pipelines/:id', {
     config: read,
-    schema: { tags, summary: 'Get a pipeline with its stages', params: IdParams, response: { 200: Pipeline, ...errorResponses(404) } },
+    schema: { operationId: 'getPipeline', tags, summary: 'Get a pipeline with its stages', params: IdParams, response: { 200: Pipeline, ...errorResponses(404) } },
   }, async (req) => service.getPipeline(ctxOf(req), req.params.id));
 };

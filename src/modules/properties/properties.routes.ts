@@ -12,6 +12,7 @@ export const propertiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/properties', {
     config: { scopes: ['properties:read'] },
     schema: {
+      operationId: 'listProperties',
       tags,
       summary: 'List custom property definitions of an object type',
       description: '`objectType` is required (400 `validation_failed` when missing or invalid). Ordered by displayOrder. Requires scope `properties:read`.',

@@ -14,6 +14,7 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/proposals', {
     config: read,
     schema: {
+      operationId: 'listProposals',
       tags,
       summary: 'List proposals',
       description:
@@ -27,12 +28,13 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/proposals/:id', {
     config: read,
-    schema: { tags, summary: 'Get a proposal with items, totals and expanded deal, contact and company', params: IdParams, response: { 200: Proposal, ...errorResponses(404) } },
+    schema: { operationId: 'getProposal', tags, summary: 'Get a proposal with items, totals and expanded deal, contact and company', params: IdParams, response: { 200: Proposal, ...errorResponses(404) } },
   }, async (req) => service.getProposal(ctxOf(req), req.params.id));
 
   app.post('/proposals', {
     config: write,
     schema: {
+      operationId: 'createProposal',
       tags,
       summary: 'Create a proposal',
       description:
@@ -47,6 +49,7 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch('/proposals/:id', {
     config: write,
     schema: {
+      operationId: 'updateProposal',
       tags,
       summary: 'Update a proposal or move its status',
       description:
@@ -63,6 +66,7 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/proposals/:id', {
     config: write,
     schema: {
+      operationId: 'deleteProposal',
       tags,
       summary: 'Delete a proposal (soft delete)',
       description: 'Requires scope `proposals:write`. The linked deal is untouched and may get a new proposal.',

@@ -13,27 +13,27 @@ const write = { scopes: ['tags:write'] };
 export const tagsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/tags', {
     config: read,
-    schema: { tags, summary: 'List tags', querystring: TagListQuery, response: { 200: Type.Array(Tag), ...errorResponses(400) } },
+    schema: { operationId: 'listTags', tags, summary: 'List tags', querystring: TagListQuery, response: { 200: Type.Array(Tag), ...errorResponses(400) } },
   }, async (req) => service.listTags(ctxOf(req), req.query.search));
 
   app.get('/tags/:id', {
     config: read,
-    schema: { tags, summary: 'Get a tag', params: IdParams, response: { 200: Tag, ...errorResponses(404) } },
+    schema: { operationId: 'getTag', tags, summary: 'Get a tag', params: IdParams, response: { 200: Tag, ...errorResponses(404) } },
   }, async (req) => service.getTag(ctxOf(req), req.params.id));
 
   app.post('/tags', {
     config: write,
-    schema: { tags, summary: 'Create a tag', body: TagCreate, response: { 201: Tag, ...errorResponses(400, 409) } },
+    schema: { operationId: 'createTag', tags, summary: 'Create a tag', body: TagCreate, response: { 201: Tag, ...errorResponses(400, 409) } },
   }, async (req, reply) => reply.code(201).send(await service.createTag(ctxOf(req), req.body)));
 
   app.patch('/tags/:id', {
     config: write,
-    schema: { tags, summary: 'Update a tag', params: IdParams, body: TagUpdate, response: { 200: Tag, ...errorResponses(400, 404, 409) } },
+    schema: { operationId: 'updateTag', tags, summary: 'Update a tag', params: IdParams, body: TagUpdate, response: { 200: Tag, ...errorResponses(400, 404, 409) } },
   }, async (req) => service.updateTag(ctxOf(req), req.params.id, req.body));
 
   app.delete('/tags/:id', {
     config: write,
-    schema: { tags, summary: 'Delete a tag and its associations', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) } },
+    schema: { operationId: 'deleteTag', tags, summary: 'Delete a tag and its associations', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) } },
   }, async (req, reply) => {
     await service.deleteTag(ctxOf(req), req.params.id);
     return reply.code(204).send(null);
