@@ -68,6 +68,12 @@ type AjvIssue = Pick<ErrorObject, 'instancePath' | 'keyword' | 'message' | 'para
 export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
   const seen = new Set<string>();
   const out: FieldIssue[] = [];
+  // A union of literals (`'asc' | 'desc'`) fails with one `const` error per branch: one message naming
+  // every allowed value says more (C.5).
+  const allowed = new Map<string, unknown[]>();
+  for (const i of issues) {
+    if (i.keyword === 'const') allowed.set(i.instancePath, [...(allowed.get(i.instancePath) ?? []), (i.params as { allowedValue?: unknown }).allowedValue]);
+  }
   for (const i of issues) {
     let field: string;
     let message: string;
@@ -85,6 +91,10 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
       field = fieldPath(i.instancePath);
       message = i.message ?? 'is invalid';
       if (i.keyword === 'enum' && Array.isArray(params.allowedValues)) message = `must be one of ${params.allowedValues.join(', ')}`;
+      if (i.keyword === 'const') {
+        const values = allowed.get(i.instancePath)!;
+        message = values.length > 1 ? `must be one of ${values.join(', ')}` : `must be ${JSON.stringify(values[0])}`;
+      }
     }
     const k = field + '\0' + message;
     if (seen.has(k)) continue;

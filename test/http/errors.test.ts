@@ -121,3 +121,14 @@ test('NUL characters are refused at the edge on both dialects: 400 in bodies and
   assert.equal((await api.get('/tags/%00')).status, 404);
   assert.equal((await api.get('/tags')).body.length, 0);
 });
+
+test('C.5: a validation message names the allowed values of a union of literals, for every bad field', async () => {
+  const { api } = await newTenant(t);
+  const r = await api.get('/contacts?sortKey=nope&sortOrder=up');
+  assert.equal(r.status, 400);
+  assert.deepEqual(r.body.details, [
+    { field: 'sortKey', message: 'must be one of createdAt, updatedAt, firstName, lastName, email, score' },
+    { field: 'sortOrder', message: 'must be one of asc, desc' },
+  ]);
+  assert.equal(r.body.message, 'query parameter sortKey must be one of createdAt, updatedAt, firstName, lastName, email, score');
+});
