@@ -17,7 +17,6 @@ const batch: BatchResource = {
   path: 'companies',
   tag: 'Companies',
   noun: 'company',
-  scopes: { read: 'companies:read', write: 'companies:write' },
   schemas: { record: Company, create: CompanyCreate, update: CompanyUpdate },
   create: service.createCompany,
   update: service.updateCompany,

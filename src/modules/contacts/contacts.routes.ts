@@ -17,7 +17,6 @@ const batch: BatchResource = {
   path: 'contacts',
   tag: 'Contacts',
   noun: 'contact',
-  scopes: { read: 'contacts:read', write: 'contacts:write' },
   schemas: { record: Contact, create: ContactCreate, update: ContactUpdate },
   create: service.createContact,
   update: service.updateContact,

@@ -15,7 +15,6 @@ const batch: BatchResource = {
   path: 'deals',
   tag: 'Deals',
   noun: 'deal',
-  scopes: { read: 'deals:read', write: 'deals:write' },
   schemas: { record: Deal, create: DealCreate, update: DealUpdate },
   create: service.createDeal,
   update: service.updateDeal,

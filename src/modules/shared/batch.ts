@@ -29,13 +29,12 @@ export interface UpsertKey {
 }
 
 export interface BatchResource<R extends { id: string } = { id: string }> {
-  /** URL segment: `/contacts/batch/create`. */
+  /** URL segment (`/contacts/batch/create`) and scope prefix (`contacts:write`; `batch/read`: `contacts:read`). */
   path: string;
   /** OpenAPI tag and operation ids: `createContactsBatch`. */
   tag: string;
   /** "contact", for messages. */
   noun: string;
-  scopes: { read: string; write: string };
   schemas: { record: TSchema; create: TObject; update: TObject };
   create(ctx: Ctx, input: any): Promise<R>;
   update(ctx: Ctx, id: string, input: any): Promise<R>;
@@ -267,7 +266,7 @@ function resultsSchema(r: BatchResource, upsert: boolean) {
 export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): void {
   const ops = batchOps(r);
   const tags = [r.tag];
-  const write = { scopes: [r.scopes.write] };
+  const write = { scopes: [`${r.path}:write`] };
   const plural = r.tag;
   const Results = resultsSchema(r, false);
   const UpsertResults = resultsSchema(r, true);
@@ -282,7 +281,7 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       tags,
       operationId: `create${plural}Batch`,
       summary: `Create ${r.noun}s in a batch`,
-      description: `Requires scope \`${r.scopes.write}\`. Each input is a \`POST /${r.path}\` body and creates one ${r.noun} exactly as that call would (same rules, same events). ${limits}`,
+      description: `Requires scope \`${r.path}:write\`. Each input is a \`POST /${r.path}\` body and creates one ${r.noun} exactly as that call would (same rules, same events). ${limits}`,
       body: Type.Object(
         { inputs: inputsOf(r.schemas.create, `a \`POST /${r.path}\` body`), atomic: Atomic },
         { additionalProperties: false, examples: [{ inputs: [example] }] },
@@ -301,7 +300,7 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       tags,
       operationId: `update${plural}Batch`,
       summary: `Update ${r.noun}s in a batch`,
-      description: `Requires scope \`${r.scopes.write}\`. Each input is \`{ id, ...PATCH body }\` and updates like \`PATCH /${r.path}/:id\` (omitted fields stay). ${limits}`,
+      description: `Requires scope \`${r.path}:write\`. Each input is \`{ id, ...PATCH body }\` and updates like \`PATCH /${r.path}/:id\` (omitted fields stay). ${limits}`,
       body: Type.Object({ inputs: inputsOf(UpdateInput, '`{ id, ...PATCH body }`'), atomic: Atomic }, { additionalProperties: false }),
       response: answers(Results, 404, 409, 422),
     },
@@ -322,7 +321,7 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       operationId: `upsert${plural}Batch`,
       summary: `Create or update ${r.noun}s by a unique property`,
       description:
-        `Requires scope \`${r.scopes.write}\`. ${keyDoc}. An input whose key matches a live ${r.noun} updates it like a PATCH with the given fields ` +
+        `Requires scope \`${r.path}:write\`. ${keyDoc}. An input whose key matches a live ${r.noun} updates it like a PATCH with the given fields ` +
         '(omitted fields stay; `action: "updated"`, status 200); otherwise it is created (`action: "created"`, status 201). Race-free: two calls ' +
         `upserting the same key at once give one ${r.noun}. Two inputs of one call with the same key behave as two calls in input order. ${limits}`,
       body: Type.Object(
@@ -338,12 +337,12 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
   }, async (req, reply) => send(reply, await ops.upsert(ctxOf(req), req.body as any)));
 
   app.post(`/${r.path}/batch/read`, {
-    config: { scopes: [r.scopes.read] },
+    config: { scopes: [`${r.path}:read`] },
     schema: {
       tags,
       operationId: `read${plural}Batch`,
       summary: `Read ${r.noun}s by id`,
-      description: `Requires scope \`${r.scopes.read}\`. Answers the live ${r.noun}s among \`ids\` as single reads return them, in the order of their ids (repeats once), and the ids not found (missing, deleted or of another tenant) in \`missing\`. At most ${BATCH_MAX} ids.`,
+      description: `Requires scope \`${r.path}:read\`. Answers the live ${r.noun}s among \`ids\` as single reads return them, in the order of their ids (repeats once), and the ids not found (missing, deleted or of another tenant) in \`missing\`. At most ${BATCH_MAX} ids.`,
       body: Type.Object({ ids: Ids(r.noun) }, { additionalProperties: false }),
       response: {
         200: Type.Object({ results: Type.Array(r.schemas.record), missing: Type.Array(Type.String()) }),
@@ -358,7 +357,7 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       tags,
       operationId: `delete${plural}Batch`,
       summary: `Delete ${r.noun}s in a batch`,
-      description: `Requires scope \`${r.scopes.write}\`. Soft-deletes each id as \`DELETE /${r.path}/:id\` would: status 204, or 404 for an id not found (also a repeat within the call). ${limits.replace('inputs', 'ids')}`,
+      description: `Requires scope \`${r.path}:write\`. Soft-deletes each id as \`DELETE /${r.path}/:id\` would: status 204, or 404 for an id not found (also a repeat within the call). ${limits.replace('inputs', 'ids')}`,
       body: Type.Object({ ids: Ids(r.noun), atomic: Atomic }, { additionalProperties: false }),
       response: answers(Results, 404),
     },
