@@ -1,9 +1,22 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
 import * as service from './webhooks.service.js';
-import { DeliveriesQuery, Delivery, EventTypeSchema, TestResult, Webhook, WebhookCreate, WebhookUpdate } from './webhooks.schema.js';
+import { publicBaseUrl } from '../forms/forms.routes.js';
+import {
+  DeliveriesQuery,
+  Delivery,
+  DeliveryParams,
+  EventTypeSchema,
+  RecoverBody,
+  RecoverResult,
+  TestResult,
+  Webhook,
+  WebhookCreate,
+  WebhookUpdate,
+} from './webhooks.schema.js';
 
 const tags = ['Webhooks'];
 const manage = { scopes: ['webhooks:manage'] };
@@ -95,9 +108,75 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'Delivery history of a webhook, newest first',
+      operationId: 'listWebhookDeliveries',
+      description:
+        'Requires scope `webhooks:manage`. The spec\'s bare array, newest first (`limit`, alias `pageSize`: default 50, max 100), ' +
+        'filtered by `status` and `event`. When more deliveries follow, the answer carries a `Link: <…?cursor=…>; rel="next"` header ' +
+        '(as GitHub does) whose URL repeats the other query parameters; it is absent on the last page. The cursor pages by keyset ' +
+        '(created, id): a delivery made while you walk never shifts a page.',
       params: IdParams,
       querystring: DeliveriesQuery,
-      response: { 200: Type.Array(Delivery), ...errorResponses(400, 404) },
+      response: {
+        200: {
+          ...Type.Array(Delivery, { description: 'One page of deliveries, newest first' }),
+          // Documentation only (@fastify/swagger): one schema per response header.
+          headers: {
+            Link: Type.String({
+              description: 'The next page: `<https://…/api/v1/webhooks/{id}/deliveries?limit=50&cursor=…>; rel="next"`; absent on the last page',
+            }),
+          },
+        },
+        ...errorResponses(400, 404),
+      },
     },
-  }, async (req) => service.listDeliveries(ctxOf(req), req.params.id, req.query.limit ?? 50));
+  }, async (req, reply) => {
+    const page = await service.listDeliveries(ctxOf(req), req.params.id, req.query, req.principal.keyId);
+    if (page.nextCursor) reply.header('link', `<${nextPageUrl(req, page.nextCursor)}>; rel="next"`);
+    return page.data;
+  });
+
+  app.post('/webhooks/:id/deliveries/:deliveryId/retry', {
+    // The attempt waits on the destination: an Idempotency-Key is claimed first and answered after (plugins/idempotency.ts).
+    config: { ...manage, idempotencyOutbound: true },
+    schema: {
+      tags,
+      summary: 'Attempt one delivery again, now',
+      operationId: 'retryWebhookDelivery',
+      description:
+        'Requires scope `webhooks:manage`. Makes one more attempt of the delivery now, whatever its status (after `permanent_failure`, ' +
+        'and also for a `delivered` one, to send it again), waits for it (up to the delivery timeout) and answers 200 with the delivery ' +
+        'as it is after the attempt: the result is appended to the same delivery (`attempts` grows, `statusCode`, `responseSnippet`, ' +
+        '`lastError` describe this attempt). This attempt is extra: a delivery waiting for a retry keeps its automatic attempts; an ended ' +
+        'one that fails again stays `permanent_failure`. The same `webhook-id` (the event id) is sent, so receivers can deduplicate. ' +
+        '404 for a delivery of another webhook or tenant; 409 `webhook_inactive` when the webhook is inactive (activate it first); ' +
+        '409 `delivery_in_progress` when an attempt of it is being made right now.',
+      params: DeliveryParams,
+      response: { 200: Delivery, ...errorResponses(404, 409) },
+    },
+  }, async (req) => service.retryDelivery(ctxOf(req), req.params.id, req.params.deliveryId));
+
+  app.post('/webhooks/:id/recover', {
+    config: manage,
+    schema: {
+      tags,
+      summary: 'Schedule failed deliveries again (after an outage)',
+      operationId: 'recoverWebhookDeliveries',
+      description:
+        'Requires scope `webhooks:manage`. Every `permanent_failure` delivery of this webhook created at or after `since` becomes due ' +
+        'now (status `retry_scheduled`) with a fresh cycle of 5 automatic attempts (WEBHOOK_RETRY_DELAYS apply from the first again); ' +
+        '`attempts` keeps counting. Webhook tests (`webhook.test`) are not included. Answers `{ scheduled }`, the number of deliveries ' +
+        'scheduled; the worker makes the attempts. A non-ISO `since` is 400 `validation_failed`; an inactive webhook is 409 ' +
+        '`webhook_inactive` (deliveries that ended because it was deactivated can be recovered once it is active again).',
+      params: IdParams,
+      body: RecoverBody,
+      response: { 200: RecoverResult, ...errorResponses(400, 404, 409) },
+    },
+  }, async (req) => service.recoverDeliveries(ctxOf(req), req.params.id, req.body));
 };
+
+/** The URL of the next page: this request's path and query parameters, with `cursor` set. */
+function nextPageUrl(req: FastifyRequest, cursor: string): string {
+  const url = new URL(req.url, publicBaseUrl(req));
+  url.searchParams.set('cursor', cursor);
+  return url.toString();
+}
