@@ -59,7 +59,9 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Update a webhook',
       description:
         'Requires scope `webhooks:manage`. Accepts `name`, `url`, `events`, `isActive`, `headers` (replaced as a whole), validated as on create. ' +
-        'Deactivating stops the webhook at once: deliveries waiting for an attempt end as `permanent_failure` and are not sent even after reactivation.',
+        'Deactivating stops the webhook at once: deliveries waiting for an attempt end as `permanent_failure` and are not sent even after reactivation ' +
+        '(POST /webhooks/:id/recover sends them again on request). Activating (`isActive: true`) clears `disabledReason` and starts the ' +
+        'endpoint\'s health count afresh.',
       params: IdParams,
       body: WebhookUpdate,
       response: { 200: Webhook, ...errorResponses(400, 404) },
