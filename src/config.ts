@@ -25,6 +25,8 @@ export interface Config {
   shutdownDrainMs: number;
   /** How long a stored idempotent answer is kept (C.3, `IDEMPOTENCY_TTL_HOURS`); fractions allowed. */
   idempotencyTtlHours: number;
+  /** A webhook failing this long without a success is deactivated (C.4, `WEBHOOK_DISABLE_AFTER_HOURS`); fractions allowed. */
+  webhookDisableAfterHours: number;
   /** Master key for secrets at rest. Resolved lazily: only webhook code needs it. */
   secretKey(): Buffer;
 }
@@ -104,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
     queryQueuePerTenant: int(env, 'QUERY_QUEUE_PER_TENANT', 200, 1, 100_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 1_000, 0, 8_000),
     idempotencyTtlHours: hours(env, 'IDEMPOTENCY_TTL_HOURS', 24, 0.001, 8_760),
+    webhookDisableAfterHours: hours(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 120, 0.0001, 87_600),
     secretKey() {
       if (secret) return secret;
       if (databaseUrl) throw new ConfigError('CRM_SECRET_KEY is required with DATABASE_URL (64 hex characters)');

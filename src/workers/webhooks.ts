@@ -2,19 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { withTx } from '../db/index.js';
+import type { Agent } from 'undici';
+import type { Config } from '../config.js';
+import { withTx, type Db } from '../db/index.js';
 import { DELIVERY_CHANNEL, onDeliveriesQueued } from '../events/outbox.js';
+import { makeAttempt, recordAttempt } from '../modules/webhooks/webhooks.attempts.js';
 import { deliveryDispatcher } from '../modules/webhooks/webhooks.network.js';
 import * as queue from '../modules/webhooks/webhooks.queue.js';
-import { sendAttempt, type AttemptResult } from '../modules/webhooks/webhooks.sender.js';
-import { openHeaders, secretAad } from '../modules/webhooks/webhooks.service.js';
-import { decryptSecret } from '../util/crypto.js';
+import type { AttemptResult } from '../modules/webhooks/webhooks.sender.js';
 import { registerLoop, type BackgroundLoop, type WorkerDeps } from './index.js';
 
 /** HTTP attempts in flight per worker process. */
 export const MAX_IN_FLIGHT = 16;
-/** Spec 3.6 / 6.4: the fifth failed attempt ends the delivery. */
-export const MAX_ATTEMPTS = 5;
 /** Fallback poll: retries falling due, and wake-ups from other processes on SQLite. */
 const POLL_MS = 500;
 /** A lease outlives an attempt by this much (CONTRACT B.9: a crashed attempt is redone within timeout + 10 s). */
@@ -22,244 +21,235 @@ const LEASE_MARGIN_MS = 10_000;
 /** On stop, attempts in flight get this long to finish before they are interrupted and handed back. */
 const STOP_GRACE_MS = 5_000;
 
+/** A claimed delivery: the row, the lease token written on it, and what its attempt needs. */
+interface Claimed {
+  delivery: queue.QueuedDelivery;
+  owner: string;
+  context: queue.AttemptContext;
+}
+
+/** A write waiting for the next flush: writes of attempts ending together share one transaction. */
+interface PendingWrite {
+  write(db: Db): Promise<unknown>;
+  done(err?: unknown): void;
+}
+
 /**
- * Webhook delivery loop (spec 3.6 and 6, CONTRACT B.9).
+ * Webhook delivery loop (spec 3.6 and 6, CONTRACT B.9 and C.4), in three named steps:
  *
- * - Claim: due deliveries are leased (lease = WEBHOOK_TIMEOUT_MS + 10 s), as many as there are free
+ * - claim: due deliveries are leased (lease = WEBHOOK_TIMEOUT_MS + 10 s), as many as there are free
  *   slots, and their webhooks and events loaded, in one short transaction.
- * - Attempt: at most MAX_IN_FLIGHT HTTP attempts at once. The webhook is checked (gone: the delivery goes;
- *   inactive: it ends as permanent_failure without an attempt), its secret decrypted, the event sent.
- * - Record: the outcomes of attempts ending together are written in one transaction, each only while its
- *   lease is still ours; a slot is free again as soon as its HTTP exchange ends.
+ * - attempt: at most MAX_IN_FLIGHT HTTP attempts at once. The webhook is checked (gone: the delivery goes;
+ *   inactive: it ends as permanent_failure without an attempt), then the event is sent
+ *   (webhooks.attempts.ts, shared with the API's manual retry).
+ * - record: the outcome (next retry, Retry-After, endpoint health) is written only while the lease is
+ *   still ours; outcomes of attempts ending together share one transaction. A slot is free again as soon
+ *   as its HTTP exchange ends.
+ *
  * Wakes on the outbox's signal (LISTEN/NOTIFY on PostgreSQL, in-process on SQLite), on a freed slot and
  * on a short poll. Several processes may share one PostgreSQL queue; a crashed one's leases expire.
  */
-export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
-  const { database, config } = deps;
-  const log: Logger = deps.log.child({ loop: 'webhooks' });
-  const db = database.db;
-  const postgres = database.dialect.name === 'postgres';
-  const workerId = randomUUID();
-  const dispatcher = deliveryDispatcher({ allowPrivateNetworks: config.webhookAllowPrivateNetworks, timeoutMs: config.webhookTimeoutMs });
-  const leaseMs = config.webhookTimeoutMs + LEASE_MARGIN_MS;
+export class DeliveryLoop {
+  private readonly log: Logger;
+  private readonly db: Db;
+  private readonly config: Config;
+  private readonly postgres: boolean;
+  private readonly workerId = randomUUID();
+  private readonly dispatcher: Agent;
+  private readonly leaseMs: number;
   /** HTTP attempts in flight (the bounded part). */
-  const inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Set<Promise<void>>();
   /** Database writes of finished attempts, awaited by stop(). */
-  const recording = new Set<Promise<void>>();
-  const stopSignal = new AbortController();
-  setMaxListeners(MAX_IN_FLIGHT + 10, stopSignal.signal); // one listener per attempt in flight
-  let claimSeq = 0;
-  let stopped = false;
-  let ticking = false;
-  let again = false;
-  let scheduled = false;
+  private readonly recording = new Set<Promise<void>>();
+  private readonly stopSignal = new AbortController();
+  private claimSeq = 0;
+  private stopped = false;
+  /** A claim pass is running; `claimAgain` asks it to make one more round when it ends. */
+  private claiming = false;
+  private claimAgain = false;
+  private wakeScheduled = false;
+  private writes: PendingWrite[] = [];
+  private flushScheduled = false;
 
-  // Wake-ups of one turn of the event loop (several attempts ending together) make one claim.
-  const wake = () => {
-    if (stopped) return;
-    if (ticking) {
-      again = true;
+  constructor(deps: WorkerDeps) {
+    this.log = deps.log.child({ loop: 'webhooks' });
+    this.db = deps.database.db;
+    this.config = deps.config;
+    this.postgres = deps.database.dialect.name === 'postgres';
+    this.dispatcher = deliveryDispatcher({ allowPrivateNetworks: this.config.webhookAllowPrivateNetworks, timeoutMs: this.config.webhookTimeoutMs });
+    this.leaseMs = this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+    setMaxListeners(MAX_IN_FLIGHT + 10, this.stopSignal.signal); // one listener per attempt in flight
+  }
+
+  /** Wake-ups of one turn of the event loop (several attempts ending together) make one claim pass. */
+  readonly wake = (): void => {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
       return;
     }
-    if (scheduled) return;
-    scheduled = true;
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
     setImmediate(() => {
-      scheduled = false;
-      if (stopped) return;
-      if (ticking) again = true;
-      else void tick();
+      this.wakeScheduled = false;
+      if (this.stopped) return;
+      if (this.claiming) this.claimAgain = true;
+      else void this.fill();
     });
   };
 
-  async function tick(): Promise<void> {
-    ticking = true;
+  /** Claims until every slot is busy or nothing is due. */
+  private async fill(): Promise<void> {
+    this.claiming = true;
     try {
       do {
-        again = false;
-        while (!stopped && inFlight.size < MAX_IN_FLIGHT) {
-          const want = MAX_IN_FLIGHT - inFlight.size;
-          const now = Date.now();
-          const owner = `${workerId}.${++claimSeq}`;
-          // One short transaction: on SQLite one turn on the connection, however busy the API is.
-          const { claimed, contexts } = await withTx(db, async (tx) => {
-            const rows = await queue.claimDue(tx, {
-              postgres,
-              owner,
-              now: new Date(now).toISOString(),
-              leaseUntil: new Date(now + leaseMs).toISOString(),
-              limit: want,
-            });
-            return { claimed: rows, contexts: await queue.loadAttemptContexts(tx, rows) };
-          });
-          for (const d of claimed) start(d, owner, contexts.get(d.id) ?? { webhook: undefined, payload: undefined });
+        this.claimAgain = false;
+        while (!this.stopped && this.freeSlots() > 0) {
+          const want = this.freeSlots();
+          const claimed = await this.claim(want);
+          for (const c of claimed) this.start(c);
           if (claimed.length < want) break;
         }
-      } while (again && !stopped && inFlight.size < MAX_IN_FLIGHT);
+      } while (this.claimAgain && !this.stopped && this.freeSlots() > 0);
     } catch (err) {
-      log.warn({ err }, 'claiming webhook deliveries failed; retrying on the next wake-up');
+      this.log.warn({ err }, 'claiming webhook deliveries failed; retrying on the next wake-up');
     } finally {
-      ticking = false;
+      this.claiming = false;
     }
   }
 
-  function start(d: queue.QueuedDelivery, owner: string, context: queue.AttemptContext): void {
-    const p: Promise<void> = attempt(d, owner, context)
-      .catch((err) => log.error({ err, deliveryId: d.id }, 'webhook delivery attempt failed unexpectedly'))
-      .finally(() => {
-        inFlight.delete(p);
-        wake();
+  private freeSlots(): number {
+    return MAX_IN_FLIGHT - this.inFlight.size;
+  }
+
+  /** Step 1: lease up to `limit` due deliveries and load their webhooks and events, in one short transaction. */
+  async claim(limit: number): Promise<Claimed[]> {
+    const now = Date.now();
+    const owner = `${this.workerId}.${++this.claimSeq}`;
+    // On SQLite one turn on the connection, however busy the API is.
+    const { rows, contexts } = await withTx(this.db, async (tx) => {
+      const rows = await queue.claimDue(tx, {
+        postgres: this.postgres,
+        owner,
+        now: new Date(now).toISOString(),
+        leaseUntil: new Date(now + this.leaseMs).toISOString(),
+        limit,
       });
-    inFlight.add(p);
+      return { rows, contexts: await queue.loadAttemptContexts(tx, rows) };
+    });
+    return rows.map((delivery) => ({ delivery, owner, context: contexts.get(delivery.id) ?? { webhook: undefined, payload: undefined } }));
   }
 
-  function track(work: Promise<unknown>, deliveryId: string): void {
-    const p: Promise<void> = work
-      .then(
-        () => undefined,
-        // The lease expires and the attempt is made again: at least once, never lost.
-        (err) => log.error({ err, deliveryId }, 'recording a webhook delivery attempt failed'),
-      )
-      .finally(() => recording.delete(p));
-    recording.add(p);
+  private start(c: Claimed): void {
+    const p: Promise<void> = this.attempt(c)
+      .catch((err) => this.log.error({ err, deliveryId: c.delivery.id }, 'webhook delivery attempt failed unexpectedly'))
+      .finally(() => {
+        this.inFlight.delete(p);
+        this.wake();
+      });
+    this.inFlight.add(p);
   }
 
-  async function attempt(d: queue.QueuedDelivery, owner: string, { webhook, payload }: queue.AttemptContext): Promise<void> {
-    const nowIso = new Date().toISOString();
+  /** Step 2: one HTTP attempt, unless the webhook is gone or inactive or the event is missing. */
+  async attempt({ delivery: d, owner, context: { webhook, payload } }: Claimed): Promise<void> {
+    const now = new Date().toISOString();
     if (!webhook) {
-      track(queue.dropDelivery(db, d, owner), d.id);
+      this.track(this.enqueue((db) => queue.dropDelivery(db, d, owner)), d.id);
       return;
     }
     // NOTE: B.9 — a deactivated webhook's waiting deliveries are never attempted; they end here
     // (normally the PATCH that deactivated it already ended them; this covers the races).
-    if (webhook.is_active !== 1) {
-      track(finish(d, owner, { status: 'permanent_failure', last_error: 'webhook deactivated', next_attempt_at: null, updated_at: nowIso }), d.id);
+    if (webhook.is_active !== 1 || payload === undefined) {
+      const lastError = webhook.is_active !== 1 ? 'webhook deactivated' : 'event not found';
+      const set: queue.DeliveryUpdate = { status: 'permanent_failure', last_error: lastError, next_attempt_at: null, updated_at: now };
+      this.track(this.enqueue((db) => queue.finishDelivery(db, d, owner, set)), d.id);
       return;
     }
-    if (payload === undefined) {
-      track(finish(d, owner, { status: 'permanent_failure', last_error: 'event not found', next_attempt_at: null, updated_at: nowIso }), d.id);
-      return;
-    }
-    let secret: string | undefined;
-    let customHeaders: Record<string, string> = {};
-    try {
-      secret = decryptSecret(config.secretKey(), webhook.secret_enc, secretAad(d.tenant_id, webhook.id));
-      customHeaders = openHeaders(config.secretKey(), d.tenant_id, webhook.id, webhook.headers);
-    } catch (err) {
-      secret = undefined; // never send an attempt without the headers the destination expects
-      log.error({ err: { message: (err as Error).message }, webhookId: webhook.id }, 'cannot decrypt a webhook secret or its headers');
-    }
-    const result: AttemptResult =
-      secret === undefined
-        ? {
-            success: false,
-            statusCode: null,
-            responseSnippet: null,
-            durationMs: 0,
-            error: 'the signing secret or the custom headers cannot be decrypted (CRM_SECRET_KEY changed?)',
-            attemptId: randomUUID(),
-            endedAt: new Date(),
-          }
-        : await sendAttempt({
-            url: webhook.url,
-            secret,
-            customHeaders,
-            eventId: d.event_id,
-            event: d.event,
-            body: Buffer.from(payload, 'utf8'),
-            timeoutMs: config.webhookTimeoutMs,
-            dispatcher,
-            signal: stopSignal.signal,
-          });
-    // The attempt was cut short by shutdown, not by the destination: handed back, not counted.
-    track(result.interrupted ? queue.releaseDelivery(db, d, owner) : record(d, owner, result), d.id);
+    const result = await makeAttempt(this.config, d, webhook, payload, this.dispatcher, this.stopSignal.signal);
+    if (!result.success) this.log.debug({ deliveryId: d.id, webhookId: d.webhook_id, attempt: d.attempts + 1, error: result.error }, 'webhook delivery attempt failed');
+    // Cut short by shutdown, not by the destination: handed back, not counted.
+    this.track(result.interrupted ? queue.releaseDelivery(this.db, d, owner) : this.record(d, owner, result), d.id);
   }
 
-  async function record(d: queue.QueuedDelivery, owner: string, r: AttemptResult): Promise<void> {
-    const attempts = d.attempts + 1;
-    const end = r.endedAt.toISOString();
-    const common = { status_code: r.statusCode, response_snippet: r.responseSnippet, duration_ms: r.durationMs, attempts, updated_at: end };
-    if (r.success) {
-      await finish(d, owner, { ...common, status: 'delivered', last_error: null, next_attempt_at: null, delivered_at: end });
-      return;
-    }
-    log.debug({ deliveryId: d.id, webhookId: d.webhook_id, attempt: attempts, error: r.error }, 'webhook delivery attempt failed');
-    let status = attempts >= MAX_ATTEMPTS ? 'permanent_failure' : 'retry_scheduled';
-    let lastError = r.error ?? 'failed';
-    // A retry's delay counts from the end of the failed attempt (B.9).
-    let next: string | null = status === 'retry_scheduled' ? new Date(r.endedAt.getTime() + config.webhookRetryDelays[attempts - 1] * 1000).toISOString() : null;
-    // Deactivated while this attempt was in flight: no retry.
-    if (status === 'retry_scheduled' && !(await queue.isWebhookActive(db, d.tenant_id, d.webhook_id))) {
-      status = 'permanent_failure';
-      lastError = `${lastError}; webhook deactivated`;
-      next = null;
-    }
-    await finish(d, owner, { ...common, status, last_error: lastError, next_attempt_at: next });
+  /** Step 3: the outcome, the next retry and the endpoint's health, written while the lease is ours. */
+  record(d: queue.QueuedDelivery, owner: string, result: AttemptResult): Promise<unknown> {
+    return this.enqueue((db) => recordAttempt(db, this.config, d, owner, result));
   }
 
-  // ---- outcomes of attempts ending together are written in one transaction ----
-  type PendingFinish = { d: queue.QueuedDelivery; owner: string; set: queue.DeliveryUpdate; done(err?: unknown): void };
-  let finishes: PendingFinish[] = [];
-  let flushScheduled = false;
+  /** Keeps a write in `recording` until done; a failed one is logged (its lease expires and the attempt is made again). */
+  private track(work: Promise<unknown>, deliveryId: string): void {
+    const p: Promise<void> = work
+      .then(
+        () => undefined,
+        (err) => this.log.error({ err, deliveryId }, 'recording a webhook delivery attempt failed'),
+      )
+      .finally(() => this.recording.delete(p));
+    this.recording.add(p);
+  }
 
-  function finish(d: queue.QueuedDelivery, owner: string, set: queue.DeliveryUpdate): Promise<void> {
+  private enqueue(write: (db: Db) => Promise<unknown>): Promise<void> {
     return new Promise((resolve, reject) => {
-      finishes.push({ d, owner, set, done: (err) => (err ? reject(err) : resolve()) });
-      if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(() => void flush());
+      this.writes.push({ write, done: (err) => (err ? reject(err) : resolve()) });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
       }
     });
   }
 
-  async function flush(): Promise<void> {
-    flushScheduled = false;
-    const batch = finishes;
-    finishes = [];
+  /** The writes queued in one turn, in one transaction; one by one if that fails, so one bad row holds back no other. */
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.writes;
+    this.writes = [];
     if (batch.length === 0) return;
     try {
-      if (batch.length === 1) await queue.finishDelivery(db, batch[0].d, batch[0].owner, batch[0].set);
-      else {
-        await withTx(db, async (tx) => {
-          for (const f of batch) await queue.finishDelivery(tx, f.d, f.owner, f.set);
-        });
-      }
-      for (const f of batch) f.done();
+      await withTx(this.db, async (tx) => {
+        for (const w of batch) await w.write(tx);
+      });
+      for (const w of batch) w.done();
     } catch {
-      // One by one, so that one failing row cannot hold back the others.
-      for (const f of batch) {
+      for (const w of batch) {
         try {
-          await queue.finishDelivery(db, f.d, f.owner, f.set);
-          f.done();
+          await withTx(this.db, (tx) => w.write(tx));
+          w.done();
         } catch (err) {
-          f.done(err);
+          w.done(err);
         }
       }
     }
   }
 
-  // ---- wake-ups ----
-  const unsubscribe = onDeliveriesQueued(wake);
-  const poll = setInterval(wake, POLL_MS);
-  poll.unref();
-  const listener = postgres && database.pool ? listen(database.pool, wake, log) : null;
-  wake();
+  /** Stops claiming, lets attempts in flight finish (interrupting them after a grace period) and waits for their records. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    while (this.claiming) await new Promise((r) => setTimeout(r, 10));
+    if (this.inFlight.size) {
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
+      await Promise.race([Promise.allSettled([...this.inFlight]), grace]);
+      // Attempts still running are interrupted; their deliveries are handed back, not counted.
+      this.stopSignal.abort();
+      await Promise.allSettled([...this.inFlight]);
+    }
+    while (this.recording.size) await Promise.allSettled([...this.recording]);
+  }
+}
 
+export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
+  const loop = new DeliveryLoop(deps);
+  const unsubscribe = onDeliveriesQueued(loop.wake);
+  const poll = setInterval(loop.wake, POLL_MS);
+  poll.unref();
+  const listener = deps.database.dialect.name === 'postgres' && deps.database.pool ? listen(deps.database.pool, loop.wake, deps.log.child({ loop: 'webhooks' })) : null;
+  loop.wake();
   return {
     name: 'webhook-delivery',
     async stop() {
-      stopped = true;
+      const stopping = loop.stop(); // no claim from here on
       clearInterval(poll);
       unsubscribe();
       await listener?.close();
-      while (ticking) await new Promise((r) => setTimeout(r, 10));
-      if (inFlight.size) {
-        const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
-        await Promise.race([Promise.allSettled([...inFlight]), grace]);
-        // Attempts still running are interrupted; their deliveries are handed back, not counted.
-        stopSignal.abort();
-        await Promise.allSettled([...inFlight]);
-      }
-      while (recording.size) await Promise.allSettled([...recording]);
+      await stopping;
     },
   };
 }

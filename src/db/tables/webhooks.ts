@@ -8,6 +8,10 @@ export interface WebhooksTable {
   headers: string; // JSON object
   secret_enc: string; // encrypted with CRM_SECRET_KEY
   secret_prefix: string;
+  /** End of the first failed attempt after the last success; null while the endpoint answers (C.4). */
+  failing_since: string | null;
+  /** Why the webhook was deactivated automatically; null while active or deactivated by hand. */
+  disabled_reason: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -29,6 +33,8 @@ export interface WebhookDeliveriesTable {
   delivered_at: string | null;
   lease_owner: string | null;
   lease_until: string | null;
+  /** Attempts allowed before permanent_failure; null = MAX_ATTEMPTS (5). Recovery and manual retries raise it. */
+  attempt_limit: number | null;
   created_at: string;
   updated_at: string;
 }

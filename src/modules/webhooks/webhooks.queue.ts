@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
+import { DELIVERY_CHANNEL, isPostgres, notifyDeliveriesQueued } from '../../events/outbox.js';
 import type { WebhookDeliveriesTable } from '../../db/tables/webhooks.js';
 import type { WebhookRow } from './webhooks.repo.js';
 
@@ -56,8 +57,10 @@ export async function claimDue(db: Db, o: ClaimOptions): Promise<QueuedDelivery[
     .execute();
 }
 
+export type AttemptTarget = Pick<WebhookRow, 'id' | 'url' | 'is_active' | 'headers' | 'secret_enc'>;
+
 export interface AttemptContext {
-  webhook: Pick<WebhookRow, 'id' | 'url' | 'is_active' | 'headers' | 'secret_enc'> | undefined;
+  webhook: AttemptTarget | undefined;
   payload: string | undefined;
 }
 
@@ -117,4 +120,39 @@ export async function releaseDelivery(db: Db, d: QueuedDelivery, owner: string):
 /** A delivery whose webhook is gone (deleted while the event was being written): it goes too. */
 export async function dropDelivery(db: Db, d: QueuedDelivery, owner: string): Promise<void> {
   await db.deleteFrom('webhook_deliveries').where('tenant_id', '=', d.tenant_id).where('id', '=', d.id).where('lease_owner', '=', owner).execute();
+}
+
+/**
+ * Leases one delivery for a manual retry (POST …/deliveries/:deliveryId/retry), whatever its status, and
+ * gives it one more attempt than it may make: a waiting delivery keeps its automatic attempts, an ended
+ * one (delivered or permanent_failure) gets exactly this one. Only while nobody holds a live lease and the
+ * row is as it was read (`attempts`, `status`); undefined otherwise (an attempt is in flight).
+ */
+export async function leaseForRetry(
+  db: Db,
+  d: Pick<QueuedDelivery, 'tenant_id' | 'id' | 'status' | 'attempts' | 'attempt_limit'>,
+  o: { owner: string; now: string; leaseUntil: string; maxAttempts: number },
+): Promise<QueuedDelivery | undefined> {
+  const waiting = d.status === 'pending' || d.status === 'retry_scheduled';
+  const limit = waiting ? Math.max(d.attempt_limit ?? o.maxAttempts, d.attempts) + 1 : d.attempts + 1;
+  return db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: o.owner, lease_until: o.leaseUntil, attempt_limit: limit })
+    .where('tenant_id', '=', d.tenant_id)
+    .where('id', '=', d.id)
+    .where('status', '=', d.status)
+    .where('attempts', '=', d.attempts)
+    .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', o.now)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Wakes the delivery workers once the caller's transaction commits (deliveries made due again by a
+ * recovery): NOTIFY on PostgreSQL (delivered on commit only), the in-process loop on SQLite. Workers
+ * also poll, so a missed wake-up only delays.
+ */
+export async function wakeWorkers(db: Db): Promise<void> {
+  if (isPostgres(db)) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
+  else setImmediate(notifyDeliveriesQueued);
 }

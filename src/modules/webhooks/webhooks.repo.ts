@@ -1,8 +1,10 @@
+import type { Insertable } from 'kysely';
 import type { Db } from '../../db/index.js';
+import type { SortColumn } from '../shared/listing.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../../db/tables/webhooks.js';
 
 export type WebhookRow = WebhooksTable;
-export type DeliveryRow = Omit<WebhookDeliveriesTable, 'lease_owner' | 'lease_until' | 'tenant_id'>;
+export type DeliveryRow = Omit<WebhookDeliveriesTable, 'lease_owner' | 'lease_until' | 'tenant_id' | 'attempt_limit'>;
 
 const DELIVERY_COLUMNS = [
   'id',
@@ -65,22 +67,78 @@ export async function cancelWaitingDeliveries(db: Db, tenantId: string, webhookI
   return Number(r.numUpdatedRows);
 }
 
-export function listDeliveries(db: Db, tenantId: string, webhookId: string, limit: number): Promise<DeliveryRow[]> {
+export interface DeliveryFilter {
+  status?: string;
+  event?: string;
+}
+
+/** GET /webhooks/:id/deliveries for the listing layer: newest first by (created_at, id) (index `webhook_deliveries__webhook_page`). */
+export function deliveryListing(db: Db, tenantId: string, webhookId: string, f: DeliveryFilter) {
+  let base = db.selectFrom('webhook_deliveries').where('tenant_id', '=', tenantId).where('webhook_id', '=', webhookId);
+  if (f.status !== undefined) base = base.where('status', '=', f.status);
+  if (f.event !== undefined) base = base.where('event', '=', f.event);
+  return { base, select: (qb: typeof base) => qb.select(DELIVERY_COLUMNS) };
+}
+
+export const DELIVERY_SORT: SortColumn = { column: 'created_at', nullable: false };
+
+export function findDelivery(db: Db, tenantId: string, webhookId: string, id: string): Promise<(DeliveryRow & { attempt_limit: number | null }) | undefined> {
   return db
     .selectFrom('webhook_deliveries')
-    .select(DELIVERY_COLUMNS)
+    .select([...DELIVERY_COLUMNS, 'attempt_limit'])
     .where('tenant_id', '=', tenantId)
     .where('webhook_id', '=', webhookId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * POST /webhooks/:id/recover: every `permanent_failure` delivery of the webhook created at or after
+ * `since` is due again now, with MAX_ATTEMPTS more automatic attempts than it has made (C.4). Webhook
+ * tests are never retried automatically, so they stay as they are; a manual retry in flight (live
+ * lease) is left to finish.
+ */
+export async function recoverFailed(db: Db, tenantId: string, webhookId: string, since: string, now: string, moreAttempts: number): Promise<number> {
+  const r = await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ status: 'retry_scheduled', next_attempt_at: now, attempt_limit: eb('attempts', '+', moreAttempts), updated_at: now }))
+    .where('tenant_id', '=', tenantId)
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'permanent_failure')
+    .where('created_at', '>=', since)
+    .where('event', '!=', 'webhook.test')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** Automatic deactivation after failing too long (C.4): only while still active, so one worker wins. */
+export async function disableWebhook(db: Db, tenantId: string, id: string, reason: string, now: string): Promise<boolean> {
+  const r = await db
+    .updateTable('webhooks')
+    .set({ is_active: 0, disabled_reason: reason, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('is_active', '=', 1)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** A success ends a failing streak. */
+export async function clearFailing(db: Db, tenantId: string, id: string): Promise<void> {
+  await db.updateTable('webhooks').set({ failing_since: null }).where('tenant_id', '=', tenantId).where('id', '=', id).where('failing_since', 'is not', null).execute();
+}
+
+/** A failure starts a failing streak unless one is running; answers the webhook as it is now. */
+export async function markFailing(db: Db, tenantId: string, id: string, at: string): Promise<WebhookRow | undefined> {
+  await db.updateTable('webhooks').set({ failing_since: at }).where('tenant_id', '=', tenantId).where('id', '=', id).where('failing_since', 'is', null).execute();
+  return findWebhook(db, tenantId, id);
 }
 
 export async function insertEvent(db: Db, row: EventsTable): Promise<void> {
   await db.insertInto('events').values(row).execute();
 }
 
-export async function insertDelivery(db: Db, row: WebhookDeliveriesTable): Promise<void> {
+export async function insertDelivery(db: Db, row: Insertable<WebhookDeliveriesTable>): Promise<void> {
   await db.insertInto('webhook_deliveries').values(row).execute();
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, PageSizeParams, Timestamp } from '../../http/schemas.js';
+import { EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 
 const EXAMPLE_TS = '2026-11-22T10:00:00.000Z';
 
@@ -30,6 +31,15 @@ export const Webhook = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.String()),
     isActive: Type.Boolean(),
+    disabledReason: Nullable(
+      Type.String({
+        description:
+          'Why the webhook was deactivated automatically: every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS` (default 120) since the ' +
+          'first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated ' +
+          'by hand; cleared by PATCH `isActive: true`.',
+        examples: ['no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503'],
+      }),
+    ),
     headers: Type.Record(Type.String(), Type.String(), {
       description:
         'The custom header names, each value masked as `"••••"`: values are write-only after creation (every read, the answers ' +
@@ -54,6 +64,7 @@ export const Webhook = Type.Object(
         url: 'https://erp.example.com/hooks/crm',
         events: ['deal.won', 'deal.lost'],
         isActive: true,
+        disabledReason: null,
         headers: { Authorization: '••••' },
         secret: 'whsec_q3Zk',
         createdAt: EXAMPLE_TS,
@@ -96,7 +107,11 @@ export const Delivery = Type.Object(
     statusCode: Nullable(Type.Integer({ description: 'HTTP status of the last attempt; null before any answer' })),
     responseSnippet: Nullable(Type.String({ description: 'First 1 KiB (at most) of the last answer body' })),
     durationMs: Nullable(Type.Integer({ description: 'Duration of the last attempt' })),
-    attempts: Type.Integer({ description: 'Attempts made so far (at most 5)' }),
+    attempts: Type.Integer({
+      description:
+        'Attempts made so far. Automatic attempts stop at 5 (then `permanent_failure`); a manual retry adds one, and a recovery ' +
+        'gives the delivery 5 more automatic attempts, so the count keeps growing across them',
+    }),
     lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed' })),
     nextAttemptAt: Nullable(Timestamp),
     deliveredAt: Nullable(Timestamp),
@@ -126,8 +141,59 @@ export const Delivery = Type.Object(
 );
 export type DeliveryT = Static<typeof Delivery>;
 
-export const DeliveriesQuery = Type.Object({ ...PageSizeParams('limit', 'Deliveries to return, newest first') }, { additionalProperties: false });
+const EVENT_FILTER_KEYS: string[] = [...EVENT_TYPES.map((e) => e.key), TEST_EVENT];
+const DELIVERY_STATUSES = ['pending', 'retry_scheduled', 'delivered', 'permanent_failure'];
+type DeliveryStatusT = Static<typeof DeliveryStatus>;
+
+export const DeliveriesQuery = Type.Object(
+  {
+    // `enum` rather than a union of literals: a bad value's message then names the allowed ones (C.5).
+    status: Type.Optional(
+      Type.Unsafe<DeliveryStatusT>(
+        Type.String({ enum: DELIVERY_STATUSES, description: 'Only deliveries in this status', examples: ['permanent_failure'] }),
+      ),
+    ),
+    event: Type.Optional(
+      Type.String({
+        enum: EVENT_FILTER_KEYS,
+        description: 'Only deliveries of this event type (a key of GET /webhooks/event-types, or `webhook.test`)',
+        examples: ['deal.won'],
+      }),
+    ),
+    ...PageSizeParams('limit', 'Deliveries per page, newest first'),
+    cursor: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        'The `cursor` of the `Link: <…>; rel="next"` header of the previous page: continues after its last delivery. Bound to the tenant, ' +
+        'the API key, the webhook and the filters (`status`, `event`), which must repeat those of the first page; otherwise, or when ' +
+        'malformed or altered, 400 `invalid_cursor`.',
+    })),
+  },
+  { additionalProperties: false },
+);
 export type DeliveriesQueryT = Static<typeof DeliveriesQuery>;
+
+export const DeliveryParams = Type.Object({
+  id: Type.String({ description: 'Webhook id' }),
+  deliveryId: Type.String({ description: 'Delivery id (`id` of a record of GET /webhooks/:id/deliveries)' }),
+});
+
+export const RecoverBody = Type.Object(
+  {
+    since: Type.String({
+      description: 'ISO 8601 date-time: deliveries created at or after it are scheduled again (non-ISO: 400 `validation_failed`)',
+      examples: ['2026-11-21T00:00:00Z'],
+    }),
+  },
+  { additionalProperties: false, examples: [{ since: '2026-11-21T00:00:00Z' }] },
+);
+export type RecoverBodyT = Static<typeof RecoverBody>;
+
+export const RecoverResult = Type.Object(
+  { scheduled: Type.Integer({ description: 'Deliveries in `permanent_failure` scheduled for a fresh attempt now' }) },
+  { title: 'WebhookRecoverResult', examples: [{ scheduled: 12 }] },
+);
 
 export const TestResult = Type.Object(
   {

@@ -29,6 +29,8 @@ export interface AttemptResult {
   error?: string;
   /** The attempt was cut off by shutdown, not by the destination: it does not count. */
   interrupted?: boolean;
+  /** A 429 or 503 answer's `Retry-After`, in ms from the end of the attempt (C.4); the next attempt waits at least this. */
+  retryAfterMs?: number;
   /** X-Service-Delivery of this attempt. */
   attemptId: string;
   endedAt: Date;
@@ -44,6 +46,26 @@ export function utf8Snippet(buf: Buffer, max = SNIPPET_BYTES): string {
     end = i;
   }
   return buf.subarray(0, end).toString('utf8');
+}
+
+/** Longest wait a destination's Retry-After can impose (a week: past it, retention removes the delivery anyway). */
+export const MAX_RETRY_AFTER_MS = 7 * 24 * 3_600_000;
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP date, as ms from `now`, capped at
+ * MAX_RETRY_AFTER_MS; undefined when absent or unreadable (the configured delay applies alone).
+ */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const v = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!v) return undefined;
+  let ms: number;
+  if (/^\d+$/.test(v)) ms = Number(v) * 1000;
+  else {
+    const at = Date.parse(v);
+    if (Number.isNaN(at) || !/[a-z]/i.test(v)) return undefined; // an HTTP date names its weekday and month
+    ms = at - now;
+  }
+  return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
 }
 
 /** A short, secret-free description of a failed connection. */
@@ -140,7 +162,8 @@ export async function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
       : status >= 300 && status < 400
         ? `HTTP ${status}: redirects are not followed`
         : `HTTP ${status}`;
-    return done({ success, statusCode: status, responseSnippet: snippet, ...(error ? { error } : {}) });
+    const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : undefined;
+    return done({ success, statusCode: status, responseSnippet: snippet, ...(error ? { error } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
   } catch (err) {
     if (req.signal?.aborted && !timedOut) return done({ success: false, statusCode: null, responseSnippet: null, error: 'interrupted by shutdown', interrupted: true });
     return done({ success: false, statusCode: null, responseSnippet: null, error: describeError(err, req.timeoutMs, timedOut) });

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { withTx, type Db } from '../../db/index.js';
-import { ApiError, errors } from '../../errors.js';
+import { normalizeIsoDateTime } from '../../domain/dates.js';
+import { ApiError, errors, fieldRule } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
@@ -10,33 +12,16 @@ import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
 import { deliveryDispatcher } from './webhooks.network.js';
 import * as repo from './webhooks.repo.js';
-import type { DeliveriesQueryT, DeliveryT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
+import { listPage } from '../shared/listing.js';
+import { makeAttempt, MAX_ATTEMPTS, recordAttempt } from './webhooks.attempts.js';
+import * as queue from './webhooks.queue.js';
+import type { DeliveriesQueryT, DeliveryT, RecoverBodyT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
 import { sendAttempt } from './webhooks.sender.js';
+import { isLegacyHeaders, MASKED_HEADER_VALUE, openHeaders, sealHeaders, secretAad, toDelivery, toWebhook } from './webhooks.presenter.js';
+
+export { openHeaders, secretAad, toDelivery, toWebhook } from './webhooks.presenter.js';
 
 export const MAX_URL_LENGTH = 2048;
-
-/** Additional data bound to a stored secret: it decrypts only in its own webhook row. */
-export const secretAad = (tenantId: string, webhookId: string) => `webhook:${tenantId}:${webhookId}`;
-
-/** A different binding from the secret's, so neither ciphertext decrypts in the other's column. */
-export const headersAad = (tenantId: string, webhookId: string) => `webhook-headers:${tenantId}:${webhookId}`;
-
-/**
- * Custom headers at rest (often `Authorization` tokens): the JSON object encrypted like the secret, so
- * the column holds `v1.…` (the crypto helper's versioned form). Rows written before this hold the
- * JSON object itself, which always starts with `{`; both are read, and sealLegacyHeaders converts them.
- */
-export function sealHeaders(key: Buffer, tenantId: string, webhookId: string, headers: Record<string, string>): string {
-  return encryptSecret(key, JSON.stringify(headers), headersAad(tenantId, webhookId));
-}
-
-const isLegacyHeaders = (stored: string) => stored.trimStart().startsWith('{');
-
-/** The custom headers of a row; throws SecretDecryptError when CRM_SECRET_KEY cannot open them. */
-export function openHeaders(key: Buffer, tenantId: string, webhookId: string, stored: string): Record<string, string> {
-  if (isLegacyHeaders(stored)) return parseJson<Record<string, string>>(stored, {});
-  return parseJson<Record<string, string>>(decryptSecret(key, stored, headersAad(tenantId, webhookId)), {});
-}
 
 /**
  * Encrypts the custom headers of rows written before they were encrypted. Run at start by `serve` and
@@ -58,59 +43,6 @@ export async function sealLegacyHeaders(db: Db, key: Buffer): Promise<number> {
     sealed += Number(u.numUpdatedRows);
   }
   return sealed;
-}
-
-function readableHeaders(key: Buffer, r: repo.WebhookRow): Record<string, string> {
-  try {
-    return openHeaders(key, r.tenant_id, r.id, r.headers);
-  } catch (err) {
-    // A changed CRM_SECRET_KEY: the webhook stays readable (and its deliveries fail, saying why).
-    if (err instanceof SecretDecryptError) return {};
-    throw err;
-  }
-}
-
-/** What every read shows in place of a custom header's value (C.5). */
-export const MASKED_HEADER_VALUE = '••••';
-
-/**
- * NOTE: C.5 — header values are write-only after creation, like the secret: reads show each name with
- * its value masked (values are often `Authorization` tokens). Deliveries open the real values themselves.
- */
-function maskedHeaders(key: Buffer, r: repo.WebhookRow): Record<string, string> {
-  return Object.fromEntries(Object.keys(readableHeaders(key, r)).map((name) => [name, MASKED_HEADER_VALUE]));
-}
-
-export function toWebhook(key: Buffer, r: repo.WebhookRow, fullSecret?: string): WebhookT {
-  return {
-    id: r.id,
-    name: r.name,
-    url: r.url,
-    events: parseJson<string[]>(r.events, []),
-    isActive: r.is_active === 1,
-    headers: maskedHeaders(key, r),
-    secret: fullSecret ?? r.secret_prefix,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-export function toDelivery(r: repo.DeliveryRow): DeliveryT {
-  return {
-    id: r.id,
-    webhookId: r.webhook_id,
-    eventId: r.event_id,
-    event: r.event,
-    status: r.status as DeliveryT['status'],
-    statusCode: r.status_code,
-    responseSnippet: r.response_snippet,
-    durationMs: r.duration_ms,
-    attempts: r.attempts,
-    ...(r.last_error ? { lastError: r.last_error } : {}),
-    nextAttemptAt: r.next_attempt_at,
-    deliveredAt: r.delivered_at,
-    createdAt: r.created_at,
-  };
 }
 
 // ---- validation of the fields the schema cannot judge (CONTRACT B.9) ----
@@ -213,6 +145,8 @@ export async function createWebhook(ctx: Ctx, input: WebhookCreateT): Promise<We
     headers: sealHeaders(ctx.config.secretKey(), ctx.tenantId, id, headers),
     secret_enc: encryptSecret(ctx.config.secretKey(), secret, secretAad(ctx.tenantId, id)),
     secret_prefix: webhookSecretHint(secret),
+    failing_since: null,
+    disabled_reason: null,
     created_at: now,
     updated_at: now,
   };
@@ -227,6 +161,8 @@ export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT)
   if (input.events !== undefined) set.events = JSON.stringify(checkEvents(input.events));
   if (input.headers !== undefined) set.headers = sealHeaders(ctx.config.secretKey(), ctx.tenantId, id, checkHeaders(input.headers));
   if (input.isActive !== undefined) set.is_active = input.isActive ? 1 : 0;
+  // NOTE: C.4 — turning a webhook on (again) starts its health afresh: no reason, no failing streak.
+  if (input.isActive === true) Object.assign(set, { disabled_reason: null, failing_since: null });
   if (Object.keys(set).length === 0) return getWebhook(ctx, id);
   const now = nowIso();
   set.updated_at = now;
@@ -266,11 +202,79 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
   return toWebhook(ctx.config.secretKey(), { ...row, ...set }, secret);
 }
 
-/** Newest first; `limit` (or its alias `pageSize`, C.5) records. */
-export async function listDeliveries(ctx: Ctx, id: string, q: DeliveriesQueryT): Promise<DeliveryT[]> {
-  const limit = pageSizeOf(q, 'limit');
-  await mustFind(ctx, id);
-  return (await repo.listDeliveries(ctx.db, ctx.tenantId, id, limit)).map(toDelivery);
+/** One page of the delivery history (C.1, C.4): newest first; `nextCursor` goes into the `Link` header. */
+export async function listDeliveries(ctx: Ctx, id: string, q: DeliveriesQueryT, keyId = ''): Promise<{ data: DeliveryT[]; nextCursor: string | null }> {
+  const hook = await mustFind(ctx, id);
+  const filters: repo.DeliveryFilter = { status: q.status, event: q.event };
+  const { base, select } = repo.deliveryListing(ctx.reads.db, ctx.tenantId, hook.id, filters);
+  const { rows, pagination } = await listPage<repo.DeliveryRow>(
+    ctx,
+    { base, select, sort: { key: 'createdAt', order: 'desc', column: repo.DELIVERY_SORT }, keyId, endpoint: `GET /webhooks/${hook.id}/deliveries`, filters },
+    { pageSize: pageSizeOf(q, 'limit'), cursor: q.cursor },
+  );
+  return { data: rows.map(toDelivery), nextCursor: pagination.nextCursor };
+}
+
+/** An inactive webhook sends nothing (B.9): retry and recover need it active. */
+function mustBeActive(row: repo.WebhookRow): void {
+  if (row.is_active !== 1) {
+    throw errors.conflict(
+      'webhook_inactive',
+      row.disabled_reason
+        ? `The webhook was deactivated (${row.disabled_reason}); activate it with PATCH { "isActive": true } first`
+        : 'The webhook is inactive; activate it with PATCH { "isActive": true } first',
+    );
+  }
+}
+
+/**
+ * POST /webhooks/:id/deliveries/:deliveryId/retry (C.4): one more attempt now, made and awaited by this
+ * process, whatever the delivery's status (a delivered one is sent again). The result is appended to the
+ * same delivery (`attempts` grows) through the worker's own record step, so scheduling and endpoint health
+ * follow the same rules: a waiting delivery keeps its automatic attempts (this one is extra); an ended one
+ * that fails again stays `permanent_failure`.
+ */
+export async function retryDelivery(ctx: Ctx, id: string, deliveryId: string): Promise<DeliveryT> {
+  const hook = await mustFind(ctx, id);
+  const found = await repo.findDelivery(ctx.db, ctx.tenantId, hook.id, deliveryId);
+  if (!found) throw errors.notFound('Delivery not found');
+  mustBeActive(hook);
+  const now = Date.now();
+  const owner = `retry.${randomUUID()}`;
+  const leased = await queue.leaseForRetry(ctx.db, { ...found, tenant_id: ctx.tenantId }, {
+    owner,
+    now: new Date(now).toISOString(),
+    leaseUntil: new Date(now + ctx.config.webhookTimeoutMs + 10_000).toISOString(),
+    maxAttempts: MAX_ATTEMPTS,
+  });
+  if (!leased) {
+    throw errors.conflict('delivery_in_progress', 'An attempt of this delivery is being made right now; see its result in the delivery history, or retry after it');
+  }
+  const context = (await queue.loadAttemptContexts(ctx.db, [leased])).get(leased.id);
+  if (!context?.webhook || context.payload === undefined) {
+    await queue.releaseDelivery(ctx.db, leased, owner);
+    throw errors.notFound('Delivery not found (its webhook or event is gone)');
+  }
+  const dispatcher = deliveryDispatcher({ allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks, timeoutMs: ctx.config.webhookTimeoutMs });
+  const result = await makeAttempt(ctx.config, leased, context.webhook, context.payload, dispatcher);
+  await withTx(ctx.db, (tx) => recordAttempt(tx, ctx.config, leased, owner, result));
+  const after = await repo.findDelivery(ctx.db, ctx.tenantId, hook.id, deliveryId);
+  if (!after) throw errors.notFound('Delivery not found'); // the webhook was deleted meanwhile
+  return toDelivery(after);
+}
+
+/**
+ * POST /webhooks/:id/recover { since } (C.4): every `permanent_failure` delivery of the webhook created at
+ * or after `since` is due again now, with MAX_ATTEMPTS more automatic attempts (a fresh cycle of
+ * WEBHOOK_RETRY_DELAYS); `attempts` keeps counting. The worker makes the attempts.
+ */
+export async function recoverDeliveries(ctx: Ctx, id: string, body: RecoverBodyT): Promise<{ scheduled: number }> {
+  const since = fieldRule('since', () => normalizeIsoDateTime(body.since));
+  const hook = await mustFind(ctx, id);
+  mustBeActive(hook);
+  const scheduled = await repo.recoverFailed(ctx.db, ctx.tenantId, hook.id, since, nowIso(), MAX_ATTEMPTS);
+  if (scheduled > 0) await queue.wakeWorkers(ctx.db);
+  return { scheduled };
 }
 
 /**
