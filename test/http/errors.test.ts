@@ -132,3 +132,21 @@ test('C.5: a validation message names the allowed values of a union of literals,
   ]);
   assert.equal(r.body.message, 'query parameter sortKey must be one of createdAt, updatedAt, firstName, lastName, email, score');
 });
+
+test('C.5: every operation of the OpenAPI document has a stable, readable, unique operationId', async () => {
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  const ids: string[] = [];
+  const missing: string[] = [];
+  for (const [path, ops] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(ops)) {
+      if (typeof op?.operationId === 'string') ids.push(op.operationId);
+      else missing.push(`${method.toUpperCase()} ${path}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+  assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+  for (const id of ids) assert.match(id, /^[a-z][A-Za-z]+$/);
+  for (const id of ['listContacts', 'getContact', 'createContact', 'searchContacts', 'createContactsBatch', 'upsertCompaniesBatch', 'listWebhookDeliveries']) {
+    assert.ok(ids.includes(id), id);
+  }
+});

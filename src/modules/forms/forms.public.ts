@@ -85,6 +85,7 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/f/:tenantSlug/:slug', {
     schema: {
+      operationId: 'getPublicForm',
       tags,
       summary: 'The public HTML form',
       description: 'A self-contained, accessible HTML page that posts back to the same URL. No API key. Unknown tenant or form: 404 HTML page.',
@@ -99,6 +100,7 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/f/:tenantSlug/:slug', {
     schema: {
+      operationId: 'submitPublicForm',
       tags,
       summary: 'Submit a form',
       description:
