@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { sql, type ControlledTransaction } from 'kysely';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Database, Db } from '../db/index.js';
+import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
 import type { DB } from '../db/tables/schema.js';
 import { errors } from '../errors.js';
@@ -60,6 +61,20 @@ function fingerprint(req: FastifyRequest): string {
   const path = req.url.split('?')[0];
   return createHash('sha256').update(`${req.method}\n${path}\n${canonicalJson(req.body)}`).digest('hex');
 }
+
+// Compiled once: every idempotent request runs both.
+const lookupQuery = prepared((q: Db, tenantId: string, keyId: string, idemKey: string) =>
+  q
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'status_code', 'body', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('key_id', '=', keyId)
+    .where('idem_key', '=', idemKey),
+);
+const insertAnswer = prepared(
+  (q: Db, tenant_id: string, key_id: string, idem_key: string, fingerprint: string, status_code: number, body: string | null, created_at: string) =>
+    q.insertInto('idempotency_keys').values({ tenant_id, key_id, idem_key, fingerprint, status_code, body, created_at }),
+);
 
 /** A signed 64-bit advisory lock id for (API key, idempotency key). */
 export function lockId(keyId: string, idemKey: string): string {
@@ -138,14 +153,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     }
 
     type Stored = Pick<IdempotencyKeysTable, 'fingerprint' | 'status_code' | 'body' | 'created_at'>;
-    const lookup = (q: Db, tenantId: string, keyId: string, idemKey: string): Promise<Stored | undefined> =>
-      q
-        .selectFrom('idempotency_keys')
-        .select(['fingerprint', 'status_code', 'body', 'created_at'])
-        .where('tenant_id', '=', tenantId)
-        .where('key_id', '=', keyId)
-        .where('idem_key', '=', idemKey)
-        .executeTakeFirst();
+    const lookup = async (q: Db, tenantId: string, keyId: string, idemKey: string): Promise<Stored | undefined> =>
+      (await lookupQuery(q, tenantId, keyId, idemKey))[0];
     const isLive = (stored: Stored) =>
       Date.parse(stored.created_at) + (stored.status_code === PENDING ? opts.outboundLeaseMs : ttlMs) > Date.now();
 
@@ -165,10 +174,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       const slot = `${keyId}\0${idemKey}`;
       if (inFlight.has(slot)) throw errors.idempotencyKeyInUse();
       const fp = fingerprint(req);
-      // Stored answers never change: a replay needs no write transaction (nor SQLite's writer lock).
-      const committed = await lookup(db, tenantId, keyId, idemKey);
-      if (committed && isLive(committed)) return answer(committed, fp, reply);
-      if (inFlight.has(slot)) throw errors.idempotencyKeyInUse();
+      // NOTE: the key is looked up once, inside the transaction: a first request (the common case) pays one
+      // read, and a replay takes the write transaction briefly and rolls it back.
       inFlight.add(slot);
       let tx: ControlledTransaction<DB>;
       try {
@@ -199,10 +206,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
           // transaction that would stall every write of the process on SQLite, so the claim is committed
           // first (repeats see it: 409) and the answer stored after; a crash in between leaves a claim
           // that expires after outboundLeaseMs, and the retry then sends another test ping (harmless).
-          await tx
-            .insertInto('idempotency_keys')
-            .values({ tenant_id: tenantId, key_id: keyId, idem_key: idemKey, fingerprint: run.fingerprint, status_code: PENDING, body: null, created_at: new Date().toISOString() })
-            .execute();
+          await insertAnswer(tx, tenantId, keyId, idemKey, run.fingerprint, PENDING, null, new Date().toISOString());
           await tx.commit().execute();
           runs.set(req, run);
           return undefined;
@@ -264,18 +268,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
         if (body === undefined) throw new Error('idempotent route answered a stream');
         if (status >= 400) await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.tx);
-        await run.tx
-          .insertInto('idempotency_keys')
-          .values({
-            tenant_id: run.tenantId,
-            key_id: run.keyId,
-            idem_key: run.idemKey,
-            fingerprint: run.fingerprint,
-            status_code: status,
-            body,
-            created_at: new Date().toISOString(),
-          })
-          .execute();
+        await insertAnswer(run.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, body, new Date().toISOString());
         await end(req, run, true);
         return payload;
       } catch (err) {
