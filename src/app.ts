@@ -14,6 +14,10 @@ import { MODULES, PUBLIC_MODULES } from './modules/index.js';
 import { errors } from './errors.js';
 import { compileRequestSchema } from './http/validation.js';
 import { WEBHOOK_DOCS } from './modules/webhooks/webhooks.docs.js';
+import { EventWaiters } from './events/waiters.js';
+import { onEventsCommitted } from './events/signal.js';
+import { EVENTS_CHANNEL } from './db/event-log.js';
+import { listen } from './db/listen.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,6 +25,8 @@ declare module 'fastify' {
     database: Database;
     /** Set by `crm serve` on SIGTERM/SIGINT: /readyz answers 503 so load balancers stop sending (A.1). */
     draining: boolean;
+    /** The long-polls of `GET /events?wait=` in this process (released at once by `close()` on shutdown). */
+    eventWaiters: EventWaiters;
   }
 }
 
@@ -98,7 +104,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     done();
   });
+  // Long-polls of the event log are woken by commits: through the one LISTEN connection of this process
+  // on PostgreSQL (commits of every process), in process on SQLite (DESIGN §5).
+  const waiters = new EventWaiters({ perKey: config.eventWaitPerKey, perProcess: config.eventWaitMax });
+  app.decorate('eventWaiters', waiters);
+  const wake = (tenantId: string) => waiters.notify(tenantId);
+  const stopWaking =
+    database.pool
+      ? listen(database.pool, EVENTS_CHANNEL, wake, () => waiters.notifyAll(), app.log)
+      : { close: async () => void unsubscribeEvents() };
+  const unsubscribeEvents = database.pool ? () => {} : onEventsCommitted(wake);
+  // Waiting requests are answered before the server waits for requests in flight to finish.
+  app.addHook('preClose', async () => waiters.close());
   app.addHook('onClose', async () => {
+    await stopWaking.close();
     if (!deps.store) await store.close();
     if (ownsDb) await database.close();
   });

@@ -19,6 +19,7 @@ export const SCOPES = [
   'forms:read',
   'forms:submissions:read',
   'webhooks:manage',
+  'events:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

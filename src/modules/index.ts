@@ -11,6 +11,7 @@ import { pipelinesRoutes } from './pipelines/pipelines.routes.js';
 import { propertiesRoutes } from './properties/properties.routes.js';
 import { formsRoutes } from './forms/forms.routes.js';
 import { formsPublicRoutes } from './forms/forms.public.js';
+import { eventsRoutes } from './events/events.routes.js';
 
 /** Every resource's routes, registered under /api/v1 by app.ts. One line per module. */
 export const MODULES: FastifyPluginAsync[] = [
@@ -25,6 +26,7 @@ export const MODULES: FastifyPluginAsync[] = [
   pipelinesRoutes,
   propertiesRoutes,
   formsRoutes,
+  eventsRoutes,
 ];
 
 /** Routes outside /api/v1 that need no API key (public form intake at /f/…). */

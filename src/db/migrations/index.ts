@@ -4,6 +4,7 @@ import * as m001 from './001_initial.js';
 import * as m002 from './002_change_versions.js';
 import * as m003 from './003_idempotency.js';
 import * as m004 from './004_listing_indexes.js';
+import * as m006 from './006_event_log.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -15,4 +16,6 @@ export const migrations: Record<string, DialectMigration> = {
   '002_change_versions': m002,
   '003_idempotency': m003,
   '004_listing_indexes': m004,
+  // 005 is another branch's; it is merged before this one.
+  '006_event_log': m006,
 };
