@@ -5,9 +5,12 @@ import type { DialectName } from '../dialect.js';
  * The event log (CONTRACT C.4): every event gets a position that a reader can continue after without
  * ever skipping an event that commits later (see db/event-log.ts for why the position is (txid, seq)).
  *
- * - SQLite: the table is rebuilt with `seq integer primary key autoincrement`. AUTOINCREMENT never reuses
- *   a number (a plain rowid is reused once the newest row is deleted, and VACUUM may renumber it), and
- *   writers are serialized (BEGIN IMMEDIATE), so `seq` order is commit order; `txid` stays 0.
+ * - SQLite: the table is rebuilt with `rid integer primary key autoincrement` and `seq` a stored copy of
+ *   it. AUTOINCREMENT never reuses a number (a plain rowid is reused once the newest row is deleted, and
+ *   VACUUM may renumber it), and writers are serialized (BEGIN IMMEDIATE), so `seq` order is commit
+ *   order; `txid` stays 0. NOTE: the copy is there because SQLite does not use an index range for a row
+ *   value that includes the rowid (`(txid, rid) > (?, ?)` scanned every row of the tenant with txid ≥ ?:
+ *   145 ms at 2 million events instead of 0.2 ms); on an ordinary column it does.
  * - PostgreSQL: `seq` is an identity column and `txid` the inserting transaction (`pg_current_xact_id()`,
  *   the 64-bit xid that never wraps, stored as bigint so that the query is the same on both dialects).
  *
@@ -19,13 +22,14 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     dialect === 'sqlite'
       ? [
           sql`create table events_log (
-            seq integer primary key autoincrement,
+            rid integer primary key autoincrement,
             tenant_id text not null,
             id text not null,
             type text not null,
             payload text not null,
             created_at text not null,
-            txid integer not null default 0
+            txid integer not null default 0,
+            seq integer generated always as (rid) stored
           )`,
           sql`insert into events_log (tenant_id, id, type, payload, created_at)
             select tenant_id, id, type, payload, created_at from events order by created_at, rowid`,
