@@ -322,3 +322,19 @@ test('never miss an event (PostgreSQL): a transaction that started first but wro
   const events = await allEvents(ten.api, `&after=${base}`);
   assert.deepEqual(events.map((e) => e.data.tag?.name ?? e.data.contact?.id), ['late', b.id]);
 });
+
+test('OpenAPI: GET /events is listEvents under the tag Events, with retention and long-polling documented and examples', async () => {
+  const r = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+  const doc = JSON.parse(r.body);
+  const op = doc.paths['/api/v1/events'].get;
+  assert.equal(op.operationId, 'listEvents');
+  assert.deepEqual(op.tags, ['Events']);
+  assert.match(op.description, /EVENT_RETENTION_DAYS/);
+  assert.match(op.description, /wait=/);
+  assert.ok(op['x-scopes'].includes('events:read'));
+  const names = op.parameters.map((p: any) => p.name).sort();
+  assert.deepEqual(names, ['after', 'cursor', 'limit', 'pageSize', 'types', 'wait']);
+  const ok = op.responses['200'].content['application/json'].schema;
+  assert.ok(JSON.stringify(ok).includes('evt_'), 'an example event');
+  assert.ok(op.responses['429']);
+});
