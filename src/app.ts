@@ -14,10 +14,7 @@ import { MODULES, PUBLIC_MODULES } from './modules/index.js';
 import { errors } from './errors.js';
 import { compileRequestSchema } from './http/validation.js';
 import { WEBHOOK_DOCS } from './modules/webhooks/webhooks.docs.js';
-import { EventWaiters } from './events/waiters.js';
-import { onEventsCommitted } from './events/signal.js';
-import { EVENTS_CHANNEL } from './db/event-log.js';
-import { listen } from './db/listen.js';
+import { EventWaiters, startWakeups } from './events/waiters.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -108,16 +105,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // on PostgreSQL (commits of every process), in process on SQLite (DESIGN §5).
   const waiters = new EventWaiters({ perKey: config.eventWaitPerKey, perProcess: config.eventWaitMax });
   app.decorate('eventWaiters', waiters);
-  const wake = (tenantId: string) => waiters.notify(tenantId);
-  const stopWaking =
-    database.pool
-      ? listen(database.pool, EVENTS_CHANNEL, wake, () => waiters.notifyAll(), app.log)
-      : { close: async () => void unsubscribeEvents() };
-  const unsubscribeEvents = database.pool ? () => {} : onEventsCommitted(wake);
+  const wakeups = startWakeups(database, waiters, app.log);
   // Waiting requests are answered before the server waits for requests in flight to finish.
   app.addHook('preClose', async () => waiters.close());
   app.addHook('onClose', async () => {
-    await stopWaking.close();
+    await wakeups.close();
     if (!deps.store) await store.close();
     if (ownsDb) await database.close();
   });

@@ -10,14 +10,13 @@ export interface ListenLog {
 
 /**
  * LISTEN on one dedicated connection of the pool: `onNotify(payload)` for each NOTIFY on `channel`.
- * Reconnects a second after a lost connection and then calls `onReconnect`, since NOTIFYs sent while
- * it was down are lost (the caller re-checks what it waits for).
+ * Reconnects a second after a lost connection. Calls `onReconnect` each time the LISTEN is in place
+ * (at start too), since NOTIFYs sent before were not heard: the caller re-checks what it waits for.
  */
 export function listen(pool: pg.Pool, channel: string, onNotify: (payload: string) => void, onReconnect: () => void, log: ListenLog): Listener {
   let client: pg.PoolClient | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
-  let first = true;
 
   const connect = async () => {
     retry = null;
@@ -46,12 +45,11 @@ export function listen(pool: pg.Pool, channel: string, onNotify: (payload: strin
         return;
       }
       client = me;
-      if (!first) onReconnect();
-      first = false;
+      // Notifications sent before this point were not heard (at start, or while reconnecting).
+      onReconnect();
     } catch (err) {
       c?.release(err as Error);
       log.warn({ err, channel }, 'cannot LISTEN; retrying');
-      first = false;
       if (!closed) retry = setTimeout(connect, 1_000);
     }
   };

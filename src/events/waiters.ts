@@ -1,4 +1,8 @@
+import type { Database } from '../db/index.js';
+import { EVENTS_CHANNEL } from '../db/event-log.js';
+import { listen, type ListenLog, type Listener } from '../db/listen.js';
 import { errors } from '../errors.js';
+import { onEventsCommitted } from './signal.js';
 
 /** Why a waiting request goes on: an event of its tenant committed, its wait ended, or the server stops. */
 export type WakeReason = 'event' | 'timeout' | 'closed';
@@ -138,4 +142,17 @@ export class Waiter {
     clearTimeout(this.timer);
     this.onLeave();
   }
+}
+
+/**
+ * Wakes `waiters` when a tenant's events commit: through one LISTEN connection for the process on
+ * PostgreSQL (commits made by any process), in process on SQLite. NOTE: on SQLite, events written by
+ * another process on the same file (`crm worker`, the CLI) wake nobody; the next poll or the end of the
+ * wait finds them.
+ */
+export function startWakeups(database: Database, waiters: EventWaiters, log: ListenLog): Listener {
+  const wake = (tenantId: string) => waiters.notify(tenantId);
+  if (database.pool) return listen(database.pool, EVENTS_CHANNEL, wake, () => waiters.notifyAll(), log);
+  const off = onEventsCommitted(wake);
+  return { close: async () => void off() };
 }

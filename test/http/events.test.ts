@@ -338,3 +338,28 @@ test('OpenAPI: GET /events is listEvents under the tag Events, with retention an
   assert.ok(JSON.stringify(ok).includes('evt_'), 'an example event');
   assert.ok(op.responses['429']);
 });
+
+test('never miss an event (PostgreSQL): a long-poll held back by an older transaction that writes no event is answered once it ends', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' }, async () => {
+  const ten: Tenant = await newTenant(t);
+  await contact(ten.api, 'base3');
+  const base = (await allEvents(ten.api)).at(-1).id;
+  let end!: () => void;
+  const ended = new Promise<void>((r) => (end = r));
+  let started!: () => void;
+  const aStarted = new Promise<void>((r) => (started = r));
+  const txA = withTx(t.database.db, async (tx) => {
+    await tx.updateTable('tenants').set({ name: `quiet ${Date.now()}` }).where('id', '=', ten.tenantId).execute();
+    started();
+    await ended;
+  });
+  await aStarted;
+  const polling = ten.api.get(`/events?after=${base}&wait=10`);
+  const b = await contact(ten.api, 'B3');
+  await sleep(300);
+  const released = Date.now();
+  end();
+  await txA;
+  const r = await polling;
+  assert.deepEqual(r.body.data.map((e: any) => e.data.contact.id), [b.id]);
+  assert.ok(Date.now() - released < 1000, `answered ${Date.now() - released} ms after the older transaction ended`);
+});

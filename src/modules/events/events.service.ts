@@ -74,14 +74,18 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
   const waiter = waiters.enter(ctx.tenantId, keyId, Date.now() + seconds * 1000);
   const unsubscribe = wait.signal?.subscribe(() => waiter.wake('closed'));
   try {
-    // A commit notified while the first read ran is not missed: it counts as a wake-up.
-    let reason = waiters.generation !== generation ? 'event' : await waiter.next();
-    while (reason === 'event') {
-      page = await read();
-      if (page.data.length > 0) return page;
-      const blocked = repo.unreadableExists(ctx.reads.db, ctx.dialect.name, ctx.tenantId, types);
+    // A commit notified while the first read ran is not missed: it calls for another read at once.
+    let reread = waiters.generation !== generation;
+    const blocked = repo.unreadableExists(ctx.reads.db, ctx.dialect.name, ctx.tenantId, types);
+    for (;;) {
+      if (reread) {
+        page = await read();
+        if (page.data.length > 0) return page;
+      }
+      // Committed but not readable yet (PostgreSQL): what holds it back may send no notification.
       if (blocked && (await ctx.reads.first(blocked))) waiters.recheckSoon(waiter);
-      reason = await waiter.next();
+      if ((await waiter.next()) !== 'event') break;
+      reread = true;
     }
     return page;
   } finally {
