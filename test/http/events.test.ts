@@ -163,6 +163,18 @@ test('wait: no event yet → held until one is committed, then answered at once 
   assert.equal(t.app.eventWaiters.waiting, 0);
 });
 
+test('wait: a write made with an Idempotency-Key (its own transaction, committed when the answer is stored) wakes the long-poll too', async () => {
+  const ten = await newTenant(t);
+  const polling = ten.api.get('/events?wait=10');
+  await sleep(200);
+  const c = await ten.api.post('/contacts', { firstName: 'Idem', email: `idem-${Date.now()}@events.test` }, { 'idempotency-key': `ev-${Date.now()}` });
+  assert.equal(c.status, 201);
+  const wroteAt = Date.now();
+  const r = await polling;
+  assert.deepEqual(r.body.data.map((e: any) => e.data.contact.id), [c.body.id]);
+  assert.ok(Date.now() - wroteAt < 500, `answered ${Date.now() - wroteAt} ms after the commit`);
+});
+
 test('wait: a matching event already there answers at once; none within the wait → 200 with empty data when it ends', async () => {
   const ten = await newTenant(t);
   await contact(ten.api, 'there');
