@@ -63,7 +63,8 @@ if (setup.status !== 0) throw new Error(setup.stdout + setup.stderr);
 const apiKeys = JSON.parse(setup.stdout).apiKeys as Record<string, string>;
 const tenantId = JSON.parse(setup.stdout).tenantId as string;
 
-const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+server.stderr!.on('data', (d) => process.stderr.write(d));
 const url = `http://127.0.0.1:${port}`;
 for (let i = 0; ; i++) {
   try {
@@ -106,6 +107,7 @@ try {
     if (bodies.some((b) => b.data.length !== 1)) throw new Error('a long-poll did not get the event');
     last = bodies[0].data[0].id;
     if (round > 0) all.push(...answered.map((t) => t - committed)); // round 0 warms up
+    process.stderr.write(`round ${round}: ${bodies.length} answered\n`);
   }
   all.sort((a, b) => a - b);
   console.log(`commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${pct(all, 50)} ms, p99 ${pct(all, 99)} ms, max ${all.at(-1)} ms`);

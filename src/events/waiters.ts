@@ -30,6 +30,7 @@ export class EventWaiters {
   private closed = false;
   private rechecks = new Set<Waiter>();
   private recheckTimer: NodeJS.Timeout | undefined;
+  private readonly reads = new Map<string, Promise<unknown>>();
   /** Grows with every notification: a reader compares it around a read to know it missed none. */
   generation = 0;
 
@@ -42,6 +43,20 @@ export class EventWaiters {
 
   get waiting(): number {
     return this.count;
+  }
+
+  /**
+   * Runs `read` once for every caller asking the same `key` while it runs: a commit wakes a key's waiting
+   * requests together, and requests that ask the same thing share one statement rather than queue many
+   * on the read pool (whose per-tenant queue would answer the rest 429).
+   */
+  shared<T>(key: string, read: () => Promise<T>): Promise<T> {
+    let p = this.reads.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = read().finally(() => this.reads.delete(key));
+      this.reads.set(key, p);
+    }
+    return p;
   }
 
   notify(tenantId: string): void {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ctxOf, requestSignal } from '../../http/context.js';
+import { contextFor, ctxOf, requestSignal } from '../../http/context.js';
 import { Type } from '@sinclair/typebox';
 import { errorResponses } from '../../http/schemas.js';
 import * as service from './events.service.js';
@@ -36,7 +36,11 @@ export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         429: Type.Ref('Error', { description: '`too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries`' }),
       },
     },
-  }, async (req) =>
-    service.listEvents(ctxOf(req), req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal: requestSignal(req) }),
-  );
+  }, async (req) => {
+    const signal = requestSignal(req);
+    // A long-poll's reads may be shared with the key's other waiting requests: one client going away must
+    // not abandon them (its own wait ends through `signal`; the reads are short and bounded).
+    const ctx = req.query.wait ? contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId) : ctxOf(req);
+    return service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
+  });
 };

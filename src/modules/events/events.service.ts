@@ -57,13 +57,16 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
     endpoint: 'GET /events',
     filters: { types: types ?? null, after: q.after ?? null },
   };
-  const read = async (): Promise<EventPageT> => {
+  const readPage = async (): Promise<EventPageT> => {
     const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow>(ctx, spec, { pageSize, cursor: q.cursor });
     return {
       data: rows.map(toEvent),
       pagination: { page: null, pageSize, total: null, totalPages: null, hasNext, hasPrev: null, nextCursor },
     };
   };
+  // Long-polls of one key asking the same page share its read (the answer, cursor included, is the same).
+  const sharedKey = JSON.stringify([ctx.tenantId, keyId, q.after ?? null, q.cursor ?? null, types ?? null, pageSize]);
+  const read = (): Promise<EventPageT> => (wait && (q.wait ?? 0) > 0 ? wait.waiters.shared(sharedKey, readPage) : readPage());
 
   const waiters = wait?.waiters;
   const seconds = q.wait ?? 0;
