@@ -14,6 +14,7 @@ import { MODULES, PUBLIC_MODULES } from './modules/index.js';
 import { errors } from './errors.js';
 import { compileRequestSchema } from './http/validation.js';
 import { WEBHOOK_DOCS } from './modules/webhooks/webhooks.docs.js';
+import { EventWaiters, startWakeups } from './events/waiters.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,6 +22,8 @@ declare module 'fastify' {
     database: Database;
     /** Set by `crm serve` on SIGTERM/SIGINT: /readyz answers 503 so load balancers stop sending (A.1). */
     draining: boolean;
+    /** The long-polls of `GET /events?wait=` in this process (released at once by `close()` on shutdown). */
+    eventWaiters: EventWaiters;
   }
 }
 
@@ -98,7 +101,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     done();
   });
+  // Long-polls of the event log are woken by commits: through the one LISTEN connection of this process
+  // on PostgreSQL (commits of every process), in process on SQLite (DESIGN §5).
+  const waiters = new EventWaiters({ perKey: config.eventWaitPerKey, perProcess: config.eventWaitMax });
+  app.decorate('eventWaiters', waiters);
+  const wakeups = startWakeups(database, waiters, app.log);
+  // Waiting requests are answered before the server waits for requests in flight to finish.
+  app.addHook('preClose', async () => waiters.close());
   app.addHook('onClose', async () => {
+    await wakeups.close();
     if (!deps.store) await store.close();
     if (ownsDb) await database.close();
   });

@@ -27,6 +27,16 @@ export interface Config {
   idempotencyTtlHours: number;
   /** A webhook failing this long without a success is deactivated (C.4, `WEBHOOK_DISABLE_AFTER_HOURS`); fractions allowed. */
   webhookDisableAfterHours: number;
+  /** How long events are kept (C.4, `EVENT_RETENTION_DAYS`); fractions allowed. */
+  eventRetentionDays: number;
+  /** How long webhook delivery records are kept (`DELIVERY_RETENTION_DAYS`, default EVENT_RETENTION_DAYS). */
+  deliveryRetentionDays: number;
+  /** Long-polls of `GET /events?wait=` one API key may have waiting at once (`EVENT_WAIT_PER_KEY`). */
+  eventWaitPerKey: number;
+  /** Long-polls one server process holds at once (`EVENT_WAIT_MAX`). */
+  eventWaitMax: number;
+  /** How often the retention sweep runs (`RETENTION_INTERVAL_MS`). */
+  retentionIntervalMs: number;
   /** Master key for secrets at rest. Resolved lazily: only webhook code needs it. */
   secretKey(): Buffer;
 }
@@ -39,6 +49,16 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/** A positive decimal number of days (`30`, `0.5`), within bounds. */
+function days(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(`${name} must be a number of days such as 30 or 0.5, got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
@@ -88,6 +108,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('PUBLIC_BASE_URL must be an http(s) URL such as https://crm.example.com');
   }
 
+  const eventRetentionDays = days(env, 'EVENT_RETENTION_DAYS', 30, 0.0001, 36_500);
+
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -107,6 +129,12 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 1_000, 0, 8_000),
     idempotencyTtlHours: hours(env, 'IDEMPOTENCY_TTL_HOURS', 24, 0.001, 8_760),
     webhookDisableAfterHours: hours(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 120, 0.0001, 87_600),
+    eventRetentionDays,
+    // NOTE: A.2 names one retention for "events and delivery records"; deliveries follow it unless set apart.
+    deliveryRetentionDays: days(env, 'DELIVERY_RETENTION_DAYS', eventRetentionDays, 0.0001, 36_500),
+    eventWaitPerKey: int(env, 'EVENT_WAIT_PER_KEY', 10, 1, 10_000),
+    eventWaitMax: int(env, 'EVENT_WAIT_MAX', 1_000, 1, 1_000_000),
+    retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),
     secretKey() {
       if (secret) return secret;
       if (databaseUrl) throw new ConfigError('CRM_SECRET_KEY is required with DATABASE_URL (64 hex characters)');

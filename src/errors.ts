@@ -71,6 +71,17 @@ export const errors = {
       { limit, retryAfterSeconds: 1 },
       { 'retry-after': '1' },
     ),
+  /** C.4: long-polls of `GET /events?wait=` are bounded per API key and per server process. */
+  tooManyWaiting: (scope: 'key' | 'server', limit: number) =>
+    new ApiError(
+      429,
+      'too_many_waiting_requests',
+      scope === 'key'
+        ? `This API key already has ${limit} event-log requests waiting (wait=); let one return before starting another`
+        : `This server already holds ${limit} waiting event-log requests; retry shortly or poll without wait`,
+      { limit, retryAfterSeconds: 1 },
+      { 'retry-after': '1' },
+    ),
   /** Nobody reads this answer: the client closed its connection and its query was stopped. */
   queryAbandoned: () => new ApiError(503, 'query_abandoned', 'The client closed the connection; the query was stopped'),
   forbidden: (message = 'This endpoint is not available to API keys') => new ApiError(403, 'forbidden', message),

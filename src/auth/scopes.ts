@@ -20,6 +20,7 @@ export const SCOPES = [
   'forms:submissions:read',
   'webhooks:manage',
   'users:read',
+  'events:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -37,6 +37,8 @@ export async function serve(config: Config): Promise<void> {
         // server keeps accepting and answering (connections the kernel already queued are served, not
         // reset), with `Connection: close` on each answer so clients move to fresh connections.
         app.draining = true;
+        // C.4: long-polls of the event log answer what they have at once (200, empty) rather than hold the stop.
+        app.eventWaiters.close();
         await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
         // Then: stop accepting and wait for every request in flight. Fastify also marks those answers
         // `Connection: close`; keep-alive sockets left idle are swept so clients cannot hold the exit.

@@ -297,7 +297,49 @@ export async function migrate(database: Database): Promise<string[]> {
 /** Runs fn in a transaction, or inside the caller's transaction when already in one. */
 export async function withTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db as Tx);
-  return db.transaction().execute(fn);
+  let tx: Tx | undefined;
+  try {
+    const result = await db.transaction().execute((t) => {
+      tx = t;
+      return fn(t);
+    });
+    committed(tx);
+    return result;
+  } finally {
+    if (tx) commitHooks.delete(tx);
+  }
+}
+
+const commitHooks = new WeakMap<Db, Map<string, () => void>>();
+
+/**
+ * Runs `fn` once the caller's transaction has committed (never on rollback); at once outside a
+ * transaction. Hooks with the same `key` run once per transaction. For in-process signals that must not
+ * run before the data is visible to other connections (the event log's waiting readers on SQLite).
+ * A hook registered in a savepoint later rolled back still runs: hooks are wake-ups, never effects.
+ */
+export function afterCommit(db: Db, key: string, fn: () => void): void {
+  if (!db.isTransaction) {
+    fn();
+    return;
+  }
+  let hooks = commitHooks.get(db);
+  if (!hooks) commitHooks.set(db, (hooks = new Map()));
+  if (!hooks.has(key)) hooks.set(key, fn);
+}
+
+/** Runs the afterCommit hooks of a transaction that just committed (withTx does it; so must any other commit). */
+export function committed(tx: Db | undefined): void {
+  const hooks = tx && commitHooks.get(tx);
+  if (!hooks) return;
+  commitHooks.delete(tx);
+  for (const fn of hooks.values()) {
+    try {
+      fn();
+    } catch {
+      // a wake-up that fails must not turn a committed write into an error
+    }
+  }
 }
 
 const txFacts = new WeakMap<Db, Set<string>>();

@@ -5,6 +5,7 @@ import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { canonicalJson, parseJson } from '../util/json.js';
 import { dataKeyOf, type EventType } from './catalog.js';
+import { signalEvents } from './signal.js';
 
 export interface EventPayload {
   event: string;
@@ -50,6 +51,7 @@ export async function emitEvent(
   const now = nowIso();
   const payload: EventPayload = { event: type, tenantId, timestamp: now, data: { [dataKeyOf(type)]: record, ...extra } };
   await insertEvent(tx, tenantId, id, type, JSON.stringify(payload), now);
+  await signalEvents(tx, tenantId);
   const hooks = await activeWebhooks(tx, tenantId, 1);
   const subscribed = hooks.filter((h) => parseJson<string[]>(h.events, []).includes(type));
   if (subscribed.length) {

@@ -12,6 +12,7 @@ import { propertiesRoutes } from './properties/properties.routes.js';
 import { formsRoutes } from './forms/forms.routes.js';
 import { formsPublicRoutes } from './forms/forms.public.js';
 import { referenceRoutes } from './reference/reference.routes.js';
+import { eventsRoutes } from './events/events.routes.js';
 
 /** Every resource's routes, registered under /api/v1 by app.ts. One line per module. */
 export const MODULES: FastifyPluginAsync[] = [
@@ -27,6 +28,7 @@ export const MODULES: FastifyPluginAsync[] = [
   propertiesRoutes,
   formsRoutes,
   referenceRoutes,
+  eventsRoutes,
 ];
 
 /** Routes outside /api/v1 that need no API key (public form intake at /f/…). */

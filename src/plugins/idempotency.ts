@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import { sql, type ControlledTransaction } from 'kysely';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { Database, Db } from '../db/index.js';
+import { committed, type Database, type Db } from '../db/index.js';
 import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
 import type { DB } from '../db/tables/schema.js';
@@ -145,8 +145,10 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       run.ended = true;
       req.idempotencyTx = null;
       try {
-        if (commit) await run.tx.commit().execute();
-        else await run.tx.rollback().execute();
+        if (commit) {
+          await run.tx.commit().execute();
+          committed(run.tx);
+        } else await run.tx.rollback().execute();
       } finally {
         inFlight.delete(run.slot);
       }

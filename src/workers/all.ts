@@ -2,4 +2,5 @@
 import './webhooks.js';
 import './dynamic-lists.js';
 import './idempotency.js';
+import './retention.js';
 export {};

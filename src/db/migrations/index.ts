@@ -5,6 +5,7 @@ import * as m002 from './002_change_versions.js';
 import * as m003 from './003_idempotency.js';
 import * as m004 from './004_listing_indexes.js';
 import * as m005 from './005_tenant_locale.js';
+import * as m006 from './006_event_log.js';
 import * as m007 from './007_webhook_health.js';
 
 export interface DialectMigration {
@@ -18,5 +19,6 @@ export const migrations: Record<string, DialectMigration> = {
   '003_idempotency': m003,
   '004_listing_indexes': m004,
   '005_tenant_locale': m005,
+  '006_event_log': m006,
   '007_webhook_health': m007,
 };

@@ -6,6 +6,7 @@ import type {
 } from './records.js';
 import type { IdempotencyKeysTable } from './idempotency.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from './webhooks.js';
+import type { EventLogColumns } from './events.js';
 
 export interface DB {
   tenants: TenantsTable;
@@ -32,7 +33,7 @@ export interface DB {
   proposals: ProposalsTable;
   proposal_items: ProposalItemsTable;
   webhooks: WebhooksTable;
-  events: EventsTable;
+  events: EventsTable & EventLogColumns;
   webhook_deliveries: WebhookDeliveriesTable;
   idempotency_keys: IdempotencyKeysTable;
 }

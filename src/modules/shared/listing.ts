@@ -61,36 +61,17 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
   if (req.cursor !== undefined && req.page !== undefined) {
     throw errors.field('cursor', 'give either `cursor` or `page`, not both');
   }
-  const binding = cursorBinding(ctx, spec);
-  const after = req.cursor === undefined ? undefined : decodeCursor(ctx.config, binding, req.cursor);
-  const { reads, dialect } = ctx;
-  const { order, column } = spec.sort;
-  const idRef = sql.ref(spec.idColumn ?? 'id');
-  const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
-
-  let q = spec.select(spec.base).select(key.as(SORT_VALUE));
-  if (after) q = q.where(keysetAfter(key, idRef, column.nullable, order, after));
-  // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
-  // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
-  q = q.orderBy(key, (ob) => {
-    const o = order === 'asc' ? ob.asc() : ob.desc();
-    return column.nullable ? o.nullsLast() : o;
-  });
-  q = q.orderBy(idRef, order);
+  const { q, next, keyset } = ordered(ctx, spec, req.cursor);
+  const { reads } = ctx;
 
   const count = async (): Promise<number> => {
     const countQuery = spec.base.select((eb) => eb.fn.countAll<number>().as('n'));
     if (spec.countCache) return cachedCount(reads, ctx.tenantId, spec.countCache, countQuery);
     return Number((await reads.first(countQuery))?.n ?? 0);
   };
-  const next = (rows: Record<string, unknown>[], more: boolean): string | null => {
-    const last = rows[rows.length - 1];
-    if (!more || !last) return null;
-    return encodeCursor(ctx.config, binding, [normalizeSortValue(last[SORT_VALUE]), String(last[(spec.idColumn ?? 'id').replace(/^.*\./, '')])]);
-  };
 
   const { pageSize } = req;
-  if (after || req.cursor !== undefined) {
+  if (keyset) {
     // One extra row tells whether another page follows, without a second query.
     const fetched = await reads.all(q.limit(pageSize + 1));
     const more = fetched.length > pageSize;
@@ -113,6 +94,51 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
     rows: rows as R[],
     pagination: { page, pageSize, total, totalPages, hasNext, hasPrev: page > 1, nextCursor: next(rows, hasNext) },
   };
+}
+
+/**
+ * One page by keyset only, from the start of `base` or after a cursor, with no total: for a log that
+ * grows without bound (the event log), where counting would cost what reading it all costs. Same
+ * cursors, binding and order as listPage.
+ */
+export async function keysetPage<R>(
+  ctx: Ctx,
+  spec: Omit<ListingSpec, 'countCache'>,
+  req: { pageSize: number; cursor?: string },
+): Promise<{ rows: R[]; hasNext: boolean; nextCursor: string | null }> {
+  const { q, next } = ordered(ctx, spec, req.cursor);
+  const fetched = await ctx.reads.all(q.limit(req.pageSize + 1));
+  const more = fetched.length > req.pageSize;
+  const rows = fetched.slice(0, req.pageSize) as Record<string, unknown>[];
+  return { rows: rows as R[], hasNext: more, nextCursor: next(rows, more) };
+}
+
+/** The rows of `spec` in its order, after the cursor when one is given, and how to make the next cursor. */
+function ordered(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, cursor: string | undefined) {
+  const binding = cursorBinding(ctx, spec);
+  const after = cursor === undefined ? undefined : decodeCursor(ctx.config, binding, cursor);
+  const { dialect } = ctx;
+  const { order, column } = spec.sort;
+  const idColumn = spec.idColumn ?? 'id';
+  const idRef = sql.ref(idColumn);
+  const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
+
+  let q = spec.select(spec.base).select(key.as(SORT_VALUE));
+  if (after) q = q.where(keysetAfter(key, idRef, column.nullable, order, after));
+  // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
+  // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
+  q = q.orderBy(key, (ob) => {
+    const o = order === 'asc' ? ob.asc() : ob.desc();
+    return column.nullable ? o.nullsLast() : o;
+  });
+  q = q.orderBy(idRef, order);
+
+  const next = (rows: Record<string, unknown>[], more: boolean): string | null => {
+    const last = rows[rows.length - 1];
+    if (!more || !last) return null;
+    return encodeCursor(ctx.config, binding, [normalizeSortValue(last[SORT_VALUE]), String(last[idColumn.replace(/^.*\./, '')])]);
+  };
+  return { q, next, keyset: after !== undefined };
 }
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
@@ -163,7 +189,7 @@ function cursorKey(config: Config): Buffer {
   return k;
 }
 
-function cursorBinding(ctx: Ctx, spec: ListingSpec): string {
+function cursorBinding(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): string {
   const filters = createHash('sha256').update(stableJson(spec.filters)).digest('base64url');
   return JSON.stringify(['v1', ctx.tenantId, spec.keyId, spec.endpoint, spec.sort.key, spec.sort.order, filters]);
 }

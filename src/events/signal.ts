@@ -1,0 +1,33 @@
+import { PostgresAdapter, sql } from 'kysely';
+import { afterCommit, oncePerTransaction, type Db } from '../db/index.js';
+import { EVENTS_CHANNEL } from '../db/event-log.js';
+
+/** In-process listeners told a tenant's events committed (the event log's waiting requests). */
+const listeners = new Set<(tenantId: string) => void>();
+
+export function onEventsCommitted(fn: (tenantId: string) => void): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+export function eventsCommitted(tenantId: string): void {
+  for (const fn of listeners) fn(tenantId);
+}
+
+/**
+ * Tells every waiting reader of the tenant's event log, once the caller's transaction commits (never
+ * before: a reader woken early would find nothing and wait on), and once per transaction and tenant
+ * however many events it writes:
+ * - PostgreSQL: NOTIFY inside the transaction, which PostgreSQL delivers at commit (and drops on
+ *   rollback) to the one LISTEN connection of every server process (events/waiters.ts).
+ * - SQLite: in process, after the commit (db/index.ts afterCommit).
+ */
+export async function signalEvents(tx: Db, tenantId: string): Promise<void> {
+  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+    await oncePerTransaction(tx, `events-notify\0${tenantId}`, async () => {
+      await sql`select pg_notify(${EVENTS_CHANNEL}, ${tenantId})`.execute(tx);
+    });
+    return;
+  }
+  afterCommit(tx, `events\0${tenantId}`, () => eventsCommitted(tenantId));
+}

@@ -1,0 +1,46 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { contextFor, ctxOf, requestSignal } from '../../http/context.js';
+import { Type } from '@sinclair/typebox';
+import { errorResponses } from '../../http/schemas.js';
+import * as service from './events.service.js';
+import { EventListQuery, EventPage } from './events.schema.js';
+
+const EVENTS_DOC = [
+  'The tenant\'s events, oldest first: every change an integrator syncs (the catalog of `GET /webhooks/event-types`), each with the same `data` a webhook delivery of it carries. ' +
+    'Needs the `events:read` scope (`*` covers it).',
+  '**Following the log.** Keep the `id` of the last event you processed and ask for `after=<that id>`: you get every later event exactly once, in the order of the log, ' +
+    'including events of transactions that commit later than a newer one (an event becomes readable once every change that started before it has finished, so none is ever skipped). ' +
+    'Within one response, `pagination.nextCursor` continues the same query (same `types` and `after`); `after` alone is enough to follow the log.',
+  '**Long-polling.** With `wait=<seconds>` (at most 30) and no matching event yet, the request is held until one is committed (answered within milliseconds, on any server process) ' +
+    'or the wait ends (200 with an empty `data`). Loop on it to get changes without a public HTTPS endpoint. ' +
+    'At most 10 waiting requests per API key and 1000 per server process (`EVENT_WAIT_PER_KEY`, `EVENT_WAIT_MAX`): beyond, 429 `too_many_waiting_requests` with `Retry-After`. ' +
+    'When the server shuts down, waiting requests are answered at once with what they have.',
+  '**Retention.** Events are kept `EVENT_RETENTION_DAYS` days (default 30) and then deleted; an `after` id removed by retention is 404 `not_found` (start again without `after`). ' +
+    'An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.',
+  '`pagination.total` is always `null` (a count would cost what reading the log costs); `page`, `totalPages` and `hasPrev` are `null` too.',
+].join('\n\n');
+
+/** CONTRACT C.4: the event log. */
+export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/events', {
+    config: { scopes: ['events:read'] },
+    schema: {
+      tags: ['Events'],
+      operationId: 'listEvents',
+      summary: 'List events (pull, with long-polling)',
+      description: EVENTS_DOC,
+      querystring: EventListQuery,
+      response: {
+        200: EventPage,
+        ...errorResponses(400, 404),
+        429: Type.Ref('Error', { description: '`too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries`' }),
+      },
+    },
+  }, async (req) => {
+    const signal = requestSignal(req);
+    // A long-poll's reads may be shared with the key's other waiting requests: one client going away must
+    // not abandon them (its own wait ends through `signal`; the reads are short and bounded).
+    const ctx = req.query.wait ? contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId) : ctxOf(req);
+    return service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
+  });
+};

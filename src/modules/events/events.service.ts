@@ -1,0 +1,98 @@
+import { errors } from '../../errors.js';
+import type { Ctx } from '../../http/context.js';
+import type { AbortSource } from '../../db/reads.js';
+import { EVENT_KEYS } from '../../events/catalog.js';
+import type { EventPayload } from '../../events/outbox.js';
+import type { EventWaiters } from '../../events/waiters.js';
+import { parseJson } from '../../util/json.js';
+import { keysetPage } from '../shared/listing.js';
+import * as repo from './events.repo.js';
+import { DEFAULT_EVENTS_PAGE, type EventListQueryT, type EventPageT, type EventT } from './events.schema.js';
+
+/** What a long-poll needs besides the query: the process's waiters and the client's connection. */
+export interface WaitDeps {
+  waiters: EventWaiters;
+  signal?: AbortSource;
+}
+
+function toEvent(r: repo.EventRow): EventT {
+  const p = parseJson<Partial<EventPayload>>(r.payload, {});
+  return { id: r.id, type: r.type, occurredAt: p.timestamp ?? '', data: p.data ?? {} };
+}
+
+function parseTypes(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const types = [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))];
+  if (types.length === 0) throw errors.field('types', 'must name at least one event key');
+  const unknown = types.filter((t) => !EVENT_KEYS.has(t));
+  if (unknown.length) throw errors.field('types', `unknown event key${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (see GET /webhooks/event-types)`);
+  return types.sort();
+}
+
+/**
+ * GET /events (CONTRACT C.4): the tenant's events oldest first, after `after` and/or a cursor; with
+ * `wait`, held until a matching event is committed or the wait ends (events/waiters.ts).
+ */
+export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wait?: WaitDeps): Promise<EventPageT> {
+  if (q.limit !== undefined && q.pageSize !== undefined && q.limit !== q.pageSize) {
+    throw errors.field('pageSize', '`pageSize` is an alias of `limit`: give one, or both equal');
+  }
+  const pageSize = q.limit ?? q.pageSize ?? DEFAULT_EVENTS_PAGE;
+  const types = parseTypes(q.types);
+  let after: repo.EventPosition | undefined;
+  if (q.after !== undefined) {
+    after = await repo.findPosition(ctx.db, ctx.tenantId, q.after);
+    // NOTE: C.4 gap — an unknown `after` is 404 naming the field, not an empty page: a client whose last
+    // event was removed by retention must learn it (and start again) rather than wait forever.
+    if (!after) throw errors.refNotFound('after', q.after);
+  }
+  const filter: repo.EventFilter = { types, after };
+  const { base, select } = repo.eventListing(ctx.reads.db, ctx.dialect.name, ctx.tenantId, filter);
+  const spec = {
+    base,
+    select,
+    idColumn: 'seq',
+    sort: { key: 'position', order: 'asc' as const, column: { column: 'txid', nullable: false } },
+    keyId,
+    endpoint: 'GET /events',
+    filters: { types: types ?? null, after: q.after ?? null },
+  };
+  const readPage = async (): Promise<EventPageT> => {
+    const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow>(ctx, spec, { pageSize, cursor: q.cursor });
+    return {
+      data: rows.map(toEvent),
+      pagination: { page: null, pageSize, total: null, totalPages: null, hasNext, hasPrev: null, nextCursor },
+    };
+  };
+  // Long-polls of one key asking the same page share its read (the answer, cursor included, is the same).
+  const sharedKey = JSON.stringify([ctx.tenantId, keyId, q.after ?? null, q.cursor ?? null, types ?? null, pageSize]);
+  const read = (): Promise<EventPageT> => (wait && (q.wait ?? 0) > 0 ? wait.waiters.shared(sharedKey, readPage) : readPage());
+
+  const waiters = wait?.waiters;
+  const seconds = q.wait ?? 0;
+  const generation = waiters?.generation ?? 0;
+  let page = await read();
+  if (page.data.length > 0 || seconds === 0 || !waiters || waiters.closing || wait.signal?.aborted) return page;
+
+  const waiter = waiters.enter(ctx.tenantId, keyId, Date.now() + seconds * 1000);
+  const unsubscribe = wait.signal?.subscribe(() => waiter.wake('closed'));
+  try {
+    // A commit notified while the first read ran is not missed: it calls for another read at once.
+    let reread = waiters.generation !== generation;
+    const blocked = repo.unreadableExists(ctx.reads.db, ctx.dialect.name, ctx.tenantId, types);
+    for (;;) {
+      if (reread) {
+        page = await read();
+        if (page.data.length > 0) return page;
+      }
+      // Committed but not readable yet (PostgreSQL): what holds it back may send no notification.
+      if (blocked && (await ctx.reads.first(blocked))) waiters.recheckSoon(waiter);
+      if ((await waiter.next()) !== 'event') break;
+      reread = true;
+    }
+    return page;
+  } finally {
+    unsubscribe?.();
+    waiter.leave();
+  }
+}
