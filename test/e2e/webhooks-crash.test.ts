@@ -28,7 +28,7 @@ describe('webhooks survive crashes', { skip }, () => {
     await rx?.close();
   });
 
-  test('kill -9 right after the writes: every committed change has its event, and every event is delivered', async () => {
+  test('kill -9 right after the writes: every committed change has its event, in the event log, and every event is delivered', async () => {
     let server = await s.start();
     let api = http(server.url, tenant.apiKeys.full);
     const w = (await api.post('/webhooks', { name: 'crash', url: rx.url('/crash'), events: ['contact.created'] })).body;
@@ -67,6 +67,13 @@ describe('webhooks survive crashes', { skip }, () => {
     const restartedAt = Date.now();
     server = await s.start();
     api = http(server.url, tenant.apiKeys.full);
+    // C.4: the event log holds every event committed before the kill, each once.
+    const logged = await eventually(async () => {
+      const page = (await api.get('/events?types=contact.created&limit=1000')).body;
+      return page.data.length >= eventIds.size ? page.data : null;
+    }, 10_000, 'the event log after the restart');
+    assert.deepEqual(logged.map((e: any) => e.id).sort(), [...eventIds].sort());
+    assert.deepEqual(new Set(logged.map((e: any) => e.data.contact.id)), ids);
     const has = (path: string) => new Set(rx.on(path).map((r) => String(r.headers['webhook-id'])));
     await rx.waitFor(() => [...eventIds].every((id) => has('/crash').has(id)), 20_000, 'every event at /crash');
     // An attempt cut off by the crash is made again once its lease (WEBHOOK_TIMEOUT_MS + 10 s) expires, not before.
