@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Agent } from 'undici';
 import type { Config } from '../config.js';
@@ -10,6 +9,7 @@ import { makeAttempt, recordAttempt } from '../modules/webhooks/webhooks.attempt
 import { deliveryDispatcher } from '../modules/webhooks/webhooks.network.js';
 import * as queue from '../modules/webhooks/webhooks.queue.js';
 import type { AttemptResult } from '../modules/webhooks/webhooks.sender.js';
+import { listen } from '../db/listen.js';
 import { registerLoop, type BackgroundLoop, type WorkerDeps } from './index.js';
 
 /** HTTP attempts in flight per worker process. */
@@ -240,7 +240,12 @@ export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
   const unsubscribe = onDeliveriesQueued(loop.wake);
   const poll = setInterval(loop.wake, POLL_MS);
   poll.unref();
-  const listener = deps.database.dialect.name === 'postgres' && deps.database.pool ? listen(deps.database.pool, loop.wake, deps.log.child({ loop: 'webhooks' })) : null;
+  // One LISTEN connection for the deliveries' channel (db/listen.ts, shared with the event log's wake-ups);
+  // a reconnect wakes the loop too, in case a NOTIFY was missed meanwhile.
+  const listener =
+    deps.database.dialect.name === 'postgres' && deps.database.pool
+      ? listen(deps.database.pool, DELIVERY_CHANNEL, () => loop.wake(), () => loop.wake(), deps.log.child({ loop: 'webhooks' }))
+      : null;
   loop.wake();
   return {
     name: 'webhook-delivery',
@@ -250,59 +255,6 @@ export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
       unsubscribe();
       await listener?.close();
       await stopping;
-    },
-  };
-}
-
-/**
- * LISTEN on a dedicated client of the pool; reconnects after a lost connection (and wakes the loop, in
- * case a NOTIFY was missed meanwhile).
- */
-function listen(pool: pg.Pool, onNotify: () => void, log: Logger): { close(): Promise<void> } {
-  let client: pg.PoolClient | null = null;
-  let closed = false;
-  let retry: NodeJS.Timeout | null = null;
-
-  const connect = async () => {
-    retry = null;
-    if (closed) return;
-    let c: pg.PoolClient | null = null;
-    try {
-      c = await pool.connect();
-      if (closed) {
-        c.release();
-        return;
-      }
-      const me = c;
-      me.on('notification', () => onNotify());
-      me.on('error', (err) => {
-        if (client !== me) return;
-        log.warn({ err }, 'LISTEN connection lost; reconnecting');
-        client = null;
-        me.release(err);
-        if (!closed) retry = setTimeout(connect, 1_000);
-      });
-      await me.query(`LISTEN ${DELIVERY_CHANNEL}`);
-      client = me;
-      onNotify();
-    } catch (err) {
-      c?.release(err as Error);
-      log.warn({ err }, 'cannot LISTEN for webhook deliveries; polling meanwhile');
-      if (!closed) retry = setTimeout(connect, 1_000);
-    }
-  };
-  void connect();
-
-  return {
-    async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
-      const c = client;
-      client = null;
-      if (c) {
-        await c.query(`UNLISTEN ${DELIVERY_CHANNEL}`).catch(() => {});
-        c.release(true); // never hand a LISTENing connection back to the pool
-      }
     },
   };
 }
