@@ -213,8 +213,10 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
           runs.set(req, run);
           return undefined;
         }
-        // Business errors roll back to here and are still stored (see storesAnswer).
-        await sql`savepoint ${sql.raw(SAVEPOINT)}`.execute(tx);
+        // Business errors roll back to here and are still stored (see storesAnswer). On SQLite the
+        // savepoint's sub-journal (a copy of every page the handler touches) was a third of what storing an
+        // answer cost; an error answer there rolls the whole transaction back instead (see finish).
+        if (postgres) await sql`savepoint ${sql.raw(SAVEPOINT)}`.execute(tx);
       } catch (err) {
         await end(req, run, false).catch(() => {});
         throw err;
@@ -269,7 +271,19 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
         // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
         if (body === undefined) throw new Error('idempotent route answered a stream');
-        if (status >= 400) await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.tx);
+        if (status >= 400 && postgres) await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.tx);
+        else if (status >= 400) {
+          // NOTE: C.3 on SQLite — the failed request's writes go with its transaction, and the answer is
+          // stored in a new one. This process still holds the key (inFlight), so no repeat runs in between
+          // here; another process on the same file could, and then its stored answer stands (see below).
+          await run.tx.rollback().execute();
+          run.tx = await db.startTransaction().execute();
+          const stored = await lookup(run.tx, run.tenantId, run.keyId, run.idemKey);
+          if (stored) {
+            await end(req, run, true);
+            return payload;
+          }
+        }
         await insertAnswer(run.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, body, new Date().toISOString());
         await end(req, run, true);
         return payload;

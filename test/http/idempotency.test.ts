@@ -404,3 +404,22 @@ test('IDEMPOTENCY_TTL_HOURS: default 24, fractions allowed, nonsense refused at 
   assert.equal(loadConfig({ IDEMPOTENCY_TTL_HOURS: '48' }).idempotencyTtlHours, 48);
   for (const bad of ['abc', '0', '-1', '1e3', '99999']) assert.throws(() => loadConfig({ IDEMPOTENCY_TTL_HOURS: bad }), /IDEMPOTENCY_TTL_HOURS/);
 });
+
+test('a business error after writes (an atomic batch whose second input collides) is stored; the first input\'s writes are gone', async () => {
+  const { api, tenantId } = await newTenant(t);
+  const holder = await api.post('/contacts', { firstName: 'Holder', email: `${uniq('h')}@x.test` });
+  const fresh = `${uniq('fresh')}@x.test`;
+  const body = { atomic: true, inputs: [{ firstName: 'Fresh', email: fresh }, { firstName: 'Dup', email: holder.body.email }] };
+  const key = uniq('k');
+  const first = await api.post('/contacts/batch/create', body, idem(key));
+  assert.equal(first.status, 409, JSON.stringify(first.body));
+  assert.equal(first.body.existingContactId, holder.body.id);
+  const again = await api.post('/contacts/batch/create', body, idem(key));
+  assert.equal(again.status, 409);
+  assert.equal(again.headers['idempotent-replayed'], 'true');
+  assert.equal(again.raw.body, first.raw.body);
+  const rows = await db.selectFrom('contacts').select('id').where('tenant_id', '=', tenantId).where('email', '=', fresh).execute();
+  assert.equal(rows.length, 0, 'the first input of the failed batch left nothing');
+  assert.equal((await eventsOfType(tenantId, 'contact.created')).length, 1, 'only the holder\'s event');
+  assert.equal((await storedRows(tenantId, key))[0].status_code, 409);
+});
