@@ -173,7 +173,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
 
 export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT): Promise<CompanyT> {
   const fields = scalarFields(input);
-  await withTx(ctx.db, async (tx) => {
+  return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     const current = hasNul(id) ? undefined : await repo.findCompany(tx, ctx.tenantId, id);
     if (!current) throw errors.notFound('Company not found');
@@ -184,14 +184,16 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
       set.custom_properties = await prepareCustomProperties(c, 'company', input.customProperties, current.custom_properties);
     }
     const changed = Object.keys(set).length > 0 || input.tags !== undefined;
-    if (!changed) return;
+    if (!changed) return before;
     set.updated_at = nowIso();
     await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set));
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
-    await emitUpdated(tx, ctx.tenantId, 'company.updated', before, await getCompany(c, id));
+    // The record read once: the event's and the answer's.
+    const record = await getCompany(c, id);
+    await emitUpdated(tx, ctx.tenantId, 'company.updated', before, record);
+    return record;
   });
-  return getCompany(ctx, id);
 }
 
 /**

@@ -365,8 +365,10 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
     const c = inTx(ctx, tx);
     const cur = await repo.findDeal(tx, ctx.dialect, ctx.tenantId, id, true);
     if (!cur) throw errors.notFound('Deal not found');
-    const previous = (await expand(c, [cur]))[0];
-    if (Object.keys(input).length === 0) return previous;
+    if (Object.keys(input).length === 0) return (await expand(c, [cur]))[0];
+    // The state before, for deal.updated: the expansions are left out of the diff (they follow their ids),
+    // so they are not read for it.
+    const previous = toDeal(cur, (await tagIdsOf(tx, ctx.tenantId, 'deal', [id])).get(id) ?? [], null, null);
     let pipelineId = cur.pipeline_id;
     let stage: Stage | undefined;
     if (input.pipelineId !== undefined) {
