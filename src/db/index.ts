@@ -299,9 +299,11 @@ export async function withTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> 
   if (db.isTransaction) return fn(db as Tx);
   let tx: Tx | undefined;
   try {
-    const result = await db.transaction().execute((t) => {
+    const result = await db.transaction().execute(async (t) => {
       tx = t;
-      return fn(t);
+      const out = await fn(t);
+      await flushDeferred(t);
+      return out;
     });
     committed(tx);
     return result;
@@ -358,6 +360,61 @@ export async function oncePerTransaction(db: Db, fact: string, write: () => Prom
   facts.add(fact);
 }
 
+/** A kind of write deferred to the end of a transaction (see deferWrite). */
+export interface DeferredWrites<T> {
+  /** Writes every item the transaction queued, in the order queued; runs once, just before the commit. */
+  flush(tx: Tx, items: T[]): Promise<void>;
+}
+
+const deferred = new WeakMap<Db, { kind: DeferredWrites<any>; item: unknown }[]>();
+
+/**
+ * Queues a write to be made at the end of the caller's transaction, just before it commits (withTx and
+ * every other commit call flushDeferred). For writes whose position must follow commit order, such as
+ * the event log's (events/outbox.ts): made at the end, they hold their lock only until the commit.
+ * Outside a transaction the write is made at once, in a transaction of its own. A rollback to a
+ * savepoint drops the writes queued after it (withSavepoint, restoreSavepointState).
+ */
+export async function deferWrite<T>(db: Db, kind: DeferredWrites<T>, item: T): Promise<void> {
+  if (!db.isTransaction) return withTx(db, (tx) => deferWrite(tx, kind, item));
+  let queue = deferred.get(db);
+  if (!queue) deferred.set(db, (queue = []));
+  queue.push({ kind, item });
+}
+
+/** Makes the deferred writes of a transaction about to commit, grouped by kind in the order first queued. */
+export async function flushDeferred(tx: Tx): Promise<void> {
+  const queue = deferred.get(tx);
+  if (!queue?.length) return;
+  deferred.delete(tx);
+  const byKind = new Map<DeferredWrites<any>, unknown[]>();
+  for (const { kind, item } of queue) {
+    const items = byKind.get(kind);
+    if (items) items.push(item);
+    else byKind.set(kind, [item]);
+  }
+  for (const [kind, items] of byKind) await kind.flush(tx, items);
+}
+
+/** What a savepoint must restore in this module's per-transaction state when it is rolled back to. */
+export interface SavepointState {
+  deferred: number;
+}
+
+export function savepointState(tx: Db): SavepointState {
+  return { deferred: deferred.get(tx)?.length ?? 0 };
+}
+
+/**
+ * After `rollback to savepoint`: the writes queued since are dropped, and every remembered fact is
+ * forgotten (what the transaction wrote may be undone, so facts it remembered may no longer hold).
+ */
+export function restoreSavepointState(tx: Db, state: SavepointState): void {
+  txFacts.delete(tx);
+  const queue = deferred.get(tx);
+  if (queue && queue.length > state.deferred) queue.length = state.deferred;
+}
+
 /**
  * Runs fn inside a savepoint of the caller's transaction: a failure rolls back fn's changes only and
  * leaves the transaction usable (PostgreSQL refuses every later statement of a transaction with a
@@ -366,12 +423,12 @@ export async function oncePerTransaction(db: Db, fact: string, write: () => Prom
 export async function withSavepoint<T>(tx: Db, fn: () => Promise<T>, name = 'step'): Promise<T> {
   const id = sql.id(name);
   await sql`savepoint ${id}`.execute(tx);
+  const state = savepointState(tx);
   let result: T;
   try {
     result = await fn();
   } catch (err) {
-    // What the transaction wrote may be undone: facts it remembered may no longer hold.
-    txFacts.delete(tx);
+    restoreSavepointState(tx, state);
     // A failed rollback (the connection is gone) must not hide the error that caused it.
     await sql`rollback to savepoint ${id}`.execute(tx).catch(() => {});
     await sql`release savepoint ${id}`.execute(tx).catch(() => {});

@@ -1,5 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
-import type { Db } from '../db/index.js';
+import { deferWrite, type Db, type DeferredWrites } from '../db/index.js';
+import { lockEventLogs } from '../db/event-log.js';
 import { prepared } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -24,7 +25,7 @@ export function notifyDeliveriesQueued(): void {
   for (const fn of wakeups) fn();
 }
 
-// Compiled once: every write that raises an event runs both.
+// Compiled once: nearly every write that raises events raises one.
 const insertEvent = prepared((tx: Db, tenantId: string, id: string, type: string, payload: string, now: string) =>
   tx.insertInto('events').values({ tenant_id: tenantId, id, type, payload, created_at: now }),
 );
@@ -32,10 +33,78 @@ const activeWebhooks = prepared((tx: Db, tenantId: string, active: number) =>
   tx.selectFrom('webhooks').select(['id', 'events']).where('tenant_id', '=', tenantId).where('is_active', '=', active),
 );
 
+interface PendingEvent {
+  tenantId: string;
+  id: string;
+  type: string;
+  payload: string;
+  createdAt: string;
+}
+
+/** Rows per INSERT: well under every driver's limit on bound parameters. */
+const CHUNK = 200;
+
+/**
+ * The events a transaction raised, written when it is about to commit (db/index.ts deferWrite), under
+ * the lock of each tenant's log (db/event-log.ts): so the log's order is the commit order of the
+ * transactions, and the lock is held for these few statements and the commit only.
+ */
+const eventWrites: DeferredWrites<PendingEvent> = {
+  async flush(tx, events) {
+    const tenants = [...new Set(events.map((e) => e.tenantId))].sort();
+    // Read before the lock, so that the lock is held as briefly as possible.
+    const hooks = new Map<string, { id: string; events: Set<string> }[]>();
+    for (const tenantId of tenants) {
+      const rows = await activeWebhooks(tx, tenantId, 1);
+      hooks.set(tenantId, rows.map((h) => ({ id: h.id, events: new Set(parseJson<string[]>(h.events, [])) })));
+    }
+    await lockEventLogs(tx, tenants);
+    if (events.length === 1) {
+      const [e] = events;
+      await insertEvent(tx, e.tenantId, e.id, e.type, e.payload, e.createdAt);
+    } else {
+      for (let i = 0; i < events.length; i += CHUNK) {
+        const rows = events.slice(i, i + CHUNK).map((e) => ({ tenant_id: e.tenantId, id: e.id, type: e.type, payload: e.payload, created_at: e.createdAt }));
+        await tx.insertInto('events').values(rows).execute();
+      }
+    }
+    // One delivery per active webhook of the tenant subscribed to the event at this moment.
+    const deliveries = events.flatMap((e) =>
+      (hooks.get(e.tenantId) ?? [])
+        .filter((h) => h.events.has(e.type))
+        .map((h) => ({
+          tenant_id: e.tenantId,
+          id: newId('dlv'),
+          webhook_id: h.id,
+          event_id: e.id,
+          event: e.type,
+          status: 'pending',
+          status_code: null,
+          response_snippet: null,
+          duration_ms: null,
+          attempts: 0,
+          last_error: null,
+          next_attempt_at: e.createdAt,
+          delivered_at: null,
+          lease_owner: null,
+          lease_until: null,
+          created_at: e.createdAt,
+          updated_at: e.createdAt,
+        })),
+    );
+    for (let i = 0; i < deliveries.length; i += CHUNK) {
+      await tx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
+    }
+    for (const tenantId of tenants) await signalEvents(tx, tenantId);
+    if (deliveries.length) await queueDeliveryWakeup(tx);
+  },
+};
+
 /**
  * Records an event in the outbox, in the caller's transaction (B.9): the change and its event commit
- * together or not at all. One delivery row is queued per active webhook of the tenant subscribed to
- * the event at this moment, so a webhook inactive now never receives it.
+ * together or not at all. The event is written when the transaction is about to commit (see
+ * eventWrites), with one delivery row per active webhook of the tenant subscribed to the event then,
+ * so a webhook inactive now never receives it. Answers the event's id.
  *
  * `record` is the object as a single read returns it; `extra` adds fields beside it in `data`
  * (for example `previousStageId`).
@@ -50,37 +119,7 @@ export async function emitEvent(
   const id = newId('evt');
   const now = nowIso();
   const payload: EventPayload = { event: type, tenantId, timestamp: now, data: { [dataKeyOf(type)]: record, ...extra } };
-  await insertEvent(tx, tenantId, id, type, JSON.stringify(payload), now);
-  await signalEvents(tx, tenantId);
-  const hooks = await activeWebhooks(tx, tenantId, 1);
-  const subscribed = hooks.filter((h) => parseJson<string[]>(h.events, []).includes(type));
-  if (subscribed.length) {
-    await tx
-      .insertInto('webhook_deliveries')
-      .values(
-        subscribed.map((h) => ({
-          tenant_id: tenantId,
-          id: newId('dlv'),
-          webhook_id: h.id,
-          event_id: id,
-          event: type,
-          status: 'pending',
-          status_code: null,
-          response_snippet: null,
-          duration_ms: null,
-          attempts: 0,
-          last_error: null,
-          next_attempt_at: now,
-          delivered_at: null,
-          lease_owner: null,
-          lease_until: null,
-          created_at: now,
-          updated_at: now,
-        })),
-      )
-      .execute();
-    await queueDeliveryWakeup(tx);
-  }
+  await deferWrite(tx, eventWrites, { tenantId, id, type, payload: JSON.stringify(payload), createdAt: now });
   return id;
 }
 

@@ -14,9 +14,6 @@ export interface WaiterLimits {
   perProcess: number;
 }
 
-/** How soon a reader that found committed events not yet readable looks again (PostgreSQL; db/event-log.ts). */
-const RECHECK_MS = 20;
-
 /**
  * The long-polls of `GET /events?wait=` in this process (CONTRACT C.4, DESIGN §5). A waiting request
  * holds no database connection and polls nothing: it sleeps until `notify(tenantId)` (a commit of the
@@ -28,8 +25,6 @@ export class EventWaiters {
   private readonly byKey = new Map<string, number>();
   private count = 0;
   private closed = false;
-  private rechecks = new Set<Waiter>();
-  private recheckTimer: NodeJS.Timeout | undefined;
   private readonly reads = new Map<string, Promise<unknown>>();
   /** Grows with every notification: a reader compares it around a read to know it missed none. */
   generation = 0;
@@ -87,33 +82,15 @@ export class EventWaiters {
       if (n > 0) this.byKey.set(keyId, n);
       else this.byKey.delete(keyId);
       this.count--;
-      this.rechecks.delete(w);
     });
     set.add(w);
     if (this.closed) w.wake('closed');
     return w;
   }
 
-  /**
-   * Wakes `w` again shortly: its read found events already committed but not readable yet, because an
-   * older transaction is still in flight (PostgreSQL). That transaction may write no event of this
-   * tenant, so no notification would come. One timer serves every such waiter.
-   */
-  recheckSoon(w: Waiter): void {
-    this.rechecks.add(w);
-    this.recheckTimer ??= setTimeout(() => {
-      this.recheckTimer = undefined;
-      const due = [...this.rechecks];
-      this.rechecks.clear();
-      for (const x of due) x.wake('event');
-    }, RECHECK_MS);
-  }
-
   /** Releases every waiting request at once (SIGTERM, app close); later requests do not wait. */
   close(): void {
     this.closed = true;
-    if (this.recheckTimer) clearTimeout(this.recheckTimer);
-    this.recheckTimer = undefined;
     for (const set of this.byTenant.values()) for (const w of set) w.wake('closed');
   }
 }

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import { sql, type ControlledTransaction } from 'kysely';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { committed, type Database, type Db } from '../db/index.js';
+import { committed, flushDeferred, restoreSavepointState, savepointState, type Database, type Db, type SavepointState } from '../db/index.js';
 import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
 import type { DB } from '../db/tables/schema.js';
@@ -93,6 +93,8 @@ interface Run {
   fingerprint: string;
   /** Set once the transaction is committed or rolled back. */
   ended: boolean;
+  /** PostgreSQL: the state to restore when an error answer rolls back to the run's savepoint. */
+  savepoint?: SavepointState;
 }
 
 /** A POST that changes data: a POST whose scopes are all `:read` (search, batch read) changes nothing. */
@@ -146,6 +148,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       req.idempotencyTx = null;
       try {
         if (commit) {
+          await flushDeferred(run.tx);
           await run.tx.commit().execute();
           committed(run.tx);
         } else await run.tx.rollback().execute();
@@ -216,7 +219,10 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         // Business errors roll back to here and are still stored (see storesAnswer). On SQLite the
         // savepoint's sub-journal (a copy of every page the handler touches) was a third of what storing an
         // answer cost; an error answer there rolls the whole transaction back instead (see finish).
-        if (postgres) await sql`savepoint ${sql.raw(SAVEPOINT)}`.execute(tx);
+        if (postgres) {
+          await sql`savepoint ${sql.raw(SAVEPOINT)}`.execute(tx);
+          run.savepoint = savepointState(tx);
+        }
       } catch (err) {
         await end(req, run, false).catch(() => {});
         throw err;
@@ -271,7 +277,10 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
         // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
         if (body === undefined) throw new Error('idempotent route answered a stream');
-        if (status >= 400 && postgres) await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.tx);
+        if (status >= 400 && postgres) {
+          await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.tx);
+          if (run.savepoint) restoreSavepointState(run.tx, run.savepoint);
+        }
         else if (status >= 400) {
           // NOTE: C.3 on SQLite — the failed request's writes go with its transaction, and the answer is
           // stored in a new one. This process still holds the key (inFlight), so no repeat runs in between

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { DIALECT, newTenant, testApp, type Client, type Tenant } from '../helpers/app.js';
 import { STANDARD_SETUP } from '../helpers/fixtures.js';
-import { withTx } from '../../src/db/index.js';
+import { deferWrite, withTx, type DeferredWrites } from '../../src/db/index.js';
 import { emitEvent } from '../../src/events/outbox.js';
 
 // CONTRACT C.4: the event log (GET /events), its order ("never miss an event") and long-polling.
@@ -20,18 +21,12 @@ async function storedPayloads(tenantId: string): Promise<Map<string, any>> {
   return new Map(rows.map((r) => [r.id, JSON.parse(r.payload)]));
 }
 
-/**
- * GET `url` until its page holds at least `min` events. NOTE: on PostgreSQL an event becomes readable once
- * every transaction of the database that started before it has ended; other test files sharing the
- * database run long seeding transactions, which hold events back meanwhile (never skip them).
- */
+/** GET `url`; every committed event is readable at once, on both databases (db/event-log.ts). */
 async function readable(api: Client, url: string, min: number): Promise<any> {
-  for (let i = 0; ; i++) {
-    const r = await api.get(url);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    if (r.body.data.length >= min || i >= 600) return r;
-    await sleep(100);
-  }
+  const r = await api.get(url);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.ok(r.body.data.length >= min, `${r.body.data.length} events, expected at least ${min}`);
+  return r;
 }
 
 async function allEvents(api: Client, query = '', min = 0): Promise<any[]> {
@@ -287,62 +282,79 @@ test('closing the server answers waiting requests at once with what they have (2
   assert.ok(Date.now() - s2 < 1000);
 });
 
-test('never miss an event (PostgreSQL): an event committed later with an earlier position is not skipped', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers: insertion order is commit order' }, async () => {
+test('never miss an event (PostgreSQL): positions follow commit order — an event raised first by a transaction that commits last comes last, and is not skipped', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers: insertion order is commit order' }, async () => {
   const ten: Tenant = await newTenant(t);
   await contact(ten.api, 'base');
   const base = (await allEvents(ten.api, '', 1)).at(-1).id;
 
-  // Transaction A writes its event first and stays open; B writes a later one and commits.
+  // Transaction A raises its event first and stays open; B raises a later one and commits.
   let releaseA!: () => void;
   const holdA = new Promise<void>((r) => (releaseA = r));
-  let aWrote!: () => void;
-  const aWritten = new Promise<void>((r) => (aWrote = r));
+  let aRaised!: () => void;
+  const aWritten = new Promise<void>((r) => (aRaised = r));
   const txA = withTx(t.database.db, async (tx) => {
     await emitEvent(tx, ten.tenantId, 'tag.created', { id: 'tg_a', name: 'A' });
-    aWrote();
+    aRaised();
     await holdA;
   });
   await aWritten;
-  const b = await contact(ten.api, 'B');
-
-  // B is committed, but a reader must not see it before A: A would then be skipped for good.
-  assert.deepEqual(await allEvents(ten.api, `&after=${base}`), []);
-  let answered = false;
-  const polling = ten.api.get(`/events?after=${base}&wait=10`).then((r) => {
-    answered = true;
-    return r;
-  });
-  await sleep(400);
-  assert.equal(answered, false, 'the reader waits for A rather than skip it');
-  releaseA();
-  await txA;
+  let b: any;
+  let polling: Promise<any>;
+  try {
+    b = await contact(ten.api, 'B');
+    // B is committed and readable at once; A, committed later, gets a later position.
+    const first = await allEvents(ten.api, `&after=${base}`, 1);
+    assert.deepEqual(first.map((e) => e.data.contact?.id), [b.id]);
+    polling = ten.api.get(`/events?after=${first[0].id}&wait=10`);
+    await sleep(200);
+  } finally {
+    releaseA();
+    await txA;
+  }
   const r = await polling;
-  assert.deepEqual(r.body.data.map((e: any) => e.data.tag?.name ?? e.data.contact?.id), ['A', b.id]);
-  assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), ['A', b.id]);
+  assert.deepEqual(r.body.data.map((e: any) => e.data.tag?.name), ['A'], 'the reader that went past B still gets A');
+  assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), [b.id, 'A']);
 });
 
-test('never miss an event (PostgreSQL): a transaction that started first but wrote its event last still comes first', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' }, async () => {
+test("never miss an event (PostgreSQL): a transaction whose events are written holds the tenant's next writer until it commits; other tenants go on", { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' }, async () => {
   const ten: Tenant = await newTenant(t);
+  const other: Tenant = await newTenant(t);
   await contact(ten.api, 'base2');
   const base = (await allEvents(ten.api, '', 1)).at(-1).id;
+
+  // A's events are written (with their positions) at its commit; A is held right there, before COMMIT.
   let go!: () => void;
   const goA = new Promise<void>((r) => (go = r));
-  let started!: () => void;
-  const aStarted = new Promise<void>((r) => (started = r));
-  // A takes its transaction id (a write) before B, and writes its event after B committed.
+  let flushed!: () => void;
+  const aFlushed = new Promise<void>((r) => (flushed = r));
+  const pause: DeferredWrites<null> = {
+    async flush() {
+      flushed();
+      await goA;
+    },
+  };
   const txA = withTx(t.database.db, async (tx) => {
-    await tx.updateTable('tenants').set({ name: `held ${Date.now()}` }).where('id', '=', ten.tenantId).execute();
-    started();
-    await goA;
-    await emitEvent(tx, ten.tenantId, 'tag.created', { id: 'tg_late', name: 'late' });
+    await emitEvent(tx, ten.tenantId, 'tag.created', { id: 'tg_held', name: 'held' });
+    await deferWrite(tx, pause, null);
   });
-  await aStarted;
-  const b = await contact(ten.api, 'B2');
-  assert.deepEqual(await allEvents(ten.api, `&after=${base}`), [], 'B waits for A, which may still write events');
-  go();
-  await txA;
-  const events = await allEvents(ten.api, `&after=${base}`, 2);
-  assert.deepEqual(events.map((e) => e.data.tag?.name ?? e.data.contact?.id), ['late', b.id]);
+  await aFlushed;
+
+  // B would otherwise take the next position and commit first: a reader going past B would skip A.
+  let bDone = false;
+  const b = contact(ten.api, 'B2').then((body) => ((bDone = true), body));
+  try {
+    const started = Date.now();
+    await contact(other.api, 'elsewhere');
+    assert.ok(Date.now() - started < 1000, 'another tenant is not held');
+    await sleep(300);
+    assert.equal(bDone, false, "B waits for the tenant's log");
+    assert.deepEqual(await allEvents(ten.api, `&after=${base}`), []);
+  } finally {
+    go();
+    await txA;
+  }
+  const bBody = await b;
+  assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), ['held', bBody.id]);
 });
 
 test('OpenAPI: GET /events is listEvents under the tag Events, with retention and long-polling documented and examples', async () => {
@@ -361,27 +373,40 @@ test('OpenAPI: GET /events is listEvents under the tag Events, with retention an
   assert.ok(op.responses['429']);
 });
 
-test('never miss an event (PostgreSQL): a long-poll held back by an older transaction that writes no event is answered once it ends', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' }, async () => {
+test('isolation (PostgreSQL): a long open write transaction, of another tenant or of this one, holds no committed event back', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' }, async () => {
   const ten: Tenant = await newTenant(t);
+  const other: Tenant = await newTenant(t);
   await contact(ten.api, 'base3');
   const base = (await allEvents(ten.api, '', 1)).at(-1).id;
   let end!: () => void;
   const ended = new Promise<void>((r) => (end = r));
-  let started!: () => void;
-  const aStarted = new Promise<void>((r) => (started = r));
-  const txA = withTx(t.database.db, async (tx) => {
-    await tx.updateTable('tenants').set({ name: `quiet ${Date.now()}` }).where('id', '=', ten.tenantId).execute();
-    started();
-    await ended;
-  });
-  await aStarted;
-  const polling = ten.api.get(`/events?after=${base}&wait=10`);
-  const b = await contact(ten.api, 'B3');
-  await sleep(300);
-  const released = Date.now();
-  end();
-  await txA;
-  const r = await polling;
-  assert.deepEqual(r.body.data.map((e: any) => e.data.contact.id), [b.id]);
-  assert.ok(Date.now() - released < 1000, `answered ${Date.now() - released} ms after the older transaction ended`);
+  let openCount = 0;
+  let bothOpen!: () => void;
+  const opened = new Promise<void>((r) => (bothOpen = r));
+  // Each holds a transaction id (what the old rule waited for) and has raised an event, and stays open.
+  const open = (tenantId: string) =>
+    withTx(t.database.db, async (tx) => {
+      await sql`select pg_current_xact_id()`.execute(tx);
+      await emitEvent(tx, tenantId, 'tag.created', { id: 'tg_bulk', name: 'bulk' });
+      if (++openCount === 2) bothOpen();
+      await ended;
+    });
+  // A bulk import of another tenant, and one of this tenant.
+  const txs = [open(other.tenantId), open(ten.tenantId)];
+  let b: any;
+  try {
+    await opened;
+    const polling = ten.api.get(`/events?after=${base}&wait=10`);
+    await sleep(100);
+    b = await contact(ten.api, 'B3');
+    const wroteAt = Date.now();
+    const r = await polling;
+    assert.deepEqual(r.body.data.map((e: any) => e.data.contact.id), [b.id]);
+    assert.ok(Date.now() - wroteAt < 500, `answered ${Date.now() - wroteAt} ms after the commit`);
+    assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 1)).map((e) => e.data.contact?.id), [b.id]);
+  } finally {
+    end();
+    await Promise.all(txs);
+  }
+  assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), [b.id, 'bulk']);
 });

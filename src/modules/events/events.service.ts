@@ -47,12 +47,12 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
     if (!after) throw errors.refNotFound('after', q.after);
   }
   const filter: repo.EventFilter = { types, after };
-  const { base, select } = repo.eventListing(ctx.reads.db, ctx.dialect.name, ctx.tenantId, filter);
+  const { base, select } = repo.eventListing(ctx.reads.db, ctx.tenantId, filter);
   const spec = {
     base,
     select,
     idColumn: 'seq',
-    sort: { key: 'position', order: 'asc' as const, column: { column: 'txid', nullable: false } },
+    sort: { key: 'position', order: 'asc' as const, column: { column: 'seq', nullable: false } },
     keyId,
     endpoint: 'GET /events',
     filters: { types: types ?? null, after: q.after ?? null },
@@ -79,14 +79,11 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
   try {
     // A commit notified while the first read ran is not missed: it calls for another read at once.
     let reread = waiters.generation !== generation;
-    const blocked = repo.unreadableExists(ctx.reads.db, ctx.dialect.name, ctx.tenantId, types);
     for (;;) {
       if (reread) {
         page = await read();
         if (page.data.length > 0) return page;
       }
-      // Committed but not readable yet (PostgreSQL): what holds it back may send no notification.
-      if (blocked && (await ctx.reads.first(blocked))) waiters.recheckSoon(waiter);
       if ((await waiter.next()) !== 'event') break;
       reread = true;
     }

@@ -124,13 +124,18 @@ function ordered(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, cursor: string
   const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
 
   let q = spec.select(spec.base).select(key.as(SORT_VALUE));
-  if (after) q = q.where(keysetAfter(key, idRef, column.nullable, order, after));
+  // Sorted by the unique column itself (the event log's position): one key, so `(key, id) > (v, id)`
+  // would only hide the index range from the planner.
+  const byId = column.column === idColumn && !column.text && !column.nullable;
+  if (after) q = q.where(byId ? sql<boolean>`${idRef} ${sql.raw(order === 'asc' ? '>' : '<')} ${after[1]}` : keysetAfter(key, idRef, column.nullable, order, after));
   // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
   // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
-  q = q.orderBy(key, (ob) => {
-    const o = order === 'asc' ? ob.asc() : ob.desc();
-    return column.nullable ? o.nullsLast() : o;
-  });
+  if (!byId) {
+    q = q.orderBy(key, (ob) => {
+      const o = order === 'asc' ? ob.asc() : ob.desc();
+      return column.nullable ? o.nullsLast() : o;
+    });
+  }
   q = q.orderBy(idRef, order);
 
   const next = (rows: Record<string, unknown>[], more: boolean): string | null => {
