@@ -5,7 +5,7 @@
 // spread over keys (10 per key, the default bound), commits one contact through the API, and times each
 // long-poll's answer from the moment the write's answer arrived.
 //
-// Usage: npm run build && node --import tsx bench/longpoll.ts [--waiters 1000] [--rounds 15] [--events 50000]
+// Usage: npm run build && node --import tsx bench/longpoll.ts [--waiters 1000] [--rounds 15] [--events 50000] [--profile <dir>]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -17,7 +17,13 @@ import { Pool } from 'undici';
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const CLI = path.join(ROOT, 'dist/cli/index.js');
 const { values: args } = parseArgs({
-  options: { waiters: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '15' }, events: { type: 'string', default: '50000' } },
+  options: {
+    waiters: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '15' },
+    events: { type: 'string', default: '50000' },
+    // A V8 CPU profile of the server into this folder (summarize with bench/profile.ts).
+    profile: { type: 'string' },
+  },
 });
 const WAITERS = Number(args.waiters);
 const ROUNDS = Number(args.rounds);
@@ -63,7 +69,8 @@ if (setup.status !== 0) throw new Error(setup.stdout + setup.stderr);
 const apiKeys = JSON.parse(setup.stdout).apiKeys as Record<string, string>;
 const tenantId = JSON.parse(setup.stdout).tenantId as string;
 
-const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+const profiling = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] : [];
+const server = spawn(process.execPath, [...profiling, CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
 server.stderr!.on('data', (d) => process.stderr.write(d));
 const url = `http://127.0.0.1:${port}`;
 for (let i = 0; ; i++) {

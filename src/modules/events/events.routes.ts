@@ -9,7 +9,7 @@ const EVENTS_DOC = [
   'The tenant\'s events, oldest first: every change an integrator syncs (the catalog of `GET /webhooks/event-types`), each with the same `data` a webhook delivery of it carries. ' +
     'Needs the `events:read` scope (`*` covers it).',
   '**Following the log.** Keep the `id` of the last event you processed and ask for `after=<that id>`: you get every later event exactly once, in the order of the log, ' +
-    'including events of transactions that commit later than a newer one (an event becomes readable once every change that started before it has finished, so none is ever skipped). ' +
+    'including events of changes that started earlier but committed later (events take their place in the log when their change commits, so none is ever skipped). ' +
     'Within one response, `pagination.nextCursor` continues the same query (same `types` and `after`); `after` alone is enough to follow the log.',
   '**Long-polling.** With `wait=<seconds>` (at most 30) and no matching event yet, the request is held until one is committed (answered within milliseconds, on any server process) ' +
     'or the wait ends (200 with an empty `data`). Loop on it to get changes without a public HTTPS endpoint. ' +
@@ -19,6 +19,8 @@ const EVENTS_DOC = [
     'An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.',
   '`pagination.total` is always `null` (a count would cost what reading the log costs); `page`, `totalPages` and `hasPrev` are `null` too.',
 ].join('\n\n');
+
+const serializedPages = new WeakMap<object, string>();
 
 /** CONTRACT C.4: the event log. */
 export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -36,11 +38,17 @@ export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         429: Type.Ref('Error', { description: '`too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries`' }),
       },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const signal = requestSignal(req);
     // A long-poll's reads may be shared with the key's other waiting requests: one client going away must
     // not abandon them (its own wait ends through `signal`; the reads are short and bounded).
     const ctx = req.query.wait ? contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId) : ctxOf(req);
-    return service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
+    const page = await service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
+    if (!req.query.wait) return page;
+    // Requests woken by one commit often answer the very same page object (service.listEvents): it is
+    // serialized once, with this route's schema, for all of them.
+    let body = serializedPages.get(page);
+    if (body === undefined) serializedPages.set(page, (body = reply.serialize(page) as string));
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 };

@@ -5,7 +5,7 @@ import { EVENT_KEYS } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { EventWaiters } from '../../events/waiters.js';
 import { parseJson } from '../../util/json.js';
-import { keysetPage } from '../shared/listing.js';
+import { keysetCursor, keysetPage } from '../shared/listing.js';
 import * as repo from './events.repo.js';
 import { DEFAULT_EVENTS_PAGE, type EventListQueryT, type EventPageT, type EventT } from './events.schema.js';
 
@@ -57,16 +57,28 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
     endpoint: 'GET /events',
     filters: { types: types ?? null, after: q.after ?? null },
   };
-  const readPage = async (): Promise<EventPageT> => {
-    const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow>(ctx, spec, { pageSize, cursor: q.cursor });
-    return {
-      data: rows.map(toEvent),
-      pagination: { page: null, pageSize, total: null, totalPages: null, hasNext, hasPrev: null, nextCursor },
-    };
+  const build = (rows: repo.EventRow[], hasNext: boolean, nextCursor: string | null): EventPageT => ({
+    data: rows.map(toEvent),
+    pagination: { page: null, pageSize, total: null, totalPages: null, hasNext, hasPrev: null, nextCursor },
+  });
+  // Long-polls asking the same page share one read and one page object (which the route serializes once):
+  // a commit wakes them together. Without a cursor the query is the same for every key of the tenant, and
+  // only a next cursor (bound to its key) differs; a cursor is bound to its key, so it shares with that key.
+  const sharedKey = JSON.stringify([ctx.tenantId, q.cursor === undefined ? null : keyId, q.after ?? null, q.cursor ?? null, types ?? null, pageSize]);
+  const waiting = wait && (q.wait ?? 0) > 0 ? wait.waiters : undefined;
+  const read = async (): Promise<EventPageT> => {
+    if (!waiting) {
+      const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow>(ctx, spec, { pageSize, cursor: q.cursor });
+      return build(rows, hasNext, nextCursor);
+    }
+    const shared = await waiting.shared(sharedKey, async () => {
+      const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow>(ctx, spec, { pageSize, cursor: q.cursor });
+      return { keyId, rows, page: build(rows, hasNext, nextCursor) };
+    });
+    if (!shared.page.pagination.hasNext || shared.keyId === keyId) return shared.page;
+    const last = shared.rows[shared.rows.length - 1] as unknown as Record<string, unknown>;
+    return { ...shared.page, pagination: { ...shared.page.pagination, nextCursor: keysetCursor(ctx, spec, last) } };
   };
-  // Long-polls of one key asking the same page share its read (the answer, cursor included, is the same).
-  const sharedKey = JSON.stringify([ctx.tenantId, keyId, q.after ?? null, q.cursor ?? null, types ?? null, pageSize]);
-  const read = (): Promise<EventPageT> => (wait && (q.wait ?? 0) > 0 ? wait.waiters.shared(sharedKey, readPage) : readPage());
 
   const waiters = wait?.waiters;
   const seconds = q.wait ?? 0;

@@ -113,6 +113,12 @@ export async function keysetPage<R>(
   return { rows: rows as R[], hasNext: more, nextCursor: next(rows, more) };
 }
 
+/** The cursor that continues `spec` after `row`, a row of a keysetPage of the same spec (any key's). */
+export function keysetCursor(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, row: Record<string, unknown>): string {
+  const idColumn = spec.idColumn ?? 'id';
+  return encodeCursor(ctx.config, cursorBinding(ctx, spec), [normalizeSortValue(row[SORT_VALUE]), String(row[idColumn.replace(/^.*\./, '')])]);
+}
+
 /** The rows of `spec` in its order, after the cursor when one is given, and how to make the next cursor. */
 function ordered(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, cursor: string | undefined) {
   const binding = cursorBinding(ctx, spec);
