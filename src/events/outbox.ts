@@ -15,6 +15,20 @@ export interface EventPayload {
   data: Record<string, unknown>;
 }
 
+/** `{"event":…,"tenantId":…,"timestamp":"…","data":` as JSON.stringify writes an EventPayload (emitEvent). */
+const PAYLOAD_HEAD = /^\{"event":"[^"\\]*","tenantId":"[^"\\]*","timestamp":"([^"\\]*)","data":/;
+
+/**
+ * The timestamp and the `data` JSON text of a stored payload, without parsing `data` (a page of the event
+ * log copies it as it is). Payloads are written by emitEvent in one key order; anything else is parsed.
+ */
+export function payloadParts(payload: string): { timestamp: string; dataJson: string } {
+  const head = PAYLOAD_HEAD.exec(payload);
+  if (head && payload.endsWith('}')) return { timestamp: head[1], dataJson: payload.slice(head[0].length, -1) };
+  const p = parseJson<Partial<EventPayload>>(payload, {});
+  return { timestamp: p.timestamp ?? '', dataJson: JSON.stringify(p.data ?? {}) };
+}
+
 /** Listeners told after commit that deliveries are due (the in-process worker wakes at once). */
 const wakeups = new Set<() => void>();
 export function onDeliveriesQueued(fn: () => void): () => void {

@@ -410,3 +410,20 @@ test('isolation (PostgreSQL): a long open write transaction, of another tenant o
   }
   assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), [b.id, 'bulk']);
 });
+
+test('a page copies each stored payload\'s `data` as it is; a payload stored in another key order is read as well', async () => {
+  const ten: Tenant = await newTenant(t);
+  const c = await contact(ten.api, 'raw');
+  const stored = [...(await storedPayloads(ten.tenantId)).values()][0];
+  // What an older writer might have stored: the same payload, keys in another order, with escapes in data.
+  const data = { contact: { ...stored.data.contact, lastName: 'O"Brien \\ \u00e9\u2028' } };
+  await t.database.db
+    .insertInto('events')
+    .values({ tenant_id: ten.tenantId, id: 'evt_other_order', type: 'contact.updated', payload: JSON.stringify({ data, timestamp: '2026-11-01T00:00:00.000Z', event: 'contact.updated', tenantId: ten.tenantId }), created_at: '2026-11-01T00:00:00.000Z' })
+    .execute();
+  const events = await allEvents(ten.api, '', 2);
+  assert.deepEqual(events[0].data, stored.data);
+  assert.equal(events[0].occurredAt, stored.timestamp);
+  assert.equal(events[0].data.contact.id, c.id);
+  assert.deepEqual(events[1], { id: 'evt_other_order', type: 'contact.updated', occurredAt: '2026-11-01T00:00:00.000Z', data });
+});

@@ -44,11 +44,10 @@ export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // not abandon them (its own wait ends through `signal`; the reads are short and bounded).
     const ctx = req.query.wait ? contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId) : ctxOf(req);
     const page = await service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
-    if (!req.query.wait) return page;
     // Requests woken by one commit often answer the very same page object (service.listEvents): it is
-    // serialized once, with this route's schema, for all of them.
+    // serialized once for all of them.
     let body = serializedPages.get(page);
-    if (body === undefined) serializedPages.set(page, (body = reply.serialize(page) as string));
+    if (body === undefined) serializedPages.set(page, (body = service.eventPageJson(page)));
     return reply.type('application/json; charset=utf-8').send(body);
   });
 };
