@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { createDatabase, type Database } from './db/index.js';
 import { authPlugin } from './plugins/auth.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
 import { loggerOptions } from './plugins/logging.js';
 import { openapiPlugin } from './plugins/openapi.js';
@@ -124,6 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     outboundLeaseMs: config.webhookTimeoutMs + 10_000,
   });
   await app.register(healthRoutes);
+  await app.register(metricsPlugin);
   for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
   for (const mod of PUBLIC_MODULES) await app.register(mod);
   return app;

@@ -9,6 +9,8 @@ export interface Config {
   dataDir: string;
   redisUrl: string | undefined;
   workers: boolean;
+  /** `GET /metrics` (Prometheus text format); METRICS=false turns it off. */
+  metrics: boolean;
   webhookTimeoutMs: number;
   webhookRetryDelays: number[];
   webhookAllowPrivateNetworks: boolean;
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     redisUrl: env.REDIS_URL || undefined,
     workers: bool(env, 'WORKERS', true),
+    metrics: bool(env, 'METRICS', true),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
     webhookRetryDelays: webhookRetryDelays.map(Number),
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),

@@ -103,6 +103,12 @@ describe('webhook delivery (real server process, real HTTPS receiver)', { skip }
     assert.equal(d.lastError, undefined);
     assert.equal(rx.on(unsubscribed.path).length, 0, 'not sent to a webhook not subscribed to it');
     assert.equal((await deliveries(unsubscribed.id)).length, 0);
+
+    // The process that made the attempt counts it in GET /metrics (by outcome, no tenant or webhook id).
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const delivered = /^crm_webhook_attempts_total\{outcome="delivered"\} (\d+)$/m.exec(metrics);
+    assert.ok(delivered && Number(delivered[1]) >= 1, 'crm_webhook_attempts_total{outcome="delivered"}');
+    assert.ok(!metrics.includes(tenantId) && !metrics.includes(w.id), 'no tenant or webhook id in the metrics');
   });
 
   test('POST /webhooks/:id/test: one signed webhook.test attempt now, recorded', async () => {

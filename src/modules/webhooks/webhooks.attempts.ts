@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/index.js';
 import { emitEvent } from '../../events/outbox.js';
+import { webhookAttempts } from '../../metrics.js';
 import { decryptSecret } from '../../util/crypto.js';
 import { openHeaders, secretAad, toWebhook } from './webhooks.presenter.js';
 import * as queue from './webhooks.queue.js';
@@ -94,6 +95,7 @@ export async function recordAttempt(tx: Db, config: Config, d: queue.QueuedDeliv
   }
   if (!(await queue.finishDelivery(tx, d, owner, set))) return false;
   await trackHealth(tx, config, d.tenant_id, d.webhook_id, r);
+  webhookAttempts.inc({ outcome: set.status });
   return true;
 }
 
