@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import scalar from '@scalar/fastify-api-reference';
 import { ErrorBody } from '../http/schemas.js';
 import { SCOPES } from '../auth/scopes.js';
 
@@ -34,6 +34,26 @@ running is **409 \`idempotency_key_in_use\`** with \`Retry-After: 1\`. Successes
 ran (404, 409, 422) are stored, as Stripe does; refusals before it ran (401, 403, 429, 400) and 5xx are not, so a
 corrected retry with the same key runs. Replays count against the rate limit.`;
 
+/** The reference's sections, in the spec's order, then what the API adds (CONTRACT Part C). */
+const TAGS = [
+  ['Contacts', 'People: create, read, update, delete, search, batch operations.'],
+  ['Companies', 'Organizations, unique by CNPJ and by domain.'],
+  ['Deals', 'Opportunities moving through a pipeline\'s stages.'],
+  ['Activities', 'Calls, meetings, e-mails, notes and tasks, linked to contacts, companies and deals.'],
+  ['Tags', 'Labels shared by contacts, companies and deals.'],
+  ['Lists', 'Static and dynamic lists of contacts or companies.'],
+  ['Proposals', 'Commercial proposals of a deal and their status.'],
+  ['Pipelines', 'Pipelines and their stages (read-only).'],
+  ['Properties', 'Custom property definitions (read-only).'],
+  ['Forms', 'Forms and their submissions (read-only); the public intake is under Public form intake.'],
+  ['Webhooks', 'Webhook subscriptions, their deliveries, retries and health. The payload of each event is under Webhook events.'],
+  ['Events', 'The event log: every change, in order, with long-polling.'],
+  ['Reference data', 'Users and loss reasons, to fill ids.'],
+  ['Public form intake', 'The public form page and its submission, without an API key.'],
+  ['Service', 'Where the documentation lives.'],
+  ['Webhook events', 'The request each event sends to a subscribed webhook: headers, signature and body.'],
+].map(([name, description]) => ({ name, description }));
+
 export const openapiPlugin = fp<OpenApiOptions>(
   async (app, opts) => {
     app.addSchema(ErrorBody);
@@ -63,12 +83,31 @@ export const openapiPlugin = fp<OpenApiOptions>(
           securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
         },
         security: [{ ApiKey: [] }],
+        // The reference page lists the sections in this order: the spec's, then what the API adds.
+        tags: TAGS,
         ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
       } as any,
       refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
       hideUntagged: false,
     });
-    await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true } });
+    // NOTE: the reference page is Scalar, served from its npm package (its script is bundled in it): no
+    // CDN, no web fonts, no telemetry, no hosted API client, and no CSP that upgrades requests to HTTPS,
+    // so it renders over plain HTTP from any host name (test/e2e/docs-browser.test.ts).
+    await app.register(scalar, {
+      routePrefix: '/docs',
+      logLevel: 'silent',
+      configuration: {
+        title: `${API_INFO.title} — reference`,
+        pageTitle: `${API_INFO.title} — reference`,
+        withDefaultFonts: false,
+        telemetry: false,
+        hideClientButton: true,
+        showDeveloperTools: 'never',
+        agent: { disabled: true },
+        mcp: { disabled: true },
+        defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+      } as any,
+    });
     app.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   },
   { name: 'openapi' },
