@@ -1,20 +1,47 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { AdminError, createKey, listKeys, revokeKey } from '../admin/keys.js';
 import { applySetup } from '../admin/setup.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
 import { printError, printJson } from './output.js';
 // serve, worker and demo load the whole application (every module); they are imported on demand so the
 // small operator commands start fast.
 
-/** Runs fn with a migrated database, closing it after. */
-async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>) => Promise<T>): Promise<T> {
-  const database = createDatabase(loadConfig());
+/** Which database a command works on, for messages: the SQLite file, or PostgreSQL's host and name. */
+function databaseLabel(config: Config): string {
+  if (!config.databaseUrl) return path.resolve(config.dataDir, 'crm.db');
+  try {
+    const u = new URL(config.databaseUrl);
+    return `postgres://${u.host}${u.pathname}`; // never the password
+  } catch {
+    return 'PostgreSQL (DATABASE_URL)';
+  }
+}
+
+/**
+ * Runs fn with a migrated database, closing it after. `existing`: commands about data that must already be
+ * there (a tenant's keys) refuse to create an empty SQLite database where none is (a DATA_DIR that is not
+ * the server's), instead of reporting that the tenant does not exist; they name the database they used.
+ */
+async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>) => Promise<T>, opts: { existing?: boolean } = {}): Promise<T> {
+  const config = loadConfig();
+  const label = databaseLabel(config);
+  if (opts.existing && !config.databaseUrl && !existsSync(label)) {
+    throw new AdminError(
+      'database_not_found',
+      `no database at ${label}: set DATA_DIR to the server's data directory (or DATABASE_URL), or create one with crm setup apply or crm serve`,
+    );
+  }
+  const database = createDatabase(config);
   try {
     await migrate(database);
     return await fn(database);
+  } catch (err) {
+    if (opts.existing && err instanceof AdminError && err.code === 'not_found') err.message += ` (database: ${label})`;
+    throw err;
   } finally {
     await database.close();
   }
@@ -76,15 +103,17 @@ keys
   .action(async (o) => {
     const rateLimit = o.rateLimit === undefined ? undefined : /^\d+$/.test(o.rateLimit) ? Number(o.rateLimit) : NaN;
     const scopes = String(o.scopes).split(',').map((s) => s.trim()).filter(Boolean);
-    printJson(await withDatabase((d) => createKey(d.db, { tenantId: o.tenant, name: o.name, scopes, userId: o.user ?? null, rateLimit, expiresAt: o.expiresAt ?? null })));
+    printJson(
+      await withDatabase((d) => createKey(d.db, { tenantId: o.tenant, name: o.name, scopes, userId: o.user ?? null, rateLimit, expiresAt: o.expiresAt ?? null }), { existing: true }),
+    );
   });
 keys
   .command('list')
   .requiredOption('--tenant <id>')
-  .action(async (o) => printJson(await withDatabase((d) => listKeys(d.db, o.tenant))));
+  .action(async (o) => printJson(await withDatabase((d) => listKeys(d.db, o.tenant), { existing: true })));
 keys
   .command('revoke <keyId>')
-  .action(async (keyId: string) => printJson(await withDatabase((d) => revokeKey(d.db, keyId))));
+  .action(async (keyId: string) => printJson(await withDatabase((d) => revokeKey(d.db, keyId), { existing: true })));
 
 program.command('demo').description('provision a demo tenant with realistic sample data').action(async () => {
   const config = loadConfig();

@@ -2,6 +2,8 @@
 // with `{ error, message }` on failure; setup apply is all-or-nothing and names the bad path.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { cli, IS_PG, startServer, type RunningServer } from '../helpers/server.js';
 import { countTenants, sampleSetup, scratch, sleep, waitUntil } from './cli.helpers.js';
 
@@ -259,4 +261,22 @@ test('crm demo provisions a realistic tenant in well under a minute', { timeout:
   assert.equal(roPost.status, 403);
   await server.stop();
   if (!IS_PG) assert.ok(took < 30_000, `demo took ${took} ms on SQLite`);
+});
+
+test('keys commands never create an empty database; they name the database they used', async () => {
+  const s = await scratch();
+  const args = ['keys', 'create', '--tenant', 'ten_nowhere', '--name', 'n', '--scopes', '*'];
+  if (!IS_PG) {
+    // A DATA_DIR that is not the server's: refused, and nothing is created there.
+    for (const a of [args, ['keys', 'list', '--tenant', 'ten_nowhere'], ['keys', 'revoke', 'key_nowhere']]) {
+      const e = assertFails(a, s.env, 'database_not_found');
+      assert.ok(e.message.includes(path.join(s.dataDir, 'crm.db')), e.message);
+    }
+    assert.equal(existsSync(path.join(s.dataDir, 'crm.db')), false, 'no crm.db was created');
+  }
+  // A database that exists, without that tenant: not_found, naming the database (never a password).
+  assert.equal(run(['migrate'], s.env).status, 0);
+  const e = assertFails(args, s.env, 'not_found');
+  const where = IS_PG ? `postgres://${new URL(s.env.DATABASE_URL).host}${new URL(s.env.DATABASE_URL).pathname}` : path.join(s.dataDir, 'crm.db');
+  assert.ok(e.message.includes(`(database: ${where})`), e.message);
 });
