@@ -5,32 +5,25 @@
 // kept in test-artifacts/.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { ROOT, processEnv, startServer, tmpDataDir, type RunningServer } from '../helpers/server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SECTIONS = ['Contacts', 'Companies', 'Deals', 'Activities', 'Tags', 'Lists', 'Proposals', 'Pipelines', 'Properties', 'Forms', 'Webhooks', 'Events'];
 
 test('GET /docs renders the reference over plain HTTP from a non-localhost host name, self-contained', { timeout: 180_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    t.skip('chromium not installed: apt-get install -y chromium');
-    return;
-  }
+  const browser = await launchChromium(t, { args: ['--host-resolver-rules=MAP docs.test 127.0.0.1'] });
+  if (!browser) return;
   const dataDir = tmpDataDir();
   let server: RunningServer | undefined;
-  let browser: Browser | undefined;
   after(async () => {
-    await browser?.close().catch(() => {});
     await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
   server = await startServer(processEnv(dataDir, { WORKERS: 'false' }));
   const port = new URL(server.url).port;
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...ARGS, '--host-resolver-rules=MAP docs.test 127.0.0.1'] });
   const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   const requested: string[] = [];
   page.on('request', (r) => requested.push(r.url()));

@@ -2,13 +2,11 @@
 // headless Chromium filling in and submitting the embedUrl, then the API showing the contact.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { cli, processEnv, startServer, tmpDataDir, type RunningServer } from '../helpers/server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const OPTIONS = [
   { value: 'smb', label: 'SMB' },
   { value: 'ent', label: 'Enterprise' },
@@ -46,15 +44,11 @@ function setupFile(slug: string): Record<string, unknown> {
 }
 
 test('a visitor fills in and submits the public form in Chromium; the contact appears in the API', { timeout: 180_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    t.skip('chromium not installed: apt-get install -y chromium');
-    return;
-  }
+  const browser = await launchChromium(t, { env: { ...process.env, TZ: 'America/Sao_Paulo' } as Record<string, string> });
+  if (!browser) return;
   const dataDir = tmpDataDir();
   let server: RunningServer | undefined;
-  let browser: Browser | undefined;
   after(async () => {
-    await browser?.close().catch(() => {});
     await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -78,7 +72,6 @@ test('a visitor fills in and submits the public form in Chromium; the contact ap
   const form = await api(`/forms/${formId}`);
   assert.equal(form.embedUrl, `${server.url}/f/${slug}/contact-us`);
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, env: { ...process.env, TZ: 'America/Sao_Paulo' } as Record<string, string> });
   const page = await browser.newPage();
   const opened = await page.goto(form.embedUrl);
   assert.equal(opened?.status(), 200);
