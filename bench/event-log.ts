@@ -69,14 +69,14 @@ for (const n of sizes) {
     const seeded = Date.now() - t0;
 
     const positionOf = async (i: number): Promise<EventPosition> => {
-      const r = await db.selectFrom('events').select(['txid', 'seq']).where('tenant_id', '=', 'tn_bench').where('id', '=', `evt_0_${i}`).executeTakeFirstOrThrow();
-      return { txid: Number(r.txid), seq: Number(r.seq) };
+      const r = await db.selectFrom('events').select('seq').where('tenant_id', '=', 'tn_bench').where('id', '=', `evt_0_${i}`).executeTakeFirstOrThrow();
+      return Number(r.seq);
     };
     const results: string[] = [];
     for (const [label, i] of [['start', 1], ['middle', Math.floor(n / 2)], ['end', Math.max(1, n - 50)]] as const) {
       const after = await positionOf(i);
-      const { base: q, select } = eventListing(db, database.dialect.name, 'tn_bench', { after });
-      const compiled = select(q).orderBy('txid').orderBy('seq').limit(101).compile();
+      const { base: q, select } = eventListing(db, 'tn_bench', { after });
+      const compiled = select(q).orderBy('seq').limit(101).compile();
       const runs: number[] = [];
       for (let k = 0; k < 30; k++) {
         const s = process.hrtime.bigint();

@@ -6,16 +6,13 @@
 // long-poll's answer from the moment the write's answer arrived.
 //
 // Usage: npm run build && node --import tsx bench/longpoll.ts [--waiters 1000] [--rounds 15] [--events 50000] [--profile <dir>]
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { CLI, crmSetup, startProcess } from './serve.js';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const CLI = path.join(ROOT, 'dist/cli/index.js');
 const { values: args } = parseArgs({
   options: {
     waiters: { type: 'string', default: '1000' },
@@ -32,56 +29,29 @@ const PER_KEY = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-const port = await new Promise<number>((resolve) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => resolve(p));
-  });
-});
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'crm-lpbench-'));
-const env = {
-  ...process.env,
+const env: Record<string, string> = {
   DATA_DIR: dataDir,
   CRM_NO_DEMO: 'true',
   LOG_LEVEL: 'warn',
   WORKERS: 'false',
-  PORT: String(port),
   HOST: '127.0.0.1',
   CRM_SECRET_KEY: '33'.repeat(32),
-} as Record<string, string>;
+};
 const keys = Math.ceil(WAITERS / PER_KEY);
-const setupFile = path.join(dataDir, 'setup.json');
-writeFileSync(
-  setupFile,
-  JSON.stringify({
-    tenant: { name: `Long-poll bench ${Date.now()}` },
-    users: [{ ref: 'u', name: 'Bench', email: 'bench@lp.test' }],
-    apiKeys: [
-      { ref: 'writer', name: 'Writer', user: 'u', scopes: ['*'], rateLimit: 1000 },
-      ...Array.from({ length: keys }, (_, i) => ({ ref: `r${i}`, name: `Reader ${i}`, user: 'u', scopes: ['events:read'], rateLimit: 1000 })),
-    ],
-    pipelines: [{ ref: 'p', name: 'Sales', isDefault: true, stages: [{ ref: 's', name: 'Lead', probability: 10 }] }],
-  }),
-);
-const setup = spawnSync(process.execPath, [CLI, 'setup', 'apply', setupFile], { env, encoding: 'utf8' });
-if (setup.status !== 0) throw new Error(setup.stdout + setup.stderr);
-const apiKeys = JSON.parse(setup.stdout).apiKeys as Record<string, string>;
-const tenantId = JSON.parse(setup.stdout).tenantId as string;
+const { apiKeys, tenantId } = crmSetup(env, dataDir, {
+  tenant: { name: `Long-poll bench ${Date.now()}` },
+  users: [{ ref: 'u', name: 'Bench', email: 'bench@lp.test' }],
+  apiKeys: [
+    { ref: 'writer', name: 'Writer', user: 'u', scopes: ['*'], rateLimit: 1000 },
+    ...Array.from({ length: keys }, (_, i) => ({ ref: `r${i}`, name: `Reader ${i}`, user: 'u', scopes: ['events:read'], rateLimit: 1000 })),
+  ],
+  pipelines: [{ ref: 'p', name: 'Sales', isDefault: true, stages: [{ ref: 's', name: 'Lead', probability: 10 }] }],
+});
 
 const profiling = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] : [];
-const server = spawn(process.execPath, [...profiling, CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-server.stderr!.on('data', (d) => process.stderr.write(d));
-const url = `http://127.0.0.1:${port}`;
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`${url}/healthz`)).ok) break;
-  } catch {
-    /* starting */
-  }
-  if (i > 300) throw new Error('server did not start');
-  await sleep(100);
-}
+const server = await startProcess([...profiling, CLI, 'serve'], env, '/healthz');
+const { url } = server;
 const pool = new Pool(url, { connections: WAITERS + 20, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
 async function get(key: string, p: string): Promise<any> {
   const r = await pool.request({ method: 'GET', path: `/api/v1${p}`, headers: { 'x-api-key': key } });
@@ -148,7 +118,6 @@ try {
   }
 } finally {
   await pool.close().catch(() => {});
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
+  await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -13,9 +13,7 @@
 // any background work there lengthens every queue.
 //
 // Usage: npm run build && node --import tsx bench/retention.ts [--events 1000000] [--connections 4] [--rate 0]
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,9 +22,8 @@ import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/index.js';
+import { CLI, crmSetup, startProcess } from './serve.js';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const CLI = path.join(ROOT, 'dist/cli/index.js');
 const { values: args } = parseArgs({
   options: { events: { type: 'string', default: '1000000' }, connections: { type: 'string', default: '4' }, rate: { type: 'string', default: '0' } },
 });
@@ -38,39 +35,25 @@ const WINDOW_S = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (s: string) => process.stderr.write(`${s}\n`);
 
-const port = await new Promise<number>((resolve) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => resolve(p));
-  });
-});
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'crm-retbench-'));
-const env = {
-  ...process.env,
+const env: Record<string, string> = {
   DATA_DIR: dataDir,
   CRM_NO_DEMO: 'true',
   LOG_LEVEL: 'warn',
-  PORT: String(port),
   HOST: '127.0.0.1',
   CRM_SECRET_KEY: '44'.repeat(32),
   EVENT_RETENTION_DAYS: '30',
   DELIVERY_RETENTION_DAYS: '30',
-} as Record<string, string>;
-const setupFile = path.join(dataDir, 'setup.json');
-writeFileSync(
-  setupFile,
-  JSON.stringify({
-    tenant: { name: `Retention bench ${Date.now()}` },
-    users: [{ ref: 'u', name: 'Bench', email: 'bench@ret.test' }],
-    apiKeys: [{ ref: 'k', name: 'Reader', user: 'u', scopes: ['*'], rateLimit: 1000 }],
-    pipelines: [{ ref: 'p', name: 'Sales', isDefault: true, stages: [{ ref: 's', name: 'Lead', probability: 10 }] }],
-  }),
-);
-const setup = spawnSync(process.execPath, [CLI, 'setup', 'apply', setupFile], { env, encoding: 'utf8' });
-if (setup.status !== 0) throw new Error(setup.stdout + setup.stderr);
-const key = JSON.parse(setup.stdout).apiKeys.k as string;
-const tenantId = JSON.parse(setup.stdout).tenantId as string;
+  // Retention looks every second, so that it starts as soon as the events pass it.
+  RETENTION_INTERVAL_MS: '1000',
+};
+const { apiKeys, tenantId } = crmSetup(env, dataDir, {
+  tenant: { name: `Retention bench ${Date.now()}` },
+  users: [{ ref: 'u', name: 'Bench', email: 'bench@ret.test' }],
+  apiKeys: [{ ref: 'k', name: 'Reader', user: 'u', scopes: ['*'], rateLimit: 1000 }],
+  pipelines: [{ ref: 'p', name: 'Sales', isDefault: true, stages: [{ ref: 's', name: 'Lead', probability: 10 }] }],
+});
+const key = apiKeys.k;
 
 const database = createDatabase(loadConfig(env), { readers: 1 });
 // The load is far beyond any key's allowed rate (setup caps it): lift it as the main bench's seed does.
@@ -95,26 +78,6 @@ for (let done = 0; done < EVENTS; done += 100_000) {
 say(`seeded ${EVENTS} old events in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 const remaining = async () => Number((await sql<{ n: number }>`select count(*) as n from events where created_at <= ${old}`.execute(database.db)).rows[0].n);
 
-const url = `http://127.0.0.1:${port}`;
-async function start(workers: boolean): Promise<ChildProcess> {
-  // Retention looks every second, so that it starts as soon as the events pass it.
-  const server = spawn(process.execPath, [CLI, 'serve'], { env: { ...env, WORKERS: String(workers), RETENTION_INTERVAL_MS: '1000' }, stdio: ['ignore', 'ignore', 'pipe'] });
-  server.stderr!.on('data', (d) => process.stderr.write(d));
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return server;
-    } catch {
-      /* starting */
-    }
-    if (i > 300) throw new Error('server did not start');
-    await sleep(100);
-  }
-}
-async function stop(server: ChildProcess): Promise<void> {
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
-}
-
 interface Window {
   requests: number;
   p50: number;
@@ -124,7 +87,7 @@ interface Window {
 async function load(ids: string[], seconds: number): Promise<Window> {
   let i = 0;
   const r = await autocannon({
-    url,
+    url: server.url,
     connections: CONNECTIONS,
     duration: seconds,
     ...(RATE > 0 ? { overallRate: RATE } : {}),
@@ -134,11 +97,11 @@ async function load(ids: string[], seconds: number): Promise<Window> {
   return { requests: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
 }
 
-const server = await start(true);
+const server = await startProcess([CLI, 'serve'], { ...env, WORKERS: 'true' }, '/healthz');
 try {
   const ids: string[] = [];
   for (let i = 0; i < 1000; i += 100) {
-    const r = await fetch(`${url}/api/v1/contacts/batch/create`, {
+    const r = await fetch(`${server.url}/api/v1/contacts/batch/create`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       body: JSON.stringify({ inputs: Array.from({ length: 100 }, (_, j) => ({ firstName: `C${i + j}`, email: `c${i + j}@ret.test` })) }),
@@ -171,7 +134,7 @@ try {
     `GET /contacts/:id p99: idle ${idle.p99} ms; during retention ${weighted.toFixed(1)} ms (request-weighted over ${windows.length} windows of ${WINDOW_S} s), worst window ${worst} ms → ×${(weighted / idle.p99).toFixed(2)} (worst ×${(worst / idle.p99).toFixed(2)}); target ≤ ×2`,
   );
 } finally {
-  await stop(server).catch(() => {});
+  await server.stop().catch(() => {});
   await database.close();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -30,10 +30,9 @@ import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
 import { TreeMonitor, treeRssMiB } from './proc.js';
+import { CLI, ROOT, startProcess, type Proc } from './serve.js';
 import { DEFAULT_COUNTS, seed, seedNoisyTenant, type NoisySeeded, type Seeded } from './seed.js';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const CLI = path.join(ROOT, 'dist/cli/index.js');
 const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
@@ -55,54 +54,6 @@ const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const WARMUP = Number(args.warmup);
 const log = (m: string) => process.stderr.write(m + '\n');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-interface Proc {
-  url: string;
-  proc: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startProcess(argv: string[], env: Record<string, string>, health: string): Promise<Proc> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  proc.stderr!.on('data', (d) => {
-    stderr += d;
-    if (process.env.BENCH_SERVER_LOG) process.stderr.write(d);
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<void>((r) => proc.on('exit', () => r()));
-  for (let i = 0; ; i++) {
-    if (proc.exitCode !== null) throw new Error(`${argv.join(' ')} exited: ${stderr}`);
-    try {
-      const r = await fetch(url + health);
-      await r.arrayBuffer();
-      break;
-    } catch {
-      if (i > 300) throw new Error(`${argv.join(' ')} did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  return {
-    url,
-    proc,
-    async stop() {
-      if (proc.exitCode === null) proc.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 interface Scenario {
   name: string;

@@ -70,8 +70,8 @@ export const metricsPlugin = fp(
       done();
     });
 
+    const registry = Registry.merge([processRegistry, own]);
     app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-      const registry = Registry.merge([processRegistry, own]);
       reply.type(registry.contentType);
       return registry.metrics();
     });

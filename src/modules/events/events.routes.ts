@@ -44,10 +44,13 @@ export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // not abandon them (its own wait ends through `signal`; the reads are short and bounded).
     const ctx = req.query.wait ? contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId) : ctxOf(req);
     const page = await service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
-    // Requests woken by one commit often answer the very same page object (service.listEvents): it is
+    // Long-polls woken by one commit often answer the very same page object (service.listEvents): it is
     // serialized once for all of them.
-    let body = serializedPages.get(page);
-    if (body === undefined) serializedPages.set(page, (body = service.eventPageJson(page)));
+    let body = req.query.wait ? serializedPages.get(page) : undefined;
+    if (body === undefined) {
+      body = service.eventPageJson(page);
+      if (req.query.wait) serializedPages.set(page, body);
+    }
     return reply.type('application/json; charset=utf-8').send(body);
   });
 };

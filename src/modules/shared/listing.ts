@@ -115,8 +115,11 @@ export async function keysetPage<R>(
 
 /** The cursor that continues `spec` after `row`, a row of a keysetPage of the same spec (any key's). */
 export function keysetCursor(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, row: Record<string, unknown>): string {
-  const idColumn = spec.idColumn ?? 'id';
-  return encodeCursor(ctx.config, cursorBinding(ctx, spec), [normalizeSortValue(row[SORT_VALUE]), String(row[idColumn.replace(/^.*\./, '')])]);
+  return cursorAfter(ctx, cursorBinding(ctx, spec), spec.idColumn ?? 'id', row);
+}
+
+function cursorAfter(ctx: Ctx, binding: string, idColumn: string, row: Record<string, unknown>): string {
+  return encodeCursor(ctx.config, binding, [normalizeSortValue(row[SORT_VALUE]), String(row[idColumn.replace(/^.*\./, '')])]);
 }
 
 /** The rows of `spec` in its order, after the cursor when one is given, and how to make the next cursor. */
@@ -147,7 +150,7 @@ function ordered(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, cursor: string
   const next = (rows: Record<string, unknown>[], more: boolean): string | null => {
     const last = rows[rows.length - 1];
     if (!more || !last) return null;
-    return encodeCursor(ctx.config, binding, [normalizeSortValue(last[SORT_VALUE]), String(last[idColumn.replace(/^.*\./, '')])]);
+    return cursorAfter(ctx, binding, idColumn, last);
   };
   return { q, next, keyset: after !== undefined };
 }

@@ -1,0 +1,67 @@
+// The processes a bench drives: the real `crm serve` (or the ceiling) on a free port, waited for until it
+// answers, and `crm setup apply` for a tenant of its own. Shared by run.ts, longpoll.ts and retention.ts.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+export const CLI = path.join(ROOT, 'dist/cli/index.js');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export interface Proc {
+  url: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** `node <argv>` on a free PORT, once GET `health` answers; BENCH_SERVER_LOG=1 shows its stderr. */
+export async function startProcess(argv: string[], env: Record<string, string>, health: string): Promise<Proc> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => {
+    stderr += d;
+    if (process.env.BENCH_SERVER_LOG) process.stderr.write(d);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((r) => proc.on('exit', () => r()));
+  for (let i = 0; ; i++) {
+    if (proc.exitCode !== null) throw new Error(`${argv.join(' ')} exited: ${stderr}`);
+    try {
+      const r = await fetch(url + health);
+      await r.arrayBuffer();
+      break;
+    } catch {
+      if (i > 300) throw new Error(`${argv.join(' ')} did not start: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    proc,
+    async stop() {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** `crm setup apply` of `setup` (written into `dir`): the tenant id and its keys by ref. */
+export function crmSetup(env: Record<string, string>, dir: string, setup: unknown): { tenantId: string; apiKeys: Record<string, string> } {
+  const file = path.join(dir, 'setup.json');
+  writeFileSync(file, JSON.stringify(setup));
+  const r = spawnSync(process.execPath, [CLI, 'setup', 'apply', file], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stdout + r.stderr);
+  return JSON.parse(r.stdout);
+}
