@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
+import SqliteDatabase from './sqlite-driver.mjs';
+import type BetterSqlite from 'better-sqlite3';
 import {
   sql,
   CompiledQuery,
@@ -193,7 +194,7 @@ export function createDatabase(
 const parseSavepoint = (command: string, name: string) => RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
 
 class FastSqliteDialect extends SqliteDialect {
-  constructor(private readonly raw: SqliteDatabase.Database) {
+  constructor(private readonly raw: BetterSqlite.Database) {
     super({ database: raw });
   }
   override createDriver(): Driver {
@@ -202,12 +203,12 @@ class FastSqliteDialect extends SqliteDialect {
 }
 
 class FastSqliteDriver implements Driver {
-  private readonly statements = new Map<string, SqliteDatabase.Statement>();
+  private readonly statements = new Map<string, BetterSqlite.Statement>();
   private readonly waiters: ((c: DatabaseConnection) => void)[] = [];
   private busy = false;
   private readonly connection: DatabaseConnection;
 
-  constructor(private readonly raw: SqliteDatabase.Database) {
+  constructor(private readonly raw: BetterSqlite.Database) {
     this.connection = {
       executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
         const stmt = this.prepare(query.sql);
@@ -222,7 +223,7 @@ class FastSqliteDriver implements Driver {
     };
   }
 
-  private prepare(sqlText: string): SqliteDatabase.Statement {
+  private prepare(sqlText: string): BetterSqlite.Statement {
     let stmt = this.statements.get(sqlText);
     if (!stmt) {
       stmt = this.raw.prepare(sqlText);

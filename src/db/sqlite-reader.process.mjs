@@ -1,7 +1,7 @@
 // Child process entry of a SQLite read connection (see sqlite-reader.ts). Plain JavaScript that loads
 // only better-sqlite3, so the same file runs from src/ (tests) and dist/ without a TypeScript loader,
 // and a replacement process is ready in tens of milliseconds.
-import SqliteDatabase from 'better-sqlite3';
+import SqliteDatabase from './sqlite-driver.mjs';
 
 const file = process.argv[2];
 const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
