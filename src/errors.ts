@@ -94,6 +94,58 @@ function summarize(details: FieldIssue[]): string {
   return `${first.field ? first.field + ': ' : ''}${first.message}${more}`;
 }
 
+/**
+ * C.5: every invalid field of a body is reported, not only the first. A write runs the rule of each field
+ * through `check`, which records a refusal (a DomainError, or a 400 naming fields) and goes on; `assert()`
+ * then throws one 400 naming them all, before the write reads or changes anything else. A value returned
+ * by a refused `check` is `undefined` and must not be used before `assert()`.
+ */
+export class FieldChecks {
+  private readonly issues: FieldIssue[] = [];
+  /** The spec's `invalid_format` (dates of activities) stays the code when it is the only kind refused. */
+  private onlyFormat = true;
+
+  check<T>(field: string, rule: () => T): T {
+    try {
+      return rule();
+    } catch (err) {
+      this.record(field, err);
+      return undefined as T;
+    }
+  }
+
+  async checkAsync<T>(field: string, rule: () => Promise<T>): Promise<T> {
+    try {
+      return await rule();
+    } catch (err) {
+      this.record(field, err);
+      return undefined as T;
+    }
+  }
+
+  /** A refusal found outside a rule (a combination of fields). */
+  add(field: string, message: string): void {
+    this.issues.push({ field, message });
+    this.onlyFormat = false;
+  }
+
+  assert(): void {
+    if (this.issues.length === 0) return;
+    const details = [...this.issues];
+    throw this.onlyFormat ? new ApiError(400, 'invalid_format', summarize(details), { details }) : errors.validation(details);
+  }
+
+  private record(field: string, err: unknown): void {
+    if (err instanceof DomainError) return this.add(field, err.message);
+    if (err instanceof ApiError && (err.code === 'validation_failed' || err.code === 'invalid_format') && Array.isArray(err.extra.details)) {
+      this.issues.push(...(err.extra.details as FieldIssue[]));
+      if (err.code !== 'invalid_format') this.onlyFormat = false;
+      return;
+    }
+    throw err;
+  }
+}
+
 /** Runs a domain rule for one field: its DomainError becomes the 400 `validation_failed` naming the field. */
 export function fieldRule<T>(field: string, fn: () => T): T {
   try {

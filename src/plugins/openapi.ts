@@ -16,7 +16,8 @@ const DESCRIPTION = `Public REST API of the CRM. Every call carries \`X-API-Key:
 data, limited by its scopes and by its own rate limit (default 100 calls per minute,
 fixed 60-second window from the first call). Scopes are literal (\`write\` does not imply \`read\`); \`*\` covers every
 scope, present and future: ${SCOPES.map((s) => `\`${s}\``).join(', ')}. Each operation names its own in \`x-scopes\`.
-Errors are JSON \`{ error, message, … }\`; every response carries
+Errors are JSON \`{ error, message, … }\`; a 400 \`validation_failed\` names every invalid field of the request in
+\`details: [{ field, message }]\`, not only the first; every response carries
 \`X-Request-Id\`; authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`.
 
 Queries whose cost depends on the data (list pages, search, filters, totals) have a deadline (\`QUERY_TIMEOUT_MS\`,

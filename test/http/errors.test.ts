@@ -150,3 +150,64 @@ test('C.5: every operation of the OpenAPI document has a stable, readable, uniqu
     assert.ok(ids.includes(id), id);
   }
 });
+
+test('C.5: every invalid field of a body is reported in details, not only the first, and nothing is written', async () => {
+  const { api, refs } = await newTenant(t);
+  const fields = (r: { body: any }) => r.body.details.map((d: { field: string }) => d.field);
+
+  const contact = await api.post('/contacts', { firstName: ' ', email: 'bad@', phone: 'abc', customProperties: { [refs.contact_number]: 'x', nope: 1 } });
+  assert.equal(contact.status, 400);
+  assert.equal(contact.body.error, 'validation_failed');
+  assert.deepEqual(fields(contact), ['firstName', 'email', 'phone', `customProperties.${refs.contact_number}`, 'customProperties.nope']);
+  assert.match(contact.body.message, /^firstName: must not be blank \(and 4 more\)$/);
+  assert.equal((await api.get('/contacts')).body.data.length, 0);
+
+  const ok = await api.post('/contacts', { firstName: 'Ana' });
+  const patch = await api.patch(`/contacts/${ok.body.id}`, { firstName: ' ', email: 'x', customProperties: { [refs.contact_number]: 'x' } });
+  assert.equal(patch.status, 400);
+  assert.deepEqual(fields(patch), ['firstName', 'email', `customProperties.${refs.contact_number}`]);
+  assert.equal((await api.get(`/contacts/${ok.body.id}`)).body.firstName, 'Ana');
+
+  const company = await api.post('/companies', { name: ' ', cnpj: '123', website: 'nope', domain: 'x y', customProperties: { [refs.company_boolean]: 'yes' } });
+  assert.deepEqual(fields(company), ['name', 'cnpj', 'website', 'domain', `customProperties.${refs.company_boolean}`]);
+
+  const deal = await api.post('/deals', {
+    title: ' ',
+    pipelineId: refs.sales,
+    stageId: refs.lead,
+    currency: 'XX1',
+    expectedCloseDate: '2026-13-45',
+    closedAt: 'yesterday',
+    customProperties: { [refs.deal_select]: 'nope' },
+  });
+  assert.equal(deal.status, 400);
+  assert.deepEqual(fields(deal), ['title', 'currency', 'expectedCloseDate', 'closedAt', `customProperties.${refs.deal_select}`]);
+
+  const dealOk = await api.post('/deals', { title: 'D', pipelineId: refs.sales, stageId: refs.lead });
+  const activity = await api.post('/activities', { type: 'call', title: ' ', dueDate: 'x', completedAt: 'y', dealIds: [dealOk.body.id] });
+  assert.equal(activity.body.error, 'validation_failed');
+  assert.deepEqual(fields(activity), ['title', 'dueDate', 'completedAt']);
+  // Only malformed dates: the spec's invalid_format, still naming both.
+  const dates = await api.post('/activities', { type: 'call', title: 'Call', dueDate: 'x', completedAt: 'y', dealIds: [dealOk.body.id] });
+  assert.equal(dates.status, 400);
+  assert.equal(dates.body.error, 'invalid_format');
+  assert.deepEqual(fields(dates), ['dueDate', 'completedAt']);
+
+  const proposal = await api.post('/proposals', {
+    dealId: dealOk.body.id,
+    subject: ' ',
+    recipientEmail: 'nope',
+    items: [{ name: 'A', rate: 1.234 }, { name: ' ' }],
+    discount: -1,
+  });
+  assert.equal(proposal.status, 400);
+  assert.deepEqual(fields(proposal), ['subject', 'recipientEmail', 'items[0].rate', 'items[1].name', 'discount']);
+
+  const webhook = await api.post('/webhooks', { name: ' ', url: 'https://example.com/h', events: ['contact.created'], headers: { 'Content-Length': '1' } });
+  assert.equal(webhook.status, 400);
+  assert.deepEqual(fields(webhook), ['name', 'headers.Content-Length']);
+
+  assert.equal((await api.get('/deals')).body.data.length, 1);
+  assert.deepEqual((await api.get(`/activities?relatedType=deal&relatedId=${dealOk.body.id}`)).body, []);
+  assert.equal((await api.get('/proposals')).body.data.length, 0);
+});

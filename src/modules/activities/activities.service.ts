@@ -2,7 +2,7 @@ import { withTx } from '../../db/index.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { DomainError } from '../../domain/errors.js';
 import { sanitizeHtml } from '../../domain/html.js';
-import { errors } from '../../errors.js';
+import { errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -138,11 +138,13 @@ async function writeLinks(ctx: Ctx, activityId: string, input: ActivityCreateT |
 // Writing
 
 export async function createActivity(ctx: Ctx, input: ActivityCreateT): Promise<ActivityT> {
-  const title = cleanTitle(input.title);
-  const dueDate = instant('dueDate', input.dueDate);
-  const completedAt = instant('completedAt', input.completedAt);
+  const checks = new FieldChecks();
+  const title = checks.check('title', () => cleanTitle(input.title));
+  const dueDate = checks.check('dueDate', () => instant('dueDate', input.dueDate));
+  const completedAt = checks.check('completedAt', () => instant('completedAt', input.completedAt));
   const now = nowIso();
-  const done = completion({ completed: false, completedAt: null }, input.completed, completedAt, now);
+  const done = checks.check('completedAt', () => completion({ completed: false, completedAt: null }, input.completed, completedAt, now));
+  checks.assert();
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     await checkRefs(c, input);
@@ -170,9 +172,11 @@ export async function createActivity(ctx: Ctx, input: ActivityCreateT): Promise<
 }
 
 export async function updateActivity(ctx: Ctx, id: string, input: ActivityUpdateT): Promise<ActivityT> {
-  const title = input.title === undefined ? undefined : cleanTitle(input.title);
-  const dueDate = instant('dueDate', input.dueDate);
-  const completedAt = instant('completedAt', input.completedAt);
+  const checks = new FieldChecks();
+  const title = input.title === undefined ? undefined : checks.check('title', () => cleanTitle(input.title!));
+  const dueDate = checks.check('dueDate', () => instant('dueDate', input.dueDate));
+  const completedAt = checks.check('completedAt', () => instant('completedAt', input.completedAt));
+  checks.assert();
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     const cur = await repo.findActivity(tx, ctx.tenantId, id);

@@ -5,14 +5,14 @@ import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
-import { errors, fieldRule } from '../../errors.js';
+import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { emptyPage, listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
-import { prepareCustomProperties, readCustomProperties } from '../shared/custom-properties.js';
+import { checkCustomProperties, customPropertiesJson, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
@@ -51,21 +51,29 @@ function cleanName(name: string): string {
   return n;
 }
 
-/** Optional scalar fields of a write, normalized; `null` clears; absent keys stay absent. */
-function scalarFields(input: CompanyCreateT | CompanyUpdateT): Partial<CompaniesTable> {
+/**
+ * The fields of a write, normalized (`null` clears; absent keys stay absent) with its custom property
+ * values; one 400 naming every invalid field (C.5).
+ */
+async function checkedFields(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT) {
+  const checks = new FieldChecks();
   const set: Partial<CompaniesTable> = {};
-  if (input.name !== undefined) set.name = cleanName(input.name);
-  if (input.cnpj !== undefined) set.cnpj = input.cnpj === null ? null : fieldRule('cnpj', () => normalizeCnpj(text('cnpj', input.cnpj!)));
-  if (input.website !== undefined) set.website = input.website === null ? null : fieldRule('website', () => normalizeWebsite(text('website', input.website!)));
-  if (input.domain !== undefined) set.domain = input.domain === null ? null : fieldRule('domain', () => normalizeDomain(text('domain', input.domain!)));
-  if (input.phone !== undefined) set.phone = input.phone === null ? null : fieldRule('phone', () => normalizePhone(text('phone', input.phone!)));
+  const optional = (field: string, value: string | null, normalize: (v: string) => string) =>
+    value === null ? null : checks.check(field, () => normalize(text(field, value)));
+  if (input.name !== undefined) set.name = checks.check('name', () => cleanName(input.name!));
+  if (input.cnpj !== undefined) set.cnpj = optional('cnpj', input.cnpj, normalizeCnpj);
+  if (input.website !== undefined) set.website = optional('website', input.website, normalizeWebsite);
+  if (input.domain !== undefined) set.domain = optional('domain', input.domain, normalizeDomain);
+  if (input.phone !== undefined) set.phone = optional('phone', input.phone, normalizePhone);
   if (input.industry !== undefined) {
     // A blank industry is no industry.
-    const v = input.industry === null ? '' : text('industry', input.industry).trim();
+    const v = input.industry === null ? '' : checks.check('industry', () => text('industry', input.industry!).trim());
     set.industry = v === '' ? null : v;
   }
   if (input.ownerId !== undefined) set.owner_id = input.ownerId;
-  return set;
+  const customValues = await checkCustomProperties(ctx, 'company', input.customProperties, checks);
+  checks.assert();
+  return { set, customValues };
 }
 
 /** Body references exist in the tenant (B.2): 404 naming `ownerId` or `tags[i]`. */
@@ -140,7 +148,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
 }
 
 export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<CompanyT> {
-  const fields = scalarFields(input);
+  const { set: fields, customValues } = await checkedFields(ctx, input);
   const now = nowIso();
   const id = newId('com');
   return withTx(ctx.db, async (tx) => {
@@ -156,7 +164,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
       phone: fields.phone ?? null,
       industry: fields.industry ?? null,
       owner_id: fields.owner_id ?? null,
-      custom_properties: await prepareCustomProperties(c, 'company', input.customProperties),
+      custom_properties: customPropertiesJson(customValues),
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -172,7 +180,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
 }
 
 export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT): Promise<CompanyT> {
-  const fields = scalarFields(input);
+  const { set: fields, customValues } = await checkedFields(ctx, input);
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     const current = hasNul(id) ? undefined : await repo.findCompany(tx, ctx.tenantId, id);
@@ -180,9 +188,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     const before = toCompany(current, (await tagIdsOf(tx, ctx.tenantId, 'company', [id])).get(id) ?? []);
     await assertReferences(c, input);
     const set: Partial<CompaniesTable> = { ...fields };
-    if (input.customProperties !== undefined) {
-      set.custom_properties = await prepareCustomProperties(c, 'company', input.customProperties, current.custom_properties);
-    }
+    if (customValues !== undefined) set.custom_properties = customPropertiesJson(customValues, current.custom_properties);
     const changed = Object.keys(set).length > 0 || input.tags !== undefined;
     if (!changed) return before;
     set.updated_at = nowIso();

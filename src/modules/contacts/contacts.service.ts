@@ -6,7 +6,7 @@ import { emailDomain, normalizeEmail } from '../../domain/email.js';
 import { DomainError } from '../../domain/errors.js';
 import { compileFilter } from '../../db/filter-sql.js';
 import { normalizePhone } from '../../domain/phone.js';
-import { errors, fieldRule } from '../../errors.js';
+import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
@@ -14,7 +14,7 @@ import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
-import { prepareCustomProperties, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
+import { checkCustomProperties, customPropertiesJson, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
 import { provideRecordReader } from '../shared/records.js';
@@ -159,17 +159,18 @@ async function companyForEmail(db: Db, tenantId: string, email: string): Promise
  * proposals); an integration sets it explicitly.
  */
 export async function createContact(ctx: Ctx, input: ContactCreateT): Promise<ContactT> {
-  const firstName = firstNameOf(input.firstName);
-  const email = emailOf(input.email ?? null);
-  const phone = phoneOf(input.phone ?? null);
+  const checks = new FieldChecks();
+  const firstName = checks.check('firstName', () => firstNameOf(input.firstName));
+  const email = checks.check('email', () => emailOf(input.email ?? null));
+  const phone = checks.check('phone', () => phoneOf(input.phone ?? null));
+  const customValues = await checkCustomProperties(ctx, 'contact', input.customProperties, checks);
+  checks.assert();
   const tags = [...new Set(input.tags ?? [])];
   return withTx(ctx.db, async (tx) => {
-    const tctx = inTx(ctx, tx);
     const { tenantId } = ctx;
     await assertRef(tx, tenantId, 'company', 'companyId', input.companyId);
     await assertRef(tx, tenantId, 'user', 'ownerId', input.ownerId);
     if (input.tags?.length) await assertRefArray(tx, tenantId, 'tag', 'tags', input.tags);
-    const customProperties = await prepareCustomProperties(tctx, 'contact', input.customProperties ?? undefined);
     let companyId = input.companyId ?? null;
     if (email && input.companyId === undefined) companyId = await companyForEmail(tx, tenantId, email);
     const now = nowIso();
@@ -183,7 +184,7 @@ export async function createContact(ctx: Ctx, input: ContactCreateT): Promise<Co
       company_id: companyId,
       owner_id: input.ownerId ?? null,
       score: input.score ?? null,
-      custom_properties: customProperties,
+      custom_properties: customPropertiesJson(customValues),
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -212,11 +213,14 @@ const sameSet = (a: string[], b: string[]) => {
  */
 export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT): Promise<ContactT> {
   const set: Partial<ContactsTable> = {};
-  if (input.firstName !== undefined) set.first_name = firstNameOf(input.firstName);
+  const checks = new FieldChecks();
+  if (input.firstName !== undefined) set.first_name = checks.check('firstName', () => firstNameOf(input.firstName!));
   if (input.lastName !== undefined) set.last_name = optionalText(input.lastName);
-  if (input.email !== undefined) set.email = emailOf(input.email);
-  if (input.phone !== undefined) set.phone = phoneOf(input.phone);
+  if (input.email !== undefined) set.email = checks.check('email', () => emailOf(input.email!));
+  if (input.phone !== undefined) set.phone = checks.check('phone', () => phoneOf(input.phone!));
   if (input.score !== undefined) set.score = input.score;
+  const customValues = await checkCustomProperties(ctx, 'contact', input.customProperties, checks);
+  checks.assert();
   return withTx(ctx.db, async (tx) => {
     const tctx = inTx(ctx, tx);
     const { tenantId } = ctx;
@@ -234,9 +238,7 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
       set.owner_id = input.ownerId;
     }
     if (input.tags?.length) await assertRefArray(tx, tenantId, 'tag', 'tags', input.tags);
-    if (input.customProperties !== undefined) {
-      set.custom_properties = await prepareCustomProperties(tctx, 'contact', input.customProperties, current.custom_properties);
-    }
+    if (customValues !== undefined) set.custom_properties = customPropertiesJson(customValues, current.custom_properties);
     // B.3: an e-mail given without a companyId, on a contact without a company, picks the matching company.
     if (set.email && input.companyId === undefined && current.company_id === null) {
       const match = await companyForEmail(tx, tenantId, set.email);

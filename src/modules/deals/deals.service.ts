@@ -2,7 +2,7 @@ import Big from 'big.js';
 import { withTx } from '../../db/index.js';
 import { normalizeIsoDateTime, isIsoDate } from '../../domain/dates.js';
 import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/money.js';
-import { errors, fieldRule } from '../../errors.js';
+import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
@@ -10,7 +10,7 @@ import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
-import { prepareCustomProperties, readCustomProperties } from '../shared/custom-properties.js';
+import { checkCustomProperties, customPropertiesJson, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRefs, existingIds, type RefKind } from '../shared/refs.js';
 import { companiesByIds } from '../companies/companies.service.js';
 import { contactsByIds } from '../contacts/contacts.service.js';
@@ -268,14 +268,34 @@ function assertStageFits(closing: Closing, stage: Stage): void {
   );
 }
 
-function closingInput(input: DealCreateT | DealUpdateT): ClosingInput {
-  return {
-    isWon: input.isWon,
-    isLost: input.isLost,
-    closedAt: input.closedAt == null ? input.closedAt : instant('closedAt', input.closedAt),
-    lossReasonId: input.lossReasonId,
-    lossNotes: input.lossNotes,
+/**
+ * The fields of a write, normalized (undefined when not given) with its custom property values; one 400
+ * naming every invalid field (C.5).
+ */
+async function checkedFields(ctx: Ctx, input: DealCreateT | DealUpdateT) {
+  const checks = new FieldChecks();
+  const given = <T, R>(value: T | undefined, field: string, rule: (v: T) => R): R | undefined =>
+    value === undefined ? undefined : checks.check(field, () => rule(value));
+  const fields = {
+    title: given(input.title, 'title', cleanTitle),
+    valueCents: given(input.value, 'value', (v) => (v === null ? null : cents(v))),
+    currency: given(input.currency, 'currency', currencyCode),
+    expectedCloseDate: given(input.expectedCloseDate, 'expectedCloseDate', closeDate),
+    closing: {
+      isWon: input.isWon,
+      isLost: input.isLost,
+      closedAt: input.closedAt == null ? input.closedAt : checks.check('closedAt', () => instant('closedAt', input.closedAt!)),
+      lossReasonId: input.lossReasonId,
+      lossNotes: input.lossNotes,
+    } satisfies ClosingInput,
+    customValues: await checkCustomProperties(ctx, 'deal', input.customProperties, checks),
   };
+  // NOTE: B.5 — moving to another pipeline needs a stage of that pipeline.
+  if (input.pipelineId !== undefined && input.stageId === undefined) {
+    checks.add('stageId', 'is required when pipelineId is given (a stage of the new pipeline)');
+  }
+  checks.assert();
+  return fields;
 }
 
 async function stageById(ctx: Ctx, stageId: string): Promise<Stage> {
@@ -297,11 +317,7 @@ async function emitDealEvents(ctx: Ctx, deal: DealT, before: { stageId: string; 
 // Writing
 
 export async function createDeal(ctx: Ctx, input: DealCreateT): Promise<DealT> {
-  const title = cleanTitle(input.title);
-  const valueCents = input.value == null ? null : cents(input.value);
-  const currency = currencyCode(input.currency ?? 'BRL');
-  const expectedCloseDate = closeDate(input.expectedCloseDate ?? null);
-  const closingIn = closingInput(input);
+  const f = await checkedFields(ctx, input);
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     await checkRefs(c, { pipelineId: ['pipeline', input.pipelineId] });
@@ -317,23 +333,22 @@ export async function createDeal(ctx: Ctx, input: DealCreateT): Promise<DealT> {
       },
       input.tags,
     );
-    const customProperties = await prepareCustomProperties(c, 'deal', input.customProperties);
     const now = nowIso();
-    const closing = resolveClosing(OPEN, closingIn, stage, now);
+    const closing = resolveClosing(OPEN, f.closing, stage, now);
     const id = newId('deal');
     await repo.insertDeal(tx, {
       tenant_id: ctx.tenantId,
       id,
-      title,
+      title: f.title!,
       pipeline_id: input.pipelineId,
       stage_id: stage.id,
-      value_cents: valueCents,
-      currency,
+      value_cents: f.valueCents ?? null,
+      currency: f.currency ?? 'BRL',
       contact_id: input.contactId ?? null,
       company_id: input.companyId ?? null,
       owner_id: input.ownerId ?? null,
-      expected_close_date: expectedCloseDate,
-      custom_properties: customProperties,
+      expected_close_date: f.expectedCloseDate ?? null,
+      custom_properties: customPropertiesJson(f.customValues),
       is_won: closing.isWon ? 1 : 0,
       is_lost: closing.isLost ? 1 : 0,
       closed_at: closing.closedAt,
@@ -352,15 +367,7 @@ export async function createDeal(ctx: Ctx, input: DealCreateT): Promise<DealT> {
 }
 
 export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Promise<DealT> {
-  const title = input.title === undefined ? undefined : cleanTitle(input.title);
-  const valueCents = input.value === undefined ? undefined : input.value === null ? null : cents(input.value);
-  const currency = input.currency === undefined ? undefined : currencyCode(input.currency);
-  const expectedCloseDate = input.expectedCloseDate === undefined ? undefined : closeDate(input.expectedCloseDate);
-  const closingIn = closingInput(input);
-  // NOTE: B.5 — moving to another pipeline needs a stage of that pipeline.
-  if (input.pipelineId !== undefined && input.stageId === undefined) {
-    throw errors.field('stageId', 'is required when pipelineId is given (a stage of the new pipeline)');
-  }
+  const { title, valueCents, currency, expectedCloseDate, closing: closingIn, customValues } = await checkedFields(ctx, input);
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     const cur = await repo.findDeal(tx, ctx.dialect, ctx.tenantId, id, true);
@@ -393,8 +400,7 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
       },
       input.tags,
     );
-    const customProperties =
-      input.customProperties === undefined ? undefined : await prepareCustomProperties(c, 'deal', input.customProperties, cur.custom_properties);
+    const customProperties = customValues === undefined ? undefined : customPropertiesJson(customValues, cur.custom_properties);
     const now = nowIso();
     const before: Closing = {
       isWon: cur.is_won === 1,

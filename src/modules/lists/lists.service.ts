@@ -1,5 +1,5 @@
 import { withTx } from '../../db/index.js';
-import { ApiError, errors } from '../../errors.js';
+import { ApiError, errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
@@ -86,15 +86,17 @@ export async function getList(ctx: Ctx, id: string): Promise<ListT> {
 
 export async function createList(ctx: Ctx, input: ListCreateT): Promise<ListT> {
   // NOTE: spec 2.6 / B.7 — only static lists can be created through the API.
+  const checks = new FieldChecks();
   if (input.kind !== 'static') {
-    const message = input.kind === 'dynamic' ? 'dynamic lists are created only in the CRM UI; use "static"' : 'must be "static"';
-    throw errors.field('kind', message);
+    checks.add('kind', input.kind === 'dynamic' ? 'dynamic lists are created only in the CRM UI; use "static"' : 'must be "static"');
   }
+  const name = checks.check('name', () => cleanName(input.name));
+  checks.assert();
   const now = nowIso();
   const row = {
     tenant_id: ctx.tenantId,
     id: newId('lst'),
-    name: cleanName(input.name),
+    name,
     object_type: input.objectType,
     kind: 'static',
     description: input.description ?? null,

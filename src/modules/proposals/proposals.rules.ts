@@ -1,7 +1,7 @@
 import { normalizeEmail } from '../../domain/email.js';
 import { DomainError } from '../../domain/errors.js';
 import { fromCents, itemTotal, proposalTotals, toCents } from '../../domain/money.js';
-import { errors, fieldRule } from '../../errors.js';
+import { errors, fieldRule, type FieldChecks } from '../../errors.js';
 import { newId } from '../../util/ids.js';
 import { PROPOSAL_STATUSES, type ProposalItemInputT, type ProposalStatus } from './proposals.schema.js';
 
@@ -54,43 +54,48 @@ export interface PreparedItem {
   total_cents: number;
 }
 
-/** Applies item defaults (spec 2.7) and computes each total exactly (money.ts); 400 names `items[i].<field>`. */
-export function prepareItems(input: ProposalItemInputT[]): PreparedItem[] {
-  return input.map((it, i) => {
-    const name = it.name.trim();
-    if (!name) throw errors.field(`items[${i}].name`, 'must not be blank');
-    const unit = it.unit === undefined ? DEFAULT_UNIT : it.unit.trim();
-    if (!unit) throw errors.field(`items[${i}].unit`, 'must not be blank');
-    const values = { qty: it.qty ?? 1, rate: it.rate ?? 0, discountPct: it.discountPct ?? 0, taxPct: it.taxPct ?? 0 };
-    let total: number;
+/**
+ * Applies item defaults (spec 2.7) and computes each total exactly (money.ts); every invalid item is
+ * recorded in `checks` as `items[i].<field>`.
+ */
+export function prepareItems(input: ProposalItemInputT[], checks: FieldChecks): PreparedItem[] {
+  return input.map((it, i) => checks.check(`items[${i}]`, () => prepareItem(it, i)));
+}
+
+function prepareItem(it: ProposalItemInputT, i: number): PreparedItem {
+  const name = it.name.trim();
+  if (!name) throw errors.field(`items[${i}].name`, 'must not be blank');
+  const unit = it.unit === undefined ? DEFAULT_UNIT : it.unit.trim();
+  if (!unit) throw errors.field(`items[${i}].unit`, 'must not be blank');
+  const values = { qty: it.qty ?? 1, rate: it.rate ?? 0, discountPct: it.discountPct ?? 0, taxPct: it.taxPct ?? 0 };
+  let total: number;
+  try {
+    total = itemTotal(values);
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    // money.ts names the offending input first in its message ("rate must have at most 2 decimal places").
+    const key = (['qty', 'rate', 'discountPct', 'taxPct'] as const).find((k) => err.message.startsWith(k)) ?? 'rate';
+    throw errors.field(`items[${i}].${key}`, err.message.slice(key.length).trim() || err.message);
+  }
+  const totalCents = fieldRule(`items[${i}]`, () => {
     try {
-      total = itemTotal(values);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      // money.ts names the offending input first in its message ("rate must have at most 2 decimal places").
-      const key = (['qty', 'rate', 'discountPct', 'taxPct'] as const).find((k) => err.message.startsWith(k)) ?? 'rate';
-      throw errors.field(`items[${i}].${key}`, err.message.slice(key.length).trim() || err.message);
+      return toCents(total);
+    } catch {
+      throw new DomainError('the item total is too large');
     }
-    const totalCents = fieldRule(`items[${i}]`, () => {
-      try {
-        return toCents(total);
-      } catch {
-        throw new DomainError('the item total is too large');
-      }
-    });
-    return {
-      id: newId('pit'),
-      position: i,
-      name,
-      description: it.description ?? null,
-      qty: values.qty,
-      unit,
-      rate: values.rate,
-      discount_pct: values.discountPct,
-      tax_pct: values.taxPct,
-      total_cents: totalCents,
-    };
   });
+  return {
+    id: newId('pit'),
+    position: i,
+    name,
+    description: it.description ?? null,
+    qty: values.qty,
+    unit,
+    rate: values.rate,
+    discount_pct: values.discountPct,
+    tax_pct: values.taxPct,
+    total_cents: totalCents,
+  };
 }
 
 /** subtotal and total (B.8) in cents, through money.ts's `proposalTotals` (inputs already validated). */

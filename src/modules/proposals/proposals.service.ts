@@ -3,7 +3,7 @@ import type { ProposalsTable } from '../../db/tables/records.js';
 import { guardUnique } from '../../db/errors.js';
 import { fromCents } from '../../domain/money.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
-import { errors, fieldRule } from '../../errors.js';
+import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import type { EventType } from '../../events/catalog.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
@@ -135,11 +135,13 @@ export async function createProposal(ctx: Ctx, input: ProposalCreateT): Promise<
   if (input.status !== undefined && checkStatusValue(input.status) !== 'draft') {
     throw errors.businessRule(`A proposal is created as a draft; move it to "${input.status}" with PATCH afterwards`);
   }
-  const subject = cleanSubject(input.subject);
-  const recipientEmail = cleanEmail(input.recipientEmail) ?? null;
-  const items = prepareItems(input.items ?? []);
-  const discountCents = money('discount', input.discount ?? 0, { negative: false });
-  const adjustmentCents = money('adjustment', input.adjustment ?? 0, { negative: true });
+  const checks = new FieldChecks();
+  const subject = checks.check('subject', () => cleanSubject(input.subject));
+  const recipientEmail = checks.check('recipientEmail', () => cleanEmail(input.recipientEmail)) ?? null;
+  const items = prepareItems(input.items ?? [], checks);
+  const discountCents = checks.check('discount', () => money('discount', input.discount ?? 0, { negative: false }));
+  const adjustmentCents = checks.check('adjustment', () => money('adjustment', input.adjustment ?? 0, { negative: true }));
+  checks.assert();
   const totals = computeTotals(items, discountCents, adjustmentCents);
   const ownerId = input.ownerId === undefined ? ctx.userId : input.ownerId;
 
@@ -189,11 +191,14 @@ class ConcurrentChange extends Error {}
 
 export async function updateProposal(ctx: Ctx, id: string, input: ProposalUpdateT): Promise<ProposalT> {
   const target = input.status === undefined ? undefined : checkStatusValue(input.status);
-  const subject = input.subject === undefined ? undefined : cleanSubject(input.subject);
-  const recipientEmail = cleanEmail(input.recipientEmail);
-  const items = input.items === undefined ? undefined : prepareItems(input.items);
-  const discountCents = input.discount === undefined ? undefined : money('discount', input.discount, { negative: false });
-  const adjustmentCents = input.adjustment === undefined ? undefined : money('adjustment', input.adjustment, { negative: true });
+  const checks = new FieldChecks();
+  const subject = input.subject === undefined ? undefined : checks.check('subject', () => cleanSubject(input.subject!));
+  const recipientEmail = checks.check('recipientEmail', () => cleanEmail(input.recipientEmail));
+  const items = input.items === undefined ? undefined : prepareItems(input.items, checks);
+  const discountCents = input.discount === undefined ? undefined : checks.check('discount', () => money('discount', input.discount!, { negative: false }));
+  const adjustmentCents =
+    input.adjustment === undefined ? undefined : checks.check('adjustment', () => money('adjustment', input.adjustment!, { negative: true }));
+  checks.assert();
 
   for (let attempt = 0; ; attempt++) {
     try {

@@ -1,4 +1,4 @@
-import { errors } from '../../errors.js';
+import type { FieldChecks } from '../../errors.js';
 import type { Db } from '../../db/index.js';
 import type { Ctx } from '../../http/context.js';
 import { mergeCustomProperties, normalizeCustomProperties, type PropertyDef, type PropertyType } from '../../domain/properties.js';
@@ -19,21 +19,25 @@ export async function tenantPropertyDefs(db: Db, tenantId: string, objectType: O
 }
 
 /**
- * Validates and normalizes `customProperties` of a write (B.3) and returns the JSON to store: on
- * create the given values; on PATCH merged key by key into `existingJson`; `null` clears a key.
- * Throws 400 validation_failed naming `customProperties.<id>`.
+ * Validates and normalizes the `customProperties` of a write (B.3); every invalid one is recorded in
+ * `checks` as `customProperties.<id>`. Undefined when the write does not give them.
  */
-export async function prepareCustomProperties(
+export async function checkCustomProperties(
   ctx: Ctx,
   objectType: ObjectType,
-  input: Record<string, unknown> | undefined,
-  existingJson?: string,
-): Promise<string> {
-  const existing = parseJson<Record<string, unknown>>(existingJson, {});
-  if (input === undefined) return JSON.stringify(existing);
+  input: Record<string, unknown> | null | undefined,
+  checks: FieldChecks,
+): Promise<Record<string, unknown> | undefined> {
+  if (input == null) return undefined;
   const { values, issues } = normalizeCustomProperties(input, await propertyDefs(ctx, objectType));
-  if (issues.length) throw errors.validation(issues);
-  return JSON.stringify(mergeCustomProperties(existing, values));
+  for (const issue of issues) checks.add(issue.field, issue.message);
+  return values;
+}
+
+/** The JSON to store: on create the checked values; on PATCH merged key by key into `existingJson` (`null` clears a key). */
+export function customPropertiesJson(values: Record<string, unknown> | undefined, existingJson?: string): string {
+  const existing = parseJson<Record<string, unknown>>(existingJson, {});
+  return JSON.stringify(values === undefined ? existing : mergeCustomProperties(existing, values));
 }
 
 export function readCustomProperties(json: string | null | undefined): Record<string, unknown> {

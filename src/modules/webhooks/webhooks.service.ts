@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTx, type Db } from '../../db/index.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
-import { ApiError, errors, fieldRule } from '../../errors.js';
+import { ApiError, errors, FieldChecks, fieldRule } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
@@ -128,10 +128,12 @@ export async function getWebhook(ctx: Ctx, id: string): Promise<WebhookT> {
 
 /** 201 with the full secret, the only time besides rotation that it is shown. */
 export async function createWebhook(ctx: Ctx, input: WebhookCreateT): Promise<WebhookT> {
-  const name = cleanName(input.name);
-  const url = checkUrl(input.url);
-  const events = checkEvents(input.events);
-  const headers = checkHeaders(input.headers ?? {});
+  const checks = new FieldChecks();
+  const name = checks.check('name', () => cleanName(input.name));
+  const url = checks.check('url', () => checkUrl(input.url));
+  const events = checks.check('events', () => checkEvents(input.events));
+  const headers = checks.check('headers', () => checkHeaders(input.headers ?? {}));
+  checks.assert();
   const id = newId('whk');
   const secret = newWebhookSecret();
   const now = nowIso();
@@ -156,10 +158,13 @@ export async function createWebhook(ctx: Ctx, input: WebhookCreateT): Promise<We
 
 export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT): Promise<WebhookT> {
   const set: Partial<repo.WebhookRow> = {};
-  if (input.name !== undefined) set.name = cleanName(input.name);
-  if (input.url !== undefined) set.url = checkUrl(input.url);
-  if (input.events !== undefined) set.events = JSON.stringify(checkEvents(input.events));
-  if (input.headers !== undefined) set.headers = sealHeaders(ctx.config.secretKey(), ctx.tenantId, id, checkHeaders(input.headers));
+  const checks = new FieldChecks();
+  if (input.name !== undefined) set.name = checks.check('name', () => cleanName(input.name!));
+  if (input.url !== undefined) set.url = checks.check('url', () => checkUrl(input.url!));
+  if (input.events !== undefined) set.events = checks.check('events', () => JSON.stringify(checkEvents(input.events!)));
+  const headers = input.headers === undefined ? undefined : checks.check('headers', () => checkHeaders(input.headers!));
+  checks.assert();
+  if (headers !== undefined) set.headers = sealHeaders(ctx.config.secretKey(), ctx.tenantId, id, headers);
   if (input.isActive !== undefined) set.is_active = input.isActive ? 1 : 0;
   // NOTE: C.4 — turning a webhook on (again) starts its health afresh: no reason, no failing streak.
   if (input.isActive === true) Object.assign(set, { disabled_reason: null, failing_since: null });
