@@ -32,6 +32,13 @@ export type CrmMethod<M extends HttpMethod> = <P extends PathsWithMethod<paths, 
 ) => Promise<Success<FetchResponse<Operation<P, M>, Init, MediaType>>>;
 type Operation<P extends keyof paths, M extends HttpMethod> = paths[P] extends { [K in M]: infer Op extends Record<string, any> } ? Op : never;
 
+/** The JSON body of an operation, e.g. `RequestBody<'/api/v1/contacts/search'>`, to build one before the call. */
+export type RequestBody<P extends keyof paths, M extends HttpMethod = 'post'> = paths[P] extends {
+  [K in M]: { requestBody?: { content: { 'application/json': infer B } } };
+}
+  ? B
+  : never;
+
 export interface CrmClient {
   GET: CrmMethod<'get'>;
   POST: CrmMethod<'post'>;

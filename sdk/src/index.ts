@@ -1,4 +1,4 @@
-export { createClient, type ClientOptions, type CrmClient, type CrmMethod } from './client.js';
+export { createClient, type ClientOptions, type CrmClient, type CrmMethod, type RequestBody } from './client.js';
 export { CrmApiError, type ErrorBody, type ErrorDetail } from './errors.js';
 export { nextLinkCursor, type Item, type PaginateArgs, type PaginatedPath } from './paginate.js';
 export { retryingFetch, type FetchLike, type RetryOptions } from './retry.js';
