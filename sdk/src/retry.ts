@@ -50,7 +50,8 @@ export function retryingFetch(baseFetch: FetchLike, options: RetryOptions = {}):
       const after = retryAfterSeconds(response.headers.get('retry-after'));
       const delay = after === undefined ? backoff(attempt) : after * 1000;
       if (delay > maxRetryAfterMs) return response;
-      await response.body?.cancel().catch(() => {});
+      // Frees the connection; not awaited: the cancel of a cloned (teed) body settles only with its twin's.
+      void response.body?.cancel().catch(() => {});
       await sleep(delay, request.signal);
     }
   };
