@@ -129,7 +129,7 @@ function sampleValue(doc: Json, raw: Json, name: string, depth: number): unknown
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 /** Stands for the variable `body` in a literal (printed bare, and as shorthand `{ body }`). */
 const BODY_VARIABLE = Symbol('body');
-const LINE = 100;
+const LINE = 80;
 
 /**
  * A TypeScript literal of a JSON value: unquoted keys where possible, single-quoted strings; on one line
