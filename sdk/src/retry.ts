@@ -16,15 +16,18 @@ export interface RetryOptions {
 
 export type FetchLike = (request: Request, init?: RequestInit) => Promise<Response>;
 
-/** Methods whose repeat changes nothing more than the first call; a POST joins them through its Idempotency-Key. */
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'POST']);
+/** Methods whose repeat changes nothing more than the first call (a POST joins them through its Idempotency-Key). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+/** The service honours Idempotency-Key on the POSTs of the API (C.3), not on the public form intake (`/f/…`). */
+const KEYED_PATH = /\/api\/v1\//;
 
 /**
- * The client's transport: every POST gets an `Idempotency-Key` (unless the caller gave one), kept on
- * each retry of that call, so the service applies it once (CONTRACT C.3). Answers that ask to come
- * back later are retried: 429 and 503 (after `Retry-After` seconds, or a jittered exponential backoff
- * when absent) and a POST's 409 `idempotency_key_in_use` (the first attempt is still running). A network
- * failure is retried for every method but PATCH, whose repeat is not guaranteed to be harmless.
+ * The client's transport: every POST under `/api/v1/` gets an `Idempotency-Key` (unless the caller gave
+ * one), kept on each retry of that call, so the service applies it once (CONTRACT C.3). Answers that ask
+ * to come back later are retried: 429 and 503 (after `Retry-After` seconds, or a jittered exponential
+ * backoff when absent) and a POST's 409 `idempotency_key_in_use` (the first attempt is still running).
+ * A network failure is retried for GET, HEAD, OPTIONS, PUT, DELETE and a POST with its key, never for
+ * PATCH or a POST the service cannot deduplicate, whose repeat is not guaranteed to be harmless.
  */
 export function retryingFetch(baseFetch: FetchLike, options: RetryOptions = {}): FetchLike {
   const retries = options.retries ?? 2;
@@ -34,7 +37,9 @@ export function retryingFetch(baseFetch: FetchLike, options: RetryOptions = {}):
   const backoff = (attempt: number) => Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
 
   return async (request, init) => {
-    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('Idempotency-Key', randomUUID());
+    const keyed = request.method === 'POST' && KEYED_PATH.test(new URL(request.url).pathname);
+    if (keyed && !request.headers.has('idempotency-key')) request.headers.set('Idempotency-Key', randomUUID());
+    const repeatable = IDEMPOTENT.has(request.method) || keyed;
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= retries;
       let response: Response;
@@ -42,7 +47,7 @@ export function retryingFetch(baseFetch: FetchLike, options: RetryOptions = {}):
         // Each attempt sends a copy: the original's body stays unread for the next one.
         response = await baseFetch(last ? request : request.clone(), init);
       } catch (err) {
-        if (last || request.signal.aborted || !IDEMPOTENT.has(request.method)) throw err;
+        if (last || request.signal.aborted || !repeatable) throw err;
         await sleep(backoff(attempt), request.signal);
         continue;
       }

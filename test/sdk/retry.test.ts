@@ -109,7 +109,7 @@ test('every POST carries an Idempotency-Key, the same on each attempt; a GET car
   assert.equal(again.seen[2].key, null);
 });
 
-test('a network failure is retried for GET, POST (with its key) and DELETE, never for PATCH', async () => {
+test('a network failure is retried for GET, POST (with its key) and DELETE, never for PATCH nor a POST without a key', async () => {
   const down = () => new TypeError('fetch failed');
   for (const method of ['GET', 'POST', 'DELETE'] as const) {
     const s = stub(down(), method === 'DELETE' ? new Response(null, { status: 204 }) : json(method === 'POST' ? 201 : 200, contact));
@@ -122,6 +122,11 @@ test('a network failure is retried for GET, POST (with its key) and DELETE, neve
   const s = stub(down(), json(200, contact));
   await assert.rejects(client(s.fetch).PATCH('/api/v1/contacts/{id}', { params: { path: { id: 'con_1' } }, body: { firstName: 'B' } }), TypeError);
   assert.equal(s.seen.length, 1);
+  // The public form intake keeps no idempotency record: its POST gets no key and is not sent twice.
+  const form = stub(down(), json(201, { submissionId: 'sub_1', contactId: 'con_1' }));
+  await assert.rejects(client(form.fetch).POST('/f/{tenantSlug}/{slug}', { params: { path: { tenantSlug: 'acme', slug: 'contact-us' } }, body: { email: 'a@b.test' } }), TypeError);
+  assert.equal(form.seen.length, 1);
+  assert.equal(form.seen[0].key, null);
 });
 
 test('an aborted call is not retried and its wait ends at once', async () => {
