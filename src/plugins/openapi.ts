@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import { ErrorBody } from '../http/schemas.js';
 import { SCOPES } from '../auth/scopes.js';
+import { addSdkCodeSamples } from '../http/code-samples.js';
 
 export interface OpenApiOptions {
   /** Extra top-level document parts (the `webhooks` section of events). */
@@ -90,6 +91,8 @@ export const openapiPlugin = fp<OpenApiOptions>(
       } as any,
       refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
       hideUntagged: false,
+      // Each operation's SDK example (lang `typescript`, label `SDK`), shown by Scalar beside its curl.
+      transformObject: (document) => addSdkCodeSamples((document as { openapiObject: Record<string, any> }).openapiObject),
     });
     // NOTE: the reference page is Scalar, served from its npm package (its script is bundled in it): no
     // CDN, no web fonts, no telemetry, no hosted API client, and no CSP that upgrades requests to HTTPS,

@@ -1,8 +1,8 @@
 // The reference page in a real browser (issue 10 item 3, CONTRACT A.2 `GET /docs`): the compiled server,
 // headless Chromium opening /docs over plain HTTP from a host name that is not localhost (docs.test,
 // mapped to 127.0.0.1 so that traffic stays on the loopback interface). The page renders every section
-// in the spec's order and a sample operation, loads nothing from any other host, and a screenshot is
-// kept in test-artifacts/.
+// in the spec's order and a sample operation with its curl example and its SDK example (x-codeSamples),
+// loads nothing from any other host, and screenshots are kept in test-artifacts/.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -45,10 +45,19 @@ test('GET /docs renders the reference over plain HTTP from a non-localhost host 
   await page.goto(`http://docs.test:${port}/docs#tag/contacts/GET/api/v1/contacts/{id}`);
   await page.getByRole('heading', { name: 'Get a contact' }).first().waitFor({ timeout: 30_000 });
   await page.getByText('curl', { exact: false }).first().waitFor({ timeout: 30_000 });
+  const operation = page.locator('section[id$="tag/contacts/GET/api/v1/contacts/{id}"]');
+  await operation.getByText("curl 'http", { exact: false }).first().waitFor({ timeout: 30_000 });
 
   const dir = path.join(ROOT, 'test-artifacts');
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'docs.png') });
+
+  // Its SDK example is one of the operation's request examples, beside Scalar's own curl (the default).
+  await operation.getByText('Shell Curl').first().click();
+  await page.getByRole('option', { name: 'SDK' }).first().click();
+  await operation.getByText("crm.GET('/api/v1/contacts/{id}'", { exact: false }).first().waitFor({ timeout: 30_000 });
+  assert.ok(await operation.getByText("from '@crm/sdk'", { exact: false }).first().isVisible(), 'the SDK example is shown');
+  await page.screenshot({ path: path.join(dir, 'docs-sdk.png') });
 
   // Self-contained: nothing was fetched from another host (no CDN, fonts or telemetry).
   const foreign = requested.filter((u) => !u.startsWith(`http://docs.test:${port}/`) && !u.startsWith('data:') && !u.startsWith('blob:'));
