@@ -129,6 +129,11 @@ export class FieldChecks {
     this.onlyFormat = false;
   }
 
+  /** The refusals recorded so far. */
+  list(): FieldIssue[] {
+    return [...this.issues];
+  }
+
   assert(): void {
     if (this.issues.length === 0) return;
     const details = [...this.issues];

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
-import { ApiError, type FieldIssue } from '../errors.js';
+import { ApiError, FieldChecks, type FieldIssue } from '../errors.js';
 
 /**
  * Request validation, shared by Fastify's validator compiler (app.ts), the error handler and the batch
@@ -109,9 +109,48 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
 
 const WHERE: Record<string, string> = { querystring: 'query parameter ', params: 'path parameter ', headers: 'header ' };
 
-/** The 400 `validation_failed` of a schema's failures (B.2); `context` is Fastify's validation context. */
-export function validationError(issues: AjvIssue[], context = 'body'): ApiError {
+/**
+ * The value rules of a write body (field → the service's own rule, which throws a DomainError or a 400
+ * naming the field): what the schema cannot say (blank names, e-mail, phone, CNPJ, dates…). A route
+ * names them in its config, a batch resource beside its schemas.
+ */
+export type ValueRules = Readonly<Record<string, (value: never) => unknown>>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** C.5: rules of body values, run on a body whose shape is refused too. */
+    valueRules?: ValueRules;
+  }
+}
+
+/**
+ * C.5: every invalid field is reported at once. A body whose shape is refused never reaches the service,
+ * so its well-typed fields (strings and numbers) that the schema did not already refuse go through the
+ * service's value rules here: `{ firstName: 1, email: "bad" }` names both fields.
+ */
+function valueIssues(body: unknown, rules: ValueRules, refused: FieldIssue[]): FieldIssue[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return [];
+  const named = new Set(refused.map((d) => d.field.split(/[.[]/)[0]));
+  const checks = new FieldChecks();
+  for (const [field, rule] of Object.entries(rules)) {
+    const value = (body as Record<string, unknown>)[field];
+    if (named.has(field) || (typeof value !== 'string' && typeof value !== 'number')) continue;
+    try {
+      checks.check(field, () => rule(value as never));
+    } catch {
+      // A rule that cannot judge a value of this type leaves it to the schema's answer.
+    }
+  }
+  return checks.list();
+}
+
+/**
+ * The 400 `validation_failed` of a schema's failures (B.2); `context` is Fastify's validation context.
+ * With the body and its value rules, the refused values of its other fields are named too (C.5).
+ */
+export function validationError(issues: AjvIssue[], context = 'body', body?: unknown, rules?: ValueRules): ApiError {
   let details = ajvIssues(issues);
+  if (context === 'body' && rules) details = [...details, ...valueIssues(body, rules, details)];
   // Headers are named as clients write them (`Idempotency-Key`), not as Node lower-cases them.
   if (context === 'headers') details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
   const first = details[0];

@@ -22,7 +22,7 @@ export const errorsPlugin = fp(
         req.log.debug('query stopped: the client closed the connection');
         return send(reply, errors.queryAbandoned());
       }
-      if (err.validation) return send(reply, validationError(err.validation, err.validationContext));
+      if (err.validation) return send(reply, validationError(err.validation, err.validationContext, req.body, req.routeOptions.config.valueRules));
       switch (err.code) {
         case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
           return send(reply, new ApiError(415, 'unsupported_media_type', 'Send the body as application/json'));

@@ -211,3 +211,33 @@ test('C.5: every invalid field of a body is reported in details, not only the fi
   assert.deepEqual((await api.get(`/activities?relatedType=deal&relatedId=${dealOk.body.id}`)).body, []);
   assert.equal((await api.get('/proposals')).body.data.length, 0);
 });
+
+test('C.5: a body whose shape is refused still names its invalid values, in the single call and in a batch input alike', async () => {
+  const { api, refs } = await newTenant(t);
+  const fields = (r: { body: any }) => r.body.details.map((d: { field: string }) => d.field);
+
+  const contact = await api.post('/contacts', { firstName: 7, email: 'bad@', phone: 'abc', score: 'high' });
+  assert.equal(contact.status, 400);
+  assert.equal(contact.body.error, 'validation_failed');
+  assert.deepEqual(fields(contact).sort(), ['email', 'firstName', 'phone', 'score']);
+  // A field the schema already refused is named once.
+  const once = await api.post('/contacts', { firstName: '', email: 'bad@' });
+  assert.deepEqual(fields(once).sort(), ['email', 'firstName']);
+
+  const batch = await api.post('/contacts/batch/create', { inputs: [{ firstName: 7, email: 'bad@', phone: 'abc', score: 'high' }] });
+  assert.equal(batch.status, 207);
+  assert.deepEqual(batch.body.results[0].error, contact.body);
+
+  const deal = await api.post('/deals', { title: ' ', pipelineId: refs.sales, stageId: refs.lead, currency: 'XX1', isWon: 'yes' });
+  assert.deepEqual(fields(deal).sort(), ['currency', 'isWon', 'title']);
+  const company = await api.post('/companies', { name: ' ', cnpj: '123', employees: 3 });
+  assert.deepEqual(fields(company).sort(), ['cnpj', 'employees', 'name']);
+  const activity = await api.post('/activities', { type: 'nope', title: 'Call', dueDate: 'x' });
+  assert.deepEqual(fields(activity).sort(), ['dueDate', 'type']);
+  const webhook = await api.post('/webhooks', { name: ' ', url: 'https://example.com/h', events: 'contact.created' });
+  assert.deepEqual(fields(webhook).sort(), ['events', 'name']);
+
+  assert.equal((await api.get('/contacts')).body.data.length, 0);
+  assert.equal((await api.get('/deals')).body.data.length, 0);
+  assert.equal((await api.get('/companies')).body.data.length, 0);
+});

@@ -30,7 +30,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getActivity(ctxOf(req), req.params.id));
 
   app.post('/activities', {
-    config: write,
+    config: { ...write, valueRules: service.ACTIVITY_VALUE_RULES },
     schema: {
       operationId: 'createActivity',
       tags,
@@ -43,7 +43,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => reply.code(201).send(await service.createActivity(ctxOf(req), req.body)));
 
   app.patch('/activities/:id', {
-    config: write,
+    config: { ...write, valueRules: service.ACTIVITY_VALUE_RULES },
     schema: {
       operationId: 'updateActivity',
       tags,

@@ -4,6 +4,7 @@ import { DomainError } from '../../domain/errors.js';
 import { sanitizeHtml } from '../../domain/html.js';
 import { errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { assertRefArray, existingIds, type RefKind } from '../shared/refs.js';
@@ -95,6 +96,13 @@ function instant(field: 'dueDate' | 'completedAt', s: string | null | undefined)
     throw err;
   }
 }
+
+/** The value rules of an activity body (C.5), run on a body whose shape is refused too. */
+export const ACTIVITY_VALUE_RULES = {
+  title: cleanTitle,
+  dueDate: (v: string) => instant('dueDate', v),
+  completedAt: (v: string) => instant('completedAt', v),
+} satisfies ValueRules;
 
 const description = (d: string | null | undefined) => (d === null || d === undefined ? d : sanitizeHtml(d));
 

@@ -18,6 +18,7 @@ const batch: BatchResource = {
   tag: 'Companies',
   noun: 'company',
   schemas: { record: Company, create: CompanyCreate, update: CompanyUpdate },
+  valueRules: service.COMPANY_VALUE_RULES,
   create: service.createCompany,
   update: service.updateCompany,
   remove: service.deleteCompany,
@@ -48,7 +49,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getCompany(ctxOf(req), req.params.id));
 
   app.post('/companies', {
-    config: write,
+    config: { ...write, valueRules: service.COMPANY_VALUE_RULES },
     schema: {
       operationId: 'createCompany',
       tags,
@@ -60,7 +61,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => reply.code(201).send(await service.createCompany(ctxOf(req), req.body)));
 
   app.patch('/companies/:id', {
-    config: write,
+    config: { ...write, valueRules: service.COMPANY_VALUE_RULES },
     schema: {
       operationId: 'updateCompany',
       tags,

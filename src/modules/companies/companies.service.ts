@@ -7,6 +7,7 @@ import { normalizePhone } from '../../domain/phone.js';
 import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { emptyPage, listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
@@ -51,6 +52,16 @@ function cleanName(name: string): string {
   return n;
 }
 
+/** The value rules of a company body (C.5), run on a body whose shape is refused too. */
+export const COMPANY_VALUE_RULES = {
+  name: cleanName,
+  cnpj: (v: string) => normalizeCnpj(text('cnpj', v)),
+  website: (v: string) => normalizeWebsite(text('website', v)),
+  domain: (v: string) => normalizeDomain(text('domain', v)),
+  phone: (v: string) => normalizePhone(text('phone', v)),
+  industry: (v: string) => text('industry', v).trim(),
+} satisfies ValueRules;
+
 /**
  * The fields of a write, normalized (`null` clears; absent keys stay absent) with its custom property
  * values; one 400 naming every invalid field (C.5).
@@ -58,16 +69,17 @@ function cleanName(name: string): string {
 async function checkedFields(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT) {
   const checks = new FieldChecks();
   const set: Partial<CompaniesTable> = {};
-  const optional = (field: string, value: string | null, normalize: (v: string) => string) =>
-    value === null ? null : checks.check(field, () => normalize(text(field, value)));
-  if (input.name !== undefined) set.name = checks.check('name', () => cleanName(input.name!));
-  if (input.cnpj !== undefined) set.cnpj = optional('cnpj', input.cnpj, normalizeCnpj);
-  if (input.website !== undefined) set.website = optional('website', input.website, normalizeWebsite);
-  if (input.domain !== undefined) set.domain = optional('domain', input.domain, normalizeDomain);
-  if (input.phone !== undefined) set.phone = optional('phone', input.phone, normalizePhone);
+  const rules = COMPANY_VALUE_RULES;
+  const optional = (field: 'cnpj' | 'website' | 'domain' | 'phone', value: string | null) =>
+    value === null ? null : checks.check(field, () => rules[field](value));
+  if (input.name !== undefined) set.name = checks.check('name', () => rules.name(input.name!));
+  if (input.cnpj !== undefined) set.cnpj = optional('cnpj', input.cnpj);
+  if (input.website !== undefined) set.website = optional('website', input.website);
+  if (input.domain !== undefined) set.domain = optional('domain', input.domain);
+  if (input.phone !== undefined) set.phone = optional('phone', input.phone);
   if (input.industry !== undefined) {
     // A blank industry is no industry.
-    const v = input.industry === null ? '' : checks.check('industry', () => text('industry', input.industry!).trim());
+    const v = input.industry === null ? '' : checks.check('industry', () => rules.industry(input.industry!));
     set.industry = v === '' ? null : v;
   }
   if (input.ownerId !== undefined) set.owner_id = input.ownerId;

@@ -18,6 +18,7 @@ const batch: BatchResource = {
   tag: 'Contacts',
   noun: 'contact',
   schemas: { record: Contact, create: ContactCreate, update: ContactUpdate },
+  valueRules: service.CONTACT_VALUE_RULES,
   create: service.createContact,
   update: service.updateContact,
   remove: service.deleteContact,
@@ -62,7 +63,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getContact(ctxOf(req), req.params.id));
 
   app.post('/contacts', {
-    config: write,
+    config: { ...write, valueRules: service.CONTACT_VALUE_RULES },
     schema: {
       operationId: 'createContact',
       tags,
@@ -73,7 +74,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => reply.code(201).send(await service.createContact(ctxOf(req), req.body)));
 
   app.patch('/contacts/:id', {
-    config: write,
+    config: { ...write, valueRules: service.CONTACT_VALUE_RULES },
     schema: {
       operationId: 'updateContact',
       tags,

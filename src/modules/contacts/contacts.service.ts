@@ -8,6 +8,7 @@ import { compileFilter } from '../../db/filter-sql.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
@@ -146,6 +147,9 @@ const optionalText = (s: string | null): string | null => (s === null ? null : s
 
 const emailOf = (s: string | null) => (s === null || s.trim() === '' ? null : fieldRule('email', () => normalizeEmail(s)));
 const phoneOf = (s: string | null) => (s === null || s.trim() === '' ? null : fieldRule('phone', () => normalizePhone(s)));
+
+/** The value rules of a contact body (C.5), run on a body whose shape is refused too. */
+export const CONTACT_VALUE_RULES: ValueRules = { firstName: firstNameOf, email: emailOf, phone: phoneOf };
 
 /** B.3: the company whose `domain` is the e-mail's domain, when exactly one live company has it. */
 async function companyForEmail(db: Db, tenantId: string, email: string): Promise<string | null> {

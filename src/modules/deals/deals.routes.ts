@@ -16,6 +16,7 @@ const batch: BatchResource = {
   tag: 'Deals',
   noun: 'deal',
   schemas: { record: Deal, create: DealCreate, update: DealUpdate },
+  valueRules: service.DEAL_VALUE_RULES,
   create: service.createDeal,
   update: service.updateDeal,
   remove: service.deleteDeal,
@@ -44,7 +45,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getDeal(ctxOf(req), req.params.id));
 
   app.post('/deals', {
-    config: write,
+    config: { ...write, valueRules: service.DEAL_VALUE_RULES },
     schema: {
       operationId: 'createDeal',
       tags,
@@ -57,7 +58,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => reply.code(201).send(await service.createDeal(ctxOf(req), req.body)));
 
   app.patch('/deals/:id', {
-    config: write,
+    config: { ...write, valueRules: service.DEAL_VALUE_RULES },
     schema: {
       operationId: 'updateDeal',
       tags,

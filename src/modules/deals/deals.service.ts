@@ -5,6 +5,7 @@ import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/mone
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
@@ -171,6 +172,15 @@ function closeDate(d: string | null): string | null {
   return d;
 }
 
+/** The value rules of a deal body (C.5), run on a body whose shape is refused too. */
+export const DEAL_VALUE_RULES = {
+  title: cleanTitle,
+  value: cents,
+  currency: currencyCode,
+  expectedCloseDate: closeDate,
+  closedAt: (v: string) => instant('closedAt', v),
+} satisfies ValueRules;
+
 /** Body references must name records of the tenant (404 naming the field, B.2). */
 async function checkRefs(ctx: Ctx, refs: Record<string, [RefKind, string | null | undefined]>, tags?: string[]): Promise<void> {
   await assertRefs(ctx.db, ctx.tenantId, refs);
@@ -277,14 +287,14 @@ async function checkedFields(ctx: Ctx, input: DealCreateT | DealUpdateT) {
   const given = <T, R>(value: T | undefined, field: string, rule: (v: T) => R): R | undefined =>
     value === undefined ? undefined : checks.check(field, () => rule(value));
   const fields = {
-    title: given(input.title, 'title', cleanTitle),
-    valueCents: given(input.value, 'value', (v) => (v === null ? null : cents(v))),
-    currency: given(input.currency, 'currency', currencyCode),
-    expectedCloseDate: given(input.expectedCloseDate, 'expectedCloseDate', closeDate),
+    title: given(input.title, 'title', DEAL_VALUE_RULES.title),
+    valueCents: given(input.value, 'value', (v) => (v === null ? null : DEAL_VALUE_RULES.value(v))),
+    currency: given(input.currency, 'currency', DEAL_VALUE_RULES.currency),
+    expectedCloseDate: given(input.expectedCloseDate, 'expectedCloseDate', DEAL_VALUE_RULES.expectedCloseDate),
     closing: {
       isWon: input.isWon,
       isLost: input.isLost,
-      closedAt: input.closedAt == null ? input.closedAt : checks.check('closedAt', () => instant('closedAt', input.closedAt!)),
+      closedAt: input.closedAt == null ? input.closedAt : checks.check('closedAt', () => DEAL_VALUE_RULES.closedAt(input.closedAt!)),
       lossReasonId: input.lossReasonId,
       lossNotes: input.lossNotes,
     } satisfies ClosingInput,

@@ -30,7 +30,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getList(ctxOf(req), req.params.id));
 
   app.post('/lists', {
-    config: write,
+    config: { ...write, valueRules: service.LIST_VALUE_RULES },
     schema: {
       operationId: 'createList',
       tags,
@@ -42,7 +42,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => reply.code(201).send(await service.createList(ctxOf(req), req.body)));
 
   app.patch('/lists/:id', {
-    config: write,
+    config: { ...write, valueRules: service.LIST_VALUE_RULES },
     // `kind`/`objectType` in the body are named as immutable, before the generic unknown-field check.
     preValidation: async (req) => service.assertImmutableFieldsAbsent(req.body),
     schema: {

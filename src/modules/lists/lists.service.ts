@@ -1,6 +1,7 @@
 import { withTx } from '../../db/index.js';
 import { ApiError, errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
@@ -64,6 +65,9 @@ function cleanName(name: string): string {
   if (!n) throw errors.field('name', 'must not be blank');
   return n;
 }
+
+/** The value rules of a list body (C.5), run on a body whose shape is refused too. */
+export const LIST_VALUE_RULES = { name: cleanName } satisfies ValueRules;
 
 /**
  * B.7: `kind` and `objectType` never change. Checked before schema validation so the answer names

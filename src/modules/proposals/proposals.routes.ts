@@ -32,7 +32,7 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getProposal(ctxOf(req), req.params.id));
 
   app.post('/proposals', {
-    config: write,
+    config: { ...write, valueRules: service.PROPOSAL_VALUE_RULES },
     schema: {
       operationId: 'createProposal',
       tags,
@@ -47,7 +47,7 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => reply.code(201).send(await service.createProposal(ctxOf(req), req.body)));
 
   app.patch('/proposals/:id', {
-    config: write,
+    config: { ...write, valueRules: service.PROPOSAL_VALUE_RULES },
     schema: {
       operationId: 'updateProposal',
       tags,

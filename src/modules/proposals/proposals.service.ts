@@ -7,6 +7,7 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import type { EventType } from '../../events/catalog.js';
 import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
 import { emptyPage, listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
@@ -129,6 +130,14 @@ async function assertReferences(ctx: Ctx, refs: Record<string, [RefKind, string 
 
 // ---------------------------------------------------------------------------------------------------
 // Writes
+
+/** The value rules of a proposal body (C.5), run on a body whose shape is refused too. */
+export const PROPOSAL_VALUE_RULES = {
+  subject: cleanSubject,
+  recipientEmail: cleanEmail,
+  discount: (v: number) => money('discount', v, { negative: false }),
+  adjustment: (v: number) => money('adjustment', v, { negative: true }),
+} satisfies ValueRules;
 
 export async function createProposal(ctx: Ctx, input: ProposalCreateT): Promise<ProposalT> {
   // NOTE: B.8 — a proposal starts as a draft; `status` on create may only say so.

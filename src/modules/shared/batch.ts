@@ -7,7 +7,7 @@ import { DomainError } from '../../domain/errors.js';
 import { ApiError, errorBody, errors } from '../../errors.js';
 import { ctxOf, inTx, type Ctx } from '../../http/context.js';
 import { errorResponses } from '../../http/schemas.js';
-import { compileBodySchema, PER_ITEM, validationError } from '../../http/validation.js';
+import { compileBodySchema, PER_ITEM, validationError, type ValueRules } from '../../http/validation.js';
 
 /**
  * Batch operations (CONTRACT C.2) for any resource that declares a `BatchResource`: create, update,
@@ -36,6 +36,8 @@ export interface BatchResource<R extends { id: string } = { id: string }> {
   /** "contact", for messages. */
   noun: string;
   schemas: { record: TSchema; create: TObject; update: TObject };
+  /** The value rules of the single calls' bodies (C.5): a refused input names every invalid field, as they do. */
+  valueRules: ValueRules;
   create(ctx: Ctx, input: any): Promise<R>;
   update(ctx: Ctx, id: string, input: any): Promise<R>;
   remove(ctx: Ctx, id: string): Promise<void>;
@@ -106,8 +108,8 @@ export async function runBatch<I>(
   return { status: failed ? 207 : 200, body: { results, succeeded: results.length - failed, failed } };
 }
 
-function check(validate: ValidateFunction, input: unknown): void {
-  if (!validate(input)) throw validationError(validate.errors ?? []);
+function check(validate: ValidateFunction, input: unknown, rules: ValueRules): void {
+  if (!validate(input)) throw validationError(validate.errors ?? [], 'body', input, rules);
 }
 
 /** The input without its `id` (the address of an update), and that id, checked like a body field. */
@@ -167,7 +169,7 @@ export function batchOps(r: BatchResource): BatchOps {
   return {
     create: (ctx, body) =>
       runBatch(ctx, body.inputs, body.atomic === true, async (c, input) => {
-        check(validCreate, input);
+        check(validCreate, input, r.valueRules);
         return created(await r.create(c, input));
       }),
 
@@ -178,7 +180,7 @@ export function batchOps(r: BatchResource): BatchOps {
         body.atomic === true,
         async (c, input) => {
           const [id, patch] = splitId(input, true);
-          check(validUpdate, patch);
+          check(validUpdate, patch, r.valueRules);
           return updated(await r.update(c, id!, patch));
         },
         stringId,
@@ -192,12 +194,12 @@ export function batchOps(r: BatchResource): BatchOps {
         body.atomic === true,
         async (c, input) => {
           if (key) {
-            check(validCreate, input);
+            check(validCreate, input, r.valueRules);
             return upsertByKey(c, key, body.idProperty, input);
           }
           // By id: an input with an id updates that record (404 when it does not exist); one without creates.
           const [id, rest] = splitId(input, false);
-          check(validCreate, rest);
+          check(validCreate, rest, r.valueRules);
           if (id === undefined) return { ...created(await r.create(c, rest)), action: 'created' };
           return { ...updated(await r.update(c, id, rest)), action: 'updated' };
         },

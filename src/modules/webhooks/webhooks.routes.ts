@@ -39,7 +39,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getWebhook(ctxOf(req), req.params.id));
 
   app.post('/webhooks', {
-    config: manage,
+    config: { ...manage, valueRules: service.WEBHOOK_VALUE_RULES },
     schema: {
       operationId: 'createWebhook',
       tags,
@@ -54,7 +54,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => reply.code(201).send(await service.createWebhook(ctxOf(req), req.body)));
 
   app.patch('/webhooks/:id', {
-    config: manage,
+    config: { ...manage, valueRules: service.WEBHOOK_VALUE_RULES },
     schema: {
       operationId: 'updateWebhook',
       tags,

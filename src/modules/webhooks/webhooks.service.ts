@@ -5,6 +5,7 @@ import { ApiError, errors, FieldChecks, fieldRule } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf } from '../../http/pagination.js';
 import { decryptSecret, encryptSecret, newWebhookSecret, SecretDecryptError, webhookSecretHint } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
@@ -54,6 +55,12 @@ function cleanName(name: string): string {
 }
 
 const invalidUrl = (message: string) => new ApiError(400, 'invalid_url', `url ${message}`, { field: 'url' });
+
+/**
+ * The value rules of a webhook body (C.5), run on a body whose shape is refused too. The URL is not
+ * among them: a bad one is the spec's own 400 `invalid_url`, answered alone.
+ */
+export const WEBHOOK_VALUE_RULES = { name: (v: string) => cleanName(v) } satisfies ValueRules;
 
 /** A present URL must be an absolute `https://` URL with a host; anything else is 400 `invalid_url`. */
 export function checkUrl(url: string): string {
