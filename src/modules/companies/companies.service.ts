@@ -1,6 +1,5 @@
 import { guardUnique } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
-import type { CompaniesTable } from '../../db/tables/records.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { normalizePhone } from '../../domain/phone.js';
@@ -52,8 +51,8 @@ function cleanName(name: string): string {
 }
 
 /** Optional scalar fields of a write, normalized; `null` clears; absent keys stay absent. */
-function scalarFields(input: CompanyCreateT | CompanyUpdateT): Partial<CompaniesTable> {
-  const set: Partial<CompaniesTable> = {};
+function scalarFields(input: CompanyCreateT | CompanyUpdateT): repo.CompanyChanges {
+  const set: repo.CompanyChanges = {};
   if (input.name !== undefined) set.name = cleanName(input.name);
   if (input.cnpj !== undefined) set.cnpj = input.cnpj === null ? null : fieldRule('cnpj', () => normalizeCnpj(text('cnpj', input.cnpj!)));
   if (input.website !== undefined) set.website = input.website === null ? null : fieldRule('website', () => normalizeWebsite(text('website', input.website!)));
@@ -146,7 +145,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     await assertReferences(c, input);
-    const row: CompaniesTable = {
+    const row: repo.NewCompanyRow = {
       tenant_id: ctx.tenantId,
       id,
       name: fields.name!,
@@ -179,14 +178,14 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     if (!current) throw errors.notFound('Company not found');
     const before = toCompany(current, (await tagIdsOf(tx, ctx.tenantId, 'company', [id])).get(id) ?? []);
     await assertReferences(c, input);
-    const set: Partial<CompaniesTable> = { ...fields };
+    const set: repo.CompanyChanges = { ...fields };
     if (input.customProperties !== undefined) {
       set.custom_properties = await prepareCustomProperties(c, 'company', input.customProperties, current.custom_properties);
     }
     const changed = Object.keys(set).length > 0 || input.tags !== undefined;
     if (!changed) return before;
     set.updated_at = nowIso();
-    await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set));
+    await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set, current));
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
     // The record read once: the event's and the answer's.
