@@ -18,12 +18,17 @@ import { SEARCH_SOURCES, SEARCH_TEXT, type SearchTable } from '../search-text.js
  *    Where it cannot be created, the migration goes on without these indexes (searches then read the
  *    tenant's rows, as SQLite does) and says so on stderr; creating the extension and the indexes later
  *    is in the README.
- *    SQLite has no index here: a search reads the tenant's rows (see README "Search").
+ * 4. SQLite: an index on (tenant_id, deleted_at, search_text) of the same tables. LIKE '%term%' cannot seek
+ *    in it, but it makes a search's total an index-only scan of the tenant's folded texts instead of a
+ *    visit of every row in the order of some other index (100k contacts: ~25 ms instead of 250–450 ms).
+ *    (deleted_at leads search_text so that the planner sees two equalities and prefers it for the count;
+ *    partial on `deleted_at is null` it was passed over for the narrower score index.) An FTS5 trigram
+ *    table was considered and left out: see README "Search".
  */
 const BATCH = 1_000;
 
-/** Tables whose list is paginated and searched by a `LIKE '%term%'` worth an index on PostgreSQL. */
-const TRIGRAM_TABLES: SearchTable[] = ['contacts', 'companies', 'deals', 'proposals'];
+/** Tables whose list is paginated and searched by a `LIKE '%term%'` worth an index. */
+const INDEXED_TABLES: SearchTable[] = ['contacts', 'companies', 'deals', 'proposals'];
 
 // NOTE: the marks class and the letter maps are those of domain/fold.mjs (FOLD_MARKS, FOLD_LETTERS) written
 // out, so that this released migration never changes with that file. ASCII text is lower-cased under the
@@ -33,7 +38,7 @@ const foldFunction = (lowerCollation: string) => sql.raw(`
 create or replace function crm_fold(t text) returns text
 language sql immutable parallel safe
 as $fold$
-  select case when octet_length(t) = char_length(t) then lower(t collate "C")
+  select case when octet_length(t) = char_length(t) then lower(t collate "C") collate "default"
   else normalize(
     replace(
       translate(
@@ -43,7 +48,7 @@ as $fold$
           '', 'g'),
         'ςłøđħŧıƀɨ', 'σlodhtibi'),
       'ß', 'ss'),
-    NFC)
+    NFC) collate "default"
   end
 $fold$`);
 
@@ -52,14 +57,19 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     await sql`alter table ${sql.table(table)} add column search_text text not null default ''`.execute(db);
     await backfill(db, dialect, table);
   }
-  if (dialect !== 'postgres') return;
+  if (dialect !== 'postgres') {
+    for (const table of INDEXED_TABLES) {
+      await sql`create index ${sql.id(`${table}__search`)} on ${sql.table(table)} (tenant_id, deleted_at, search_text)`.execute(db);
+    }
+    return;
+  }
 
   const icu = await sql<{ ok: number }>`select 1 as ok from pg_collation where collname = 'und-x-icu'`.execute(db);
   await foldFunction(icu.rows.length ? '"und-x-icu"' : '"default"').execute(db);
   if (!icu.rows.length) process.stderr.write('migration 009: PostgreSQL has no ICU collation; crm_fold lower-cases with the database collation\n');
 
   if (await createExtension(db, 'pg_trgm')) {
-    for (const table of TRIGRAM_TABLES) {
+    for (const table of INDEXED_TABLES) {
       await sql`create index ${sql.id(`${table}__search_trgm`)} on ${sql.table(table)} using gin (search_text gin_trgm_ops)`.execute(db);
     }
   } else {
