@@ -22,8 +22,9 @@ import { SEARCH_SOURCES, SEARCH_TEXT, type SearchTable } from '../search-text.js
  *    in it, but it makes a search's total an index-only scan of the tenant's folded texts instead of a
  *    visit of every row in the order of some other index (100k contacts: ~25 ms instead of 250–450 ms).
  *    (deleted_at leads search_text so that the planner sees two equalities and prefers it for the count;
- *    partial on `deleted_at is null` it was passed over for the narrower score index.) An FTS5 trigram
- *    table was considered and left out: see README "Search".
+ *    partial on `deleted_at is null` it was passed over for the narrower score index.) contacts__created
+ *    (the default order of the largest list) also gets search_text, so that a page of a search reads only
+ *    the matching rows. An FTS5 trigram table was considered and left out: see README "Search".
  */
 const BATCH = 1_000;
 
@@ -61,6 +62,10 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     for (const table of INDEXED_TABLES) {
       await sql`create index ${sql.id(`${table}__search`)} on ${sql.table(table)} (tenant_id, deleted_at, search_text)`.execute(db);
     }
+    // The default order of GET /contacts walks this index; with search_text in it, SQLite tests the search on
+    // the index entry and reads only the rows that match (a rare name: 43 → 13 ms for a page of 100k).
+    await sql`drop index contacts__created`.execute(db);
+    await sql`create index contacts__created on contacts (tenant_id, created_at, id, search_text) where deleted_at is null`.execute(db);
     return;
   }
 
