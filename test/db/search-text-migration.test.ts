@@ -84,9 +84,9 @@ test(`migration 009 fills search_text of existing rows, past one batch (${DIALEC
   assert.equal(company.search_text, 'acai ltda\u001f11222333000181\u001fhttps://acai.com.br\u001fxn--aa-oia.com.br');
   assert.equal((await db.selectFrom('tags').select('search_text').where('id', '=', 't1').executeTakeFirstOrThrow()).search_text, 'ωμεγα');
   assert.equal((await db.selectFrom('proposals').select('search_text').where('id', '=', 'p1').executeTakeFirstOrThrow()).search_text, 'pr-2026-0001\u001fimplantacao');
-  // The search index of the dialect exists.
+  // The search index of the dialect: trigram (PostgreSQL), or search_text in the default order's index (SQLite).
   const index = DIALECT === 'sqlite'
-    ? await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'index' and name = 'contacts__search'`.execute(db)
+    ? await sql<{ n: number }>`select count(*) as n from pragma_index_info('contacts__created') where name = 'search_text'`.execute(db)
     : await sql<{ n: number }>`select count(*)::int as n from pg_indexes where indexname = 'contacts__search_trgm' and schemaname = current_schema()`.execute(db);
   assert.equal(Number(index.rows[0].n), 1);
 });
