@@ -8,6 +8,7 @@ import { CITIES, FIRST_NAMES, LAST_NAMES, Rand, asciiSlug, mobileFor, sampleComp
 import { generateApiKey } from '../src/auth/keys.js';
 import type { Database, Db } from '../src/db/index.js';
 import { newId } from '../src/util/ids.js';
+import { withSearchText } from '../src/db/search-text.js';
 
 export interface SeedCounts {
   companies: number;
@@ -100,10 +101,11 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
   const key = await insertBenchKey(db, tenantId, users[0], 'Bench');
 
   // Tags (five, a third of the contacts and deals carry one or two).
-  const tagIds = ['Cliente', 'Prospect', 'Parceiro', 'VIP', 'Inativo'].map((name) => ({ tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#e53935', created_at: iso(0, 1), updated_at: iso(0, 1) }));
+  const tagIds = ['Cliente', 'Prospect', 'Parceiro', 'VIP', 'Inativo'].map((name) => withSearchText('tags', { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#e53935', created_at: iso(0, 1), updated_at: iso(0, 1) }));
   await db.insertInto('tags').values(tagIds).execute();
 
-  const companies = sampleCompanies(rand, counts.companies).map((c, i) => ({
+  // Rows carry the search column the repos would write (db/search-text.ts).
+  const companies = sampleCompanies(rand, counts.companies).map((c, i) => withSearchText('companies', {
     tenant_id: tenantId,
     id: newId('com'),
     name: c.name,
@@ -126,7 +128,7 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     const last = rand.pick(LAST_NAMES);
     const company = rand.chance(0.7) ? companies[rand.int(0, companies.length - 1)] : undefined;
     const domain = company?.domain ?? 'gmail.com';
-    return {
+    return withSearchText('contacts', {
       tenant_id: tenantId,
       id: newId('con'),
       first_name: first,
@@ -140,7 +142,7 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
       created_at: iso(i, counts.contacts),
       updated_at: iso(i, counts.contacts),
       deleted_at: null,
-    };
+    });
   });
   for (let i = 0; i < contacts.length; i += 20_000) {
     await batched(db, contacts.slice(i, i + 20_000), 1_000, (tx, chunk) => tx.insertInto('contacts').values(chunk).execute());
@@ -152,7 +154,7 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     const contact = contacts[rand.int(0, contacts.length - 1)];
     const won = stage === 4;
     const lost = stage === 5;
-    return {
+    return withSearchText('deals', {
       tenant_id: tenantId,
       id: newId('deal'),
       title: `Contrato ${i + 1} — ${contact.first_name} ${contact.last_name}`,
@@ -173,7 +175,7 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
       created_at: iso(i, counts.deals),
       updated_at: iso(i, counts.deals),
       deleted_at: null,
-    };
+    });
   });
   await batched(db, deals, 1_000, (tx, chunk) => tx.insertInto('deals').values(chunk).execute());
   progress(`  deals: ${deals.length}`);
@@ -288,7 +290,7 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
 
   const tags = Array.from({ length: NOISY_TAGS }, (_, i) => {
     const name = `Etiqueta ${String(i + 1).padStart(3, '0')}`;
-    return { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#1e88e5', created_at: iso(0, 1), updated_at: iso(0, 1) };
+    return withSearchText('tags', { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#1e88e5', created_at: iso(0, 1), updated_at: iso(0, 1) });
   });
   await db.insertInto('tags').values(tags).execute();
 
@@ -303,7 +305,7 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
     const custom: Record<string, unknown> = { [textPropertyId]: `${rand.pick(NOTES)} (${i})` };
     if (picked.length > 0) custom[multiSelectId] = picked;
     for (const t of rand.sample(tags, rand.int(0, 5))) tagRows.push({ tenant_id: tenantId, object_type: 'contact', object_id: id, tag_id: t.id });
-    contacts.push({
+    contacts.push(withSearchText('contacts', {
       tenant_id: tenantId,
       id,
       first_name: first,
@@ -317,7 +319,7 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
       created_at: iso(i, contactsCount),
       updated_at: iso(i, contactsCount),
       deleted_at: null,
-    });
+    }));
     if (contacts.length === 20_000 || i === contactsCount - 1) {
       await batched(db, contacts, 1_000, (tx, chunk) => tx.insertInto('contacts').values(chunk).execute());
       progress(`  tenant B contacts: ${i + 1}/${contactsCount}`);

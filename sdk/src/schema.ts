@@ -497,7 +497,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (case-insensitive substring); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
+         * @description Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (a substring ignoring case and accents in every script: `joao` finds "João"); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
          */
         get: operations["listContacts"];
         put?: never;
@@ -2686,7 +2686,7 @@ export interface operations {
     listTags: {
         parameters: {
             query?: {
-                /** @description Case-insensitive substring of the name */
+                /** @description Substring of the name, ignoring case and accents */
                 search?: string;
             };
             header?: never;
@@ -4152,7 +4152,7 @@ export interface operations {
             query?: {
                 /** @description Only proposals in this status (another value: 400 `validation_failed`) */
                 status?: "draft" | "sent" | "accepted" | "declined" | "expired";
-                /** @description Case-insensitive substring of the number or the subject */
+                /** @description Substring of the number or the subject, ignoring case and accents */
                 search?: string;
                 contactId?: string;
                 clientId?: string;
@@ -5290,7 +5290,7 @@ export interface operations {
                  * @example 2026-11-30T23:59:59Z
                  */
                 closedAtTo?: string;
-                /** @description Case-insensitive substring of the title */
+                /** @description Substring of the title, ignoring case and accents (`expansao` finds "Expansão") */
                 search?: string;
                 /**
                  * @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table
@@ -8124,7 +8124,7 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
                 cursor?: string;
-                /** @description Case-insensitive substring of first name, last name, full name or e-mail; also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not */
+                /** @description Substring of first name, last name, full name or e-mail, ignoring case and accents (`joao` finds "João", `ZOË` finds "zoë"); also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not */
                 search?: string;
                 /** @description Only contacts of this owner */
                 ownerId?: string;
@@ -8469,7 +8469,7 @@ export interface operations {
                      *     is 400 `validation_failed` on `filters`.
                      *
                      *     Operators: `eq`, `neq`, `gt`, `gte`, `lt`, `lte`, `after`, `before`, `contains`, `in`, `notIn`, `exists`, `notExists`.
-                     *     `gt`/`lt`/`after`/`before` are strict, `gte`/`lte` inclusive; `contains` is a case-insensitive substring; `eq`/`in`
+                     *     `gt`/`lt`/`after`/`before` are strict, `gte`/`lte` inclusive; `contains` is a substring ignoring case and accents (CONTRACT C.5); `eq`/`in`
                      *     on text are exact after the field's normalization (e-mails lower-cased, phones to E.164); `neq`/`notIn` also match
                      *     records where the field is empty; `in`/`notIn` take a non-empty array (≤ 1000); `exists`/`notExists` take no `value`.
                      *
@@ -11237,7 +11237,7 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
                 cursor?: string;
-                /** @description Case-insensitive substring of name, CNPJ (with or without punctuation), website or domain */
+                /** @description Substring of name, CNPJ (with or without punctuation), website or domain, ignoring case and accents (`acai` finds "Açaí") */
                 search?: string;
                 /** @description Only companies of this owner */
                 ownerId?: string;

@@ -1,4 +1,6 @@
 import { sql, type RawBuilder, type Expression } from 'kysely';
+import { foldText } from '../domain/fold.mjs';
+import { SEARCH_SEPARATOR } from './search-text.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -59,11 +61,57 @@ export const postgresDialect: SqlDialect = {
   jsonHasKey: (column, key) => sql<boolean>`(${sql.ref(column)}::jsonb ? ${key})`,
 };
 
-/** Case-insensitive substring match, portable (LIKE with escaped wildcards on lower-cased text). */
-export function containsInsensitive(column: string | Expression<unknown> | RawBuilder<unknown>, needle: string): RawBuilder<boolean> {
+/** `%needle%` for LIKE … ESCAPE with a backslash: the needle's own `%`, `_` and backslashes match themselves. */
+function likeContains(needle: string): string {
+  return '%' + needle.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+}
+
+/** Name of the SQL function that folds text as foldText does (SQLite: registered on every connection; PostgreSQL: migration 009). */
+export const FOLD_FUNCTION = 'crm_fold';
+
+/**
+ * `expr` folded in SQL (case and accents removed, CONTRACT C.5), for text that has no stored folded column
+ * (filters on any text field or custom property).
+ * NOTE: SQLite calls back into JavaScript for `crm_fold`; ASCII text is folded by the native lower() instead
+ * (the same result: folding ASCII is lower-casing it). Measured on 100k contacts (first names, 40 % with an
+ * accent): one `contains` 143 ms with lower() alone, 191 ms so, 218 ms calling crm_fold on every row.
+ * PostgreSQL's crm_fold is an inlined SQL function with the same fast path inside, as fast as lower().
+ */
+export function foldedSql(dialect: SqlDialect, expr: Expression<unknown> | RawBuilder<unknown>): RawBuilder<string> {
+  if (dialect.name === 'postgres') return sql<string>`${sql.raw(FOLD_FUNCTION)}(${expr})`;
+  return sql<string>`(case when ${expr} glob ${NON_ASCII} then ${sql.raw(FOLD_FUNCTION)}(${expr}) else lower(${expr}) end)`;
+}
+/** GLOB pattern of text holding a character outside ASCII. */
+const NON_ASCII = '*[^\x01-\x7f]*';
+
+/** The folded needle as a substring of `folded`, text already folded (a stored search column, or foldedSql). */
+export function foldedContains(folded: string | Expression<unknown> | RawBuilder<unknown>, needle: string): RawBuilder<boolean> {
+  const expr = typeof folded === 'string' ? sql.ref(folded) : folded;
+  return sql<boolean>`(${expr} like ${likeContains(foldText(needle))} escape '\\')`;
+}
+
+/**
+ * Substring match ignoring case and accents (CONTRACT C.5) of any text expression: `contains` of the
+ * filter language. Both sides are folded: the needle by foldText, the value in SQL (foldedSql).
+ */
+export function containsInsensitive(dialect: SqlDialect, column: string | Expression<unknown> | RawBuilder<unknown>, needle: string): RawBuilder<boolean> {
   const expr = typeof column === 'string' ? sql.ref(column) : column;
-  const pattern = '%' + needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%';
-  return sql<boolean>`(lower(${expr}) like ${pattern} escape '\\')`;
+  return foldedContains(foldedSql(dialect, expr), needle);
+}
+
+/**
+ * List `search` on a stored search column (db/search-text.ts): the folded needle as a substring of the
+ * folded fields. One LIKE on one column, which PostgreSQL can answer from the trigram index of migration 009.
+ */
+export function searchMatches(column: string, needle: string): RawBuilder<boolean> {
+  // A needle holding the separator would match across two fields: no field value can contain it.
+  if (needle.includes(SEARCH_SEPARATOR)) return sql<boolean>`(1 = 0)`;
+  return foldedContains(column, needle);
+}
+
+/** Substring match of a needle already normalized as the column stores it (a CNPJ's digits and letters): no folding. */
+export function containsExactly(column: string, needle: string): RawBuilder<boolean> {
+  return sql<boolean>`(${sql.ref(column)} like ${likeContains(needle)} escape '\\')`;
 }
 
 /**

@@ -18,7 +18,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { errors } from '../errors.js';
 import { parseFilter, type FilterNode, type FilterObjectType, type FilterOperator } from '../domain/filters.js';
 import type { PropertyDef } from '../domain/properties.js';
-import { containsInsensitive, jsonBooleanIs, type SqlDialect } from './dialect.js';
+import { containsInsensitive, foldedContains, jsonBooleanIs, type SqlDialect } from './dialect.js';
 
 export interface CompileOptions {
   dialect: SqlDialect;
@@ -63,9 +63,11 @@ function compileNode(node: FilterNode, c: Compiler): RawBuilder<SqlBool> {
   if (t.type === 'prop' && t.kind === 'jmulti') return compileMulti(t.def.id, node.operator, node.value, c);
   if (t.type === 'prop' && t.kind === 'jboolean') return compileJsonBoolean(t.def.id, node.operator, node.value as boolean, c);
   let expr: RawBuilder<unknown>;
+  let folded: RawBuilder<unknown> | undefined;
   let value = node.value;
   if (t.type === 'column') {
     expr = sql.ref(`${c.table}.${t.spec.column}`);
+    if (t.spec.folded) folded = sql.ref(`${c.table}.${t.spec.folded}`);
     if (t.spec.kind === 'boolean') value = value ? 1 : 0;
   } else {
     const col = `${c.table}.custom_properties`;
@@ -73,12 +75,16 @@ function compileNode(node: FilterNode, c: Compiler): RawBuilder<SqlBool> {
     if (node.operator === 'exists') return c.dialect.jsonHasKey(col, t.def.id) as RawBuilder<SqlBool>;
     if (node.operator === 'notExists') return sql<SqlBool>`(not ${c.dialect.jsonHasKey(col, t.def.id)})`;
   }
-  return compare(expr, node.operator, value);
+  return compare(c.dialect, expr, node.operator, value, folded);
 }
 
 const SQL_OPS: Partial<Record<FilterOperator, string>> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=', after: '>', before: '<' };
 
-function compare(expr: RawBuilder<unknown>, operator: FilterOperator, value: unknown): RawBuilder<SqlBool> {
+/**
+ * `expr <operator> value`. `contains` ignores case and accents (CONTRACT C.5): on `folded`, a stored column
+ * holding exactly this field folded, when there is one; otherwise on `expr` folded in SQL.
+ */
+function compare(dialect: SqlDialect, expr: RawBuilder<unknown>, operator: FilterOperator, value: unknown, folded?: RawBuilder<unknown>): RawBuilder<SqlBool> {
   switch (operator) {
     case 'eq':
     case 'gt':
@@ -91,7 +97,7 @@ function compare(expr: RawBuilder<unknown>, operator: FilterOperator, value: unk
     case 'neq':
       return sql<SqlBool>`(${expr} is null or ${expr} <> ${value})`;
     case 'contains':
-      return containsInsensitive(expr, value as string) as RawBuilder<SqlBool>;
+      return (folded ? foldedContains(folded, value as string) : containsInsensitive(dialect, expr, value as string)) as RawBuilder<SqlBool>;
     // A list of bound constants: SQLite probes an ephemeral index built once, PostgreSQL a hashed
     // ScalarArrayOp (`= ANY` since 14, `<> ALL` since 15).
     case 'in':

@@ -22,7 +22,8 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
-import { postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
+import { FOLD_FUNCTION, postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
+import { sqlFold } from '../domain/fold.mjs';
 import { migrations } from './migrations/index.js';
 import { PgReaderSlot } from './pg-reader.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
@@ -149,6 +150,7 @@ export function createDatabase(
   // were tried and dropped: under a steady write load a concurrent PASSIVE checkpoint never catches up with
   // the writer, so the WAL is never restarted and grows without bound; creates fell from 1,750 to 1,156/s.
   raw.pragma('wal_autocheckpoint = 4000');
+  registerSqliteFunctions(raw);
   const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw) });
   const sqliteFile = file;
   const readPool =
@@ -178,6 +180,15 @@ export function createDatabase(
       await db.destroy();
     },
   });
+}
+
+/**
+ * SQL functions of ours that SQLite must know on every connection: this one, and each read process's
+ * (sqlite-reader.process.mjs registers the same). `crm_fold` folds text as the search does (dialect.ts
+ * foldedSql); deterministic, so SQLite may evaluate it once for a constant argument.
+ */
+function registerSqliteFunctions(raw: BetterSqlite.Database): void {
+  raw.function(FOLD_FUNCTION, { deterministic: true }, sqlFold);
 }
 
 /**

@@ -2,11 +2,14 @@
 // only better-sqlite3, so the same file runs from src/ (tests) and dist/ without a TypeScript loader,
 // and a replacement process is ready in tens of milliseconds.
 import SqliteDatabase from './sqlite-driver.mjs';
+import { sqlFold } from '../domain/fold.mjs';
 
 const file = process.argv[2];
 const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 db.pragma('cache_size = -32768');
+// The SQL functions of the main connection (db/index.ts registerSqliteFunctions): search folds text here.
+db.function('crm_fold', { deterministic: true }, sqlFold);
 /** @type {Map<string, import('better-sqlite3').Statement>} */
 const statements = new Map();
 

@@ -9,7 +9,7 @@
  *
  * Semantics (decisions on B.4's gaps, also in the OpenAPI description of the search endpoint)
  *   - `gt`/`lt`/`after`/`before` are strict, `gte`/`lte` inclusive; `after`/`before` apply to dates and date-times.
- *   - `contains` on text is a case-insensitive substring; `eq`/`in` on text are exact (e-mails, domains,
+ *   - `contains` on text is a substring ignoring case and accents (CONTRACT C.5, domain/fold.mjs); `eq`/`in` on text are exact (e-mails, domains,
  *     CNPJs, currencies and phones are normalized the way they are stored before comparing).
  *   - `neq` and `notIn` also match records where the field is empty (SQL `IS DISTINCT FROM` semantics).
  *   - `exists`/`notExists`: the field has a value / has none. They take no `value` (its presence is 400).
@@ -89,6 +89,8 @@ export interface FieldSpec {
   normalize?: (s: string) => string;
   /** Phones: `contains` compares the needle's digits with the stored E.164 text. */
   phone?: boolean;
+  /** A stored column holding exactly this field folded (db/search-text.ts), which `contains` reads instead. */
+  folded?: string;
 }
 
 const lower = (s: string) => s.trim().toLowerCase();
@@ -131,7 +133,7 @@ export const FILTER_FIELDS: Record<FilterObjectType, Record<string, FieldSpec>> 
   },
   deal: {
     ...common,
-    title: { column: 'title', kind: 'text' },
+    title: { column: 'title', kind: 'text', folded: 'search_text' },
     pipelineId: { column: 'pipeline_id', kind: 'id' },
     stageId: { column: 'stage_id', kind: 'id' },
     value: { column: 'value_cents', kind: 'money' },

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { postgresDialect, sqliteDialect } from '../../src/db/dialect.js';
 import { compileFilter } from '../../src/db/filter-sql.js';
+import { withSearchText } from '../../src/db/search-text.js';
 import { validateFilter, type FilterObjectType } from '../../src/domain/filters.js';
 import type { PropertyDef } from '../../src/domain/properties.js';
 import { ApiError } from '../../src/errors.js';
@@ -362,7 +363,8 @@ test(`filters: companies and deals (column maps, cents, booleans, dates) compile
     { tenant_id: tenantId, id: 'k1', name: 'Acme Ltda', cnpj: '11222333000181', website: 'https://acme.com.br', domain: 'acme.com.br', phone: '+551133334444', industry: 'Retail', owner_id: refs.ana, custom_properties: JSON.stringify({ [refs.company_number]: 3 }), created_at: now, updated_at: now, deleted_at: null },
     { tenant_id: tenantId, id: 'k2', name: 'Beta SA', cnpj: null, website: null, domain: null, phone: null, industry: null, owner_id: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null },
   ]).execute();
-  const deal = (id: string, extra: Record<string, unknown>) => ({
+  // Rows as the deals repo writes them: with their search column, which `title contains` reads.
+  const deal = (id: string, extra: Record<string, unknown>) => withSearchText('deals', {
     tenant_id: tenantId, id, title: `Deal ${id}`, pipeline_id: refs.sales, stage_id: refs.lead, value_cents: null, currency: 'BRL', contact_id: null, company_id: null,
     owner_id: null, expected_close_date: null, custom_properties: '{}', is_won: 0, is_lost: 0, closed_at: null, loss_reason_id: null, loss_notes: null,
     created_at: now, updated_at: now, deleted_at: null, ...extra,

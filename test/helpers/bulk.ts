@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/index.js';
+import { FOLD_FUNCTION } from '../../src/db/dialect.js';
+import { SEARCH_SEPARATOR } from '../../src/db/search-text.js';
 
 /**
  * Large contact sets for cost tests, written with two `insert … select` statements over a recursive
  * series (one transaction, a few seconds for 100,000 rows on either dialect; the API would take minutes).
  * Contact `i` (1…n) has id `bk<i>`, the multi_select `multiKey` = [`v<i % 50>`, `w<i % 7>`] except
- * every 11th, which has no value, and the tags `tagsOf(i)` (every 10th has none).
+ * every 11th, which has no value, and the tags `tagsOf(i)` (every 10th has none). `search_text` is what the
+ * contacts repo would write (db/search-text.ts), folded by the databases' own crm_fold.
  */
 export const TAG_COUNT = 2000;
 export const tagId = (k: number) => `tg${k}`;
@@ -22,10 +25,11 @@ export async function seedContacts(db: Db, tenantId: string, n: number, multiKey
   await db.transaction().execute(async (tx) => {
     await sql`
       with recursive n(i) as (select 1 union all select i + 1 from n where i < ${n})
-      insert into contacts (tenant_id, id, first_name, last_name, email, phone, company_id, owner_id, score, custom_properties, created_at, updated_at, deleted_at)
+      insert into contacts (tenant_id, id, first_name, last_name, email, phone, company_id, owner_id, score, custom_properties, created_at, updated_at, deleted_at, search_text)
       select cast(${tenantId} as text), 'bk' || i, 'First' || i, 'Last' || i, null, null, null, null, i % 100,
         case when i % 11 = 0 then '{}' else cast(${`{"${key}":["v`} as text) || (i % 50) || '","w' || (i % 7) || '"]}' end,
-        '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', null
+        '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', null,
+        ${sql.raw(FOLD_FUNCTION)}('First' || i || ' Last' || i) || cast(${SEARCH_SEPARATOR} as text)
       from n`.execute(tx);
     // First tag of every contact but each 10th, then a second one for each 3rd (when it differs).
     await sql`

@@ -8,6 +8,7 @@ import * as m005 from './005_tenant_locale.js';
 import * as m006 from './006_event_log.js';
 import * as m007 from './007_webhook_health.js';
 import * as m008 from './008_event_log_commit_order.js';
+import * as m009 from './009_search_text.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -23,4 +24,5 @@ export const migrations: Record<string, DialectMigration> = {
   '006_event_log': m006,
   '007_webhook_health': m007,
   '008_event_log_commit_order': m008,
+  '009_search_text': m009,
 };

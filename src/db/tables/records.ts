@@ -13,6 +13,8 @@ export interface CompaniesTable {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  /** The searched fields folded (db/search-text.ts); written by the repo only. */
+  search_text: string;
 }
 export interface ContactsTable {
   tenant_id: string;
@@ -28,6 +30,8 @@ export interface ContactsTable {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  /** The searched fields folded (db/search-text.ts); written by the repo only. */
+  search_text: string;
 }
 export interface TagsTable {
   tenant_id: string;
@@ -37,6 +41,8 @@ export interface TagsTable {
   color: string;
   created_at: string;
   updated_at: string;
+  /** The searched fields folded (db/search-text.ts); written by the repo only. */
+  search_text: string;
 }
 export interface RecordTagsTable { tenant_id: string; object_type: string; object_id: string; tag_id: string }
 export interface DealsTable {
@@ -60,6 +66,8 @@ export interface DealsTable {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  /** The searched fields folded (db/search-text.ts); written by the repo only. */
+  search_text: string;
 }
 export interface ActivitiesTable {
   tenant_id: string;
@@ -123,6 +131,8 @@ export interface ProposalsTable {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  /** The searched fields folded (db/search-text.ts); written by the repo only. */
+  search_text: string;
 }
 export interface ProposalItemsTable {
   tenant_id: string;

@@ -1,6 +1,7 @@
 import type { Expression, SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { containsInsensitive } from '../../db/dialect.js';
+import { containsExactly, searchMatches } from '../../db/dialect.js';
+import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { selectInChunks } from '../../db/batch.js';
@@ -32,12 +33,18 @@ export function companyIdBy(db: Db, tenantId: string, column: 'cnpj' | 'domain',
   return liveIdBy(db, 'companies', tenantId, column, value);
 }
 
-export async function insertCompany(db: Db, row: CompaniesTable): Promise<void> {
-  await db.insertInto('companies').values(row).execute();
+/** A company as services write it; the repo adds `search_text`. */
+export type NewCompanyRow = Omit<CompaniesTable, 'search_text'>;
+/** The SET of an update; the repo recomputes `search_text` from it. */
+export type CompanyChanges = Partial<NewCompanyRow>;
+
+export async function insertCompany(db: Db, row: NewCompanyRow): Promise<void> {
+  await db.insertInto('companies').values(withSearchText('companies', row)).execute();
 }
 
-export function updateCompany(db: Db, tenantId: string, id: string, set: Partial<CompaniesTable>): Promise<number> {
-  return updateLiveRow(db, 'companies', tenantId, id, set);
+/** Updates a live company; `current` is the row before (its searched fields refresh `search_text`). */
+export function updateCompany(db: Db, tenantId: string, id: string, set: CompanyChanges, current: CompanyRow): Promise<number> {
+  return updateLiveRow(db, 'companies', tenantId, id, setWithSearchText('companies', set, current));
 }
 
 export function softDeleteCompany(db: Db, tenantId: string, id: string, now: string): Promise<number> {
@@ -93,13 +100,10 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
     const needle = f.search;
     const cnpj = f.cnpjSearch;
     q = q.where((eb) => {
-      const any: Expression<SqlBool>[] = [
-        containsInsensitive('name', needle),
-        containsInsensitive('cnpj', needle),
-        containsInsensitive('website', needle),
-        containsInsensitive('domain', needle),
-      ];
-      if (cnpj) any.push(containsInsensitive('cnpj', cnpj));
+      // Name, CNPJ, website and domain, folded (db/search-text.ts).
+      const any: Expression<SqlBool>[] = [searchMatches('search_text', needle)];
+      // The CNPJ typed with its punctuation, against the stored CNPJ alone (digits and upper-case letters).
+      if (cnpj) any.push(containsExactly('cnpj', cnpj));
       return eb.or(any);
     });
   }

@@ -99,7 +99,7 @@ export type CompanyUpdateT = Static<typeof CompanyUpdate>;
 export const CompanyListQuery = Type.Object(
   {
     ...PageQuery,
-    search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of name, CNPJ (with or without punctuation), website or domain' })),
+    search: Type.Optional(Type.String({ maxLength: 200, description: 'Substring of name, CNPJ (with or without punctuation), website or domain, ignoring case and accents (`acai` finds "Açaí")' })),
     ownerId: Type.Optional(Type.String({ description: 'Only companies of this owner' })),
     ...SyncQuery,
     sortKey: Type.Optional(StringEnum([...COMPANY_SORT_KEYS], 'Sort field (default `createdAt`); empty values sort last in both directions; ties break by id')),

@@ -1,6 +1,5 @@
 import { guardUnique } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
-import type { CompaniesTable } from '../../db/tables/records.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { normalizePhone } from '../../domain/phone.js';
@@ -68,7 +67,7 @@ export const COMPANY_VALUE_RULES = {
  */
 async function checkedFields(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT) {
   const checks = new FieldChecks();
-  const set: Partial<CompaniesTable> = {};
+  const set: repo.CompanyChanges = {};
   const rules = COMPANY_VALUE_RULES;
   const optional = (field: 'cnpj' | 'website' | 'domain' | 'phone', value: string | null) =>
     value === null ? null : checks.check(field, () => rules[field](value));
@@ -166,7 +165,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     await assertReferences(c, input);
-    const row: CompaniesTable = {
+    const row: repo.NewCompanyRow = {
       tenant_id: ctx.tenantId,
       id,
       name: fields.name!,
@@ -199,12 +198,12 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     if (!current) throw errors.notFound('Company not found');
     const before = toCompany(current, (await tagIdsOf(tx, ctx.tenantId, 'company', [id])).get(id) ?? []);
     await assertReferences(c, input);
-    const set: Partial<CompaniesTable> = { ...fields };
+    const set: repo.CompanyChanges = { ...fields };
     if (customValues !== undefined) set.custom_properties = customPropertiesJson(customValues, current.custom_properties);
     const changed = Object.keys(set).length > 0 || input.tags !== undefined;
     if (!changed) return before;
     set.updated_at = nowIso();
-    await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set));
+    await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set, current));
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
     // The record read once: the event's and the answer's.

@@ -1,6 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { containsInsensitive } from '../../db/dialect.js';
+import { searchMatches } from '../../db/dialect.js';
+import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
@@ -57,18 +58,25 @@ export function findContacts(db: Db, tenantId: string, ids: string[]): Promise<C
   return selectInChunks(ids, (chunk) => live(db, tenantId).select(COLUMNS).where('id', 'in', chunk).execute());
 }
 
-const INSERT_COLUMNS = ['tenant_id', 'id', 'first_name', 'last_name', 'email', 'phone', 'company_id', 'owner_id', 'score', 'custom_properties', 'created_at', 'updated_at', 'deleted_at'] as const satisfies readonly (keyof ContactsTable)[];
+/** A contact as services write it; the repo adds `search_text`. */
+export type NewContactRow = Omit<ContactsTable, 'search_text'>;
+/** The SET of an update; the repo recomputes `search_text` from it. */
+export type ContactChanges = Partial<NewContactRow>;
+
+const INSERT_COLUMNS = ['tenant_id', 'id', 'first_name', 'last_name', 'email', 'phone', 'company_id', 'owner_id', 'score', 'custom_properties', 'created_at', 'updated_at', 'deleted_at', 'search_text'] as const satisfies readonly (keyof ContactsTable)[];
 // Compiled once: the insert of every create (a batch runs it 100 times).
 const insertContactQuery = prepared((db: Db, ...v: unknown[]) =>
   db.insertInto('contacts').values(Object.fromEntries(INSERT_COLUMNS.map((c, i) => [c, v[i]])) as unknown as ContactsTable),
 );
 
-export async function insertContact(db: Db, row: ContactsTable): Promise<void> {
-  await insertContactQuery(db, ...INSERT_COLUMNS.map((c) => row[c]));
+export async function insertContact(db: Db, row: NewContactRow): Promise<void> {
+  const full = withSearchText('contacts', row);
+  await insertContactQuery(db, ...INSERT_COLUMNS.map((c) => full[c]));
 }
 
-export async function updateContact(db: Db, tenantId: string, id: string, set: Partial<ContactsTable>): Promise<void> {
-  await updateLiveRow(db, 'contacts', tenantId, id, set);
+/** Updates a live contact; `current` is the row before (its searched fields refresh `search_text`). */
+export async function updateContact(db: Db, tenantId: string, id: string, set: ContactChanges, current: ContactRow): Promise<void> {
+  await updateLiveRow(db, 'contacts', tenantId, id, setWithSearchText('contacts', set, current));
 }
 
 export function softDeleteContact(db: Db, tenantId: string, id: string, now: string): Promise<number> {
@@ -111,9 +119,8 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
     const digits = phoneSearchDigits(needle);
     base = base.where((eb) =>
       eb.or([
-        // The full name "first last" contains every substring of the first and of the last name.
-        containsInsensitive(sql`(first_name || ' ' || coalesce(last_name, ''))`, needle),
-        containsInsensitive('email', needle),
+        // Full name "first last" and e-mail, folded (db/search-text.ts).
+        searchMatches('search_text', needle),
         ...(digits ? [sql<boolean>`(phone like ${'%' + digits + '%'})`] : []),
       ]),
     );

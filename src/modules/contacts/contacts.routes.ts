@@ -38,7 +38,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'List contacts',
       description:
-        'Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (case-insensitive substring); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. ' + LISTING_DOC,
+        'Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (a substring ignoring case and accents in every script: `joao` finds "João"); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. ' + LISTING_DOC,
       querystring: ContactListQuery,
       response: { 200: ContactPage, ...errorResponses(400) },
     },

@@ -94,7 +94,7 @@ export const ContactListQuery = Type.Object(
   {
     ...PageQuery,
     search: Type.Optional(
-      Type.String({ maxLength: 200, description: 'Case-insensitive substring of first name, last name, full name or e-mail; also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not', examples: ['maria', '(11) 98765'] }),
+      Type.String({ maxLength: 200, description: 'Substring of first name, last name, full name or e-mail, ignoring case and accents (`joao` finds "João", `ZOË` finds "zoë"); also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not', examples: ['maria', '(11) 98765'] }),
     ),
     ownerId: Type.Optional(Type.String({ description: 'Only contacts of this owner' })),
     ...SyncQuery,
@@ -112,7 +112,7 @@ condition 1 (each of those reads record_tags or every row's custom properties ag
 is 400 \`validation_failed\` on \`filters\`.
 
 Operators: \`eq\`, \`neq\`, \`gt\`, \`gte\`, \`lt\`, \`lte\`, \`after\`, \`before\`, \`contains\`, \`in\`, \`notIn\`, \`exists\`, \`notExists\`.
-\`gt\`/\`lt\`/\`after\`/\`before\` are strict, \`gte\`/\`lte\` inclusive; \`contains\` is a case-insensitive substring; \`eq\`/\`in\`
+\`gt\`/\`lt\`/\`after\`/\`before\` are strict, \`gte\`/\`lte\` inclusive; \`contains\` is a substring ignoring case and accents (CONTRACT C.5); \`eq\`/\`in\`
 on text are exact after the field's normalization (e-mails lower-cased, phones to E.164); \`neq\`/\`notIn\` also match
 records where the field is empty; \`in\`/\`notIn\` take a non-empty array (≤ 1000); \`exists\`/\`notExists\` take no \`value\`.
 

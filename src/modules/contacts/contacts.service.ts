@@ -1,6 +1,5 @@
 import { guardUnique } from '../../db/errors.js';
 import { withTx, type Db } from '../../db/index.js';
-import type { ContactsTable } from '../../db/tables/records.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { emailDomain, normalizeEmail } from '../../domain/email.js';
 import { DomainError } from '../../domain/errors.js';
@@ -178,7 +177,7 @@ export async function createContact(ctx: Ctx, input: ContactCreateT): Promise<Co
     let companyId = input.companyId ?? null;
     if (email && input.companyId === undefined) companyId = await companyForEmail(tx, tenantId, email);
     const now = nowIso();
-    const row: ContactsTable = {
+    const row: repo.NewContactRow = {
       tenant_id: tenantId,
       id: newId('con'),
       first_name: firstName,
@@ -216,7 +215,7 @@ const sameSet = (a: string[], b: string[]) => {
  * transaction.
  */
 export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT): Promise<ContactT> {
-  const set: Partial<ContactsTable> = {};
+  const set: repo.ContactChanges = {};
   const checks = new FieldChecks();
   if (input.firstName !== undefined) set.first_name = checks.check('firstName', () => firstNameOf(input.firstName!));
   if (input.lastName !== undefined) set.last_name = optionalText(input.lastName);
@@ -255,7 +254,7 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
     if (Object.keys(set).length === 0 && !tagsChanged) return toContact(current, currentTags);
 
     set.updated_at = nowIso();
-    const update = () => repo.updateContact(tx, tenantId, id, set);
+    const update = () => repo.updateContact(tx, tenantId, id, set, current);
     if (set.email || set.phone) await guardUnique(tx, tenantId, { email: set.email, phone: set.phone }, update);
     else await update();
     if (tagsChanged) await replaceRecordTags(tx, tenantId, 'contact', id, input.tags!);

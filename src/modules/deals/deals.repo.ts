@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { containsInsensitive, forUpdate, type SqlDialect } from '../../db/dialect.js';
+import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
+import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { selectInChunks } from '../../db/batch.js';
@@ -25,12 +26,18 @@ export function findDeals(db: Db, tenantId: string, ids: string[]): Promise<Deal
   );
 }
 
-export async function insertDeal(db: Db, row: DealsTable): Promise<void> {
-  await db.insertInto('deals').values(row).execute();
+/** A deal as services write it; the repo adds `search_text`. */
+export type NewDealRow = Omit<DealsTable, 'search_text'>;
+/** The SET of an update; the repo recomputes `search_text` from it. */
+export type DealChanges = Partial<NewDealRow>;
+
+export async function insertDeal(db: Db, row: NewDealRow): Promise<void> {
+  await db.insertInto('deals').values(withSearchText('deals', row)).execute();
 }
 
-export async function updateDeal(db: Db, tenantId: string, id: string, set: Partial<DealsTable>): Promise<void> {
-  await updateLiveRow(db, 'deals', tenantId, id, set);
+/** Updates a live deal; `current` is the row before (its title refreshes `search_text`). */
+export async function updateDeal(db: Db, tenantId: string, id: string, set: DealChanges, current: DealRow): Promise<void> {
+  await updateLiveRow(db, 'deals', tenantId, id, setWithSearchText('deals', set, current));
 }
 
 export function softDeleteDeal(db: Db, tenantId: string, id: string, now: string): Promise<number> {
@@ -90,7 +97,8 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.closedAtFrom !== undefined) q = q.where('closed_at', '>=', f.closedAtFrom);
   if (f.closedAtTo !== undefined) q = q.where('closed_at', '<=', f.closedAtTo);
   if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
-  if (f.search) q = q.where(containsInsensitive('title', f.search));
+  // The title, folded (db/search-text.ts).
+  if (f.search) q = q.where(searchMatches('search_text', f.search));
   const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
   return { base: q, select };
 }

@@ -166,7 +166,7 @@ export const DealListQuery = Type.Object(
     valueMax: Type.Optional(Type.Number({ description: 'Inclusive upper bound of `value`' })),
     closedAtFrom: Type.Optional(Type.String({ description: 'ISO 8601 date-time; inclusive lower bound of `closedAt`', examples: ['2026-11-01T00:00:00Z'] })),
     closedAtTo: Type.Optional(Type.String({ description: 'ISO 8601 date-time; inclusive upper bound of `closedAt`', examples: ['2026-11-30T23:59:59Z'] })),
-    search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the title' })),
+    search: Type.Optional(Type.String({ maxLength: 200, description: 'Substring of the title, ignoring case and accents (`expansao` finds "Expansão")' })),
     ...SyncQuery,
     sortKey: Type.Optional(StringEnum([...DEAL_SORT_KEYS], 'Sort field (default `updatedAt`); empty values sort last in both directions; ties break by id')),
     sortOrder: SortOrder,

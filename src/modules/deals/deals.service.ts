@@ -441,7 +441,7 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
       loss_reason_id: closing.lossReasonId,
       loss_notes: closing.lossNotes,
       updated_at: now,
-    });
+    }, cur);
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'deal', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'deal');
     const deal = await getDeal(c, id);

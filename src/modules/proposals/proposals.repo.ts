@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { containsInsensitive } from '../../db/dialect.js';
+import { searchMatches } from '../../db/dialect.js';
+import { softDeleteRow } from '../../db/live-rows.js';
+import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { ProposalItemsTable, ProposalsTable } from '../../db/tables/records.js';
 import type { SortTable } from '../shared/listing.js';
 import type { ProposalSortKey } from './proposals.schema.js';
@@ -50,7 +52,8 @@ function filtered(db: Db, tenantId: string, f: ProposalFilter) {
   if (f.dealId !== undefined) q = q.where('deal_id', '=', f.dealId);
   if (f.search) {
     const needle = f.search;
-    q = q.where((eb) => eb.or([containsInsensitive('number', needle), containsInsensitive('subject', needle)]));
+    // Number and subject, folded (db/search-text.ts).
+    q = q.where(searchMatches('search_text', needle));
   }
   return q;
 }
@@ -92,16 +95,33 @@ export async function nextSequence(db: Db, tenantId: string, year: number): Prom
   return Number(r.last_seq);
 }
 
-export async function insertProposal(db: Db, row: ProposalsTable): Promise<void> {
-  await db.insertInto('proposals').values(row).execute();
+/** A proposal as services write it; the repo adds `search_text`. */
+export type NewProposalRow = Omit<ProposalsTable, 'search_text'>;
+/** The SET of an update; the repo recomputes `search_text` from it. */
+export type ProposalChanges = Partial<NewProposalRow>;
+
+export async function insertProposal(db: Db, row: NewProposalRow): Promise<void> {
+  await db.insertInto('proposals').values(withSearchText('proposals', row)).execute();
 }
 
-/** Updates a live proposal; with `expectStatus`, only while its status is still that one. */
-export async function updateProposal(db: Db, tenantId: string, id: string, set: Partial<ProposalsTable>, expectStatus?: string): Promise<number> {
-  let q = db.updateTable('proposals').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null);
-  if (expectStatus !== undefined) q = q.where('status', '=', expectStatus);
-  const r = await q.executeTakeFirst();
+/**
+ * Updates a live proposal as it was read (`current`): only while its status is still `current.status`;
+ * its number and subject refresh `search_text`.
+ */
+export async function updateProposal(db: Db, tenantId: string, id: string, set: ProposalChanges, current: ProposalRow): Promise<number> {
+  const r = await db
+    .updateTable('proposals')
+    .set(setWithSearchText('proposals', set, current))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where('status', '=', current.status)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows);
+}
+
+export function softDeleteProposal(db: Db, tenantId: string, id: string, now: string): Promise<number> {
+  return softDeleteRow(db, 'proposals', tenantId, id, now);
 }
 
 export async function replaceItems(db: Db, tenantId: string, proposalId: string, items: Omit<ProposalItemsTable, 'tenant_id' | 'proposal_id'>[]): Promise<void> {

@@ -197,7 +197,7 @@ export const ProposalListQuery = Type.Object(
     status: Type.Optional(
       Type.Unsafe<ProposalStatus>({ type: 'string', enum: [...PROPOSAL_STATUSES], description: 'Only proposals in this status (another value: 400 `validation_failed`)' }),
     ),
-    search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the number or the subject' })),
+    search: Type.Optional(Type.String({ maxLength: 200, description: 'Substring of the number or the subject, ignoring case and accents' })),
     contactId: Type.Optional(Type.String()),
     clientId: Type.Optional(Type.String()),
     dealId: Type.Optional(Type.String()),

@@ -1,5 +1,4 @@
 import { withTx } from '../../db/index.js';
-import type { ProposalsTable } from '../../db/tables/records.js';
 import { guardUnique } from '../../db/errors.js';
 import { fromCents } from '../../domain/money.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
@@ -231,7 +230,7 @@ interface CleanUpdate {
 
 async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: CleanUpdate): Promise<ProposalT> {
   const current = await mustFind(ctx, id);
-  const set: Partial<ProposalsTable> = {};
+  const set: repo.ProposalChanges = {};
   let event: EventType | undefined;
   const from = current.status as ProposalStatus;
   if (v.target !== undefined && v.target !== from) {
@@ -270,7 +269,7 @@ async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: Clea
 
   set.updated_at = nowIso();
   // The status read above must still hold when writing, or two concurrent moves could both pass.
-  const updated = await guardUnique(ctx.db, ctx.tenantId, { deal_id: set.deal_id }, () => repo.updateProposal(ctx.db, ctx.tenantId, id, set, current.status));
+  const updated = await guardUnique(ctx.db, ctx.tenantId, { deal_id: set.deal_id }, () => repo.updateProposal(ctx.db, ctx.tenantId, id, set, current));
   if (updated === 0) throw new ConcurrentChange();
   if (v.items !== undefined) await repo.replaceItems(ctx.db, ctx.tenantId, id, v.items);
   const proposal = await getProposal(ctx, id);
@@ -282,6 +281,6 @@ async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: Clea
 export async function deleteProposal(ctx: Ctx, id: string): Promise<void> {
   if (hasNul(id)) throw errors.notFound('Proposal not found');
   const now = nowIso();
-  const n = await repo.updateProposal(ctx.db, ctx.tenantId, id, { deleted_at: now, updated_at: now });
+  const n = await repo.softDeleteProposal(ctx.db, ctx.tenantId, id, now);
   if (!n) throw errors.notFound('Proposal not found');
 }

@@ -1,7 +1,8 @@
 import type { Db } from '../../db/index.js';
 import type { Reads } from '../../db/reads.js';
 import type { SqlDialect } from '../../db/dialect.js';
-import { containsInsensitive } from '../../db/dialect.js';
+import { searchMatches } from '../../db/dialect.js';
+import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { TagsTable } from '../../db/tables/records.js';
 
 const COLUMNS = ['id', 'name', 'color', 'created_at', 'updated_at'] as const;
@@ -13,16 +14,23 @@ export function findTag(db: Db, tenantId: string, id: string): Promise<TagRow | 
 
 export function listTags(reads: Reads, _dialect: SqlDialect, tenantId: string, search?: string): Promise<TagRow[]> {
   let q = reads.db.selectFrom('tags').select(COLUMNS).where('tenant_id', '=', tenantId);
-  if (search) q = q.where(containsInsensitive('name', search));
+  // The name, folded (db/search-text.ts).
+  if (search) q = q.where(searchMatches('search_text', search));
   return reads.all(q.orderBy('name_key').orderBy('id'));
 }
 
-export async function insertTag(db: Db, row: TagsTable): Promise<void> {
-  await db.insertInto('tags').values(row).execute();
+/** A tag as services write it; the repo adds `search_text`. */
+export type NewTagRow = Omit<TagsTable, 'search_text'>;
+/** The SET of an update; the repo recomputes `search_text` from it. */
+export type TagChanges = Partial<NewTagRow>;
+
+export async function insertTag(db: Db, row: NewTagRow): Promise<void> {
+  await db.insertInto('tags').values(withSearchText('tags', row)).execute();
 }
 
-export async function updateTag(db: Db, tenantId: string, id: string, set: Partial<TagsTable>): Promise<void> {
-  await db.updateTable('tags').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+/** Updates a tag; `current` is the row before (its name refreshes `search_text`). */
+export async function updateTag(db: Db, tenantId: string, id: string, set: TagChanges, current: TagRow): Promise<void> {
+  await db.updateTable('tags').set(setWithSearchText('tags', set, current)).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }
 
 export async function deleteTag(db: Db, tenantId: string, id: string): Promise<number> {

@@ -16,4 +16,4 @@ export const TagCreate = Type.Object({ name: Name, color: Type.Optional(Color) }
 export type TagCreateT = Static<typeof TagCreate>;
 export const TagUpdate = Type.Object({ name: Type.Optional(Name), color: Type.Optional(Color) }, { additionalProperties: false });
 export type TagUpdateT = Static<typeof TagUpdate>;
-export const TagListQuery = Type.Object({ search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name' })) }, { additionalProperties: false });
+export const TagListQuery = Type.Object({ search: Type.Optional(Type.String({ maxLength: 200, description: 'Substring of the name, ignoring case and accents' })) }, { additionalProperties: false });

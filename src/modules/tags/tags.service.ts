@@ -57,7 +57,7 @@ export async function createTag(ctx: Ctx, input: TagCreateT): Promise<TagT> {
 }
 
 export async function updateTag(ctx: Ctx, id: string, input: TagUpdateT): Promise<TagT> {
-  const set: Record<string, string> = {};
+  const set: repo.TagChanges = {};
   if (input.name !== undefined) {
     set.name = cleanName(input.name);
     set.name_key = nameKey(set.name);
@@ -68,7 +68,7 @@ export async function updateTag(ctx: Ctx, id: string, input: TagUpdateT): Promis
     if (!current) throw errors.notFound('Tag not found');
     if (Object.keys(set).length === 0) return toTag(current);
     set.updated_at = nowIso();
-    await guardUnique(tx, ctx.tenantId, { name_key: set.name_key }, () => repo.updateTag(tx, ctx.tenantId, id, set), { name_key: set.name });
+    await guardUnique(tx, ctx.tenantId, { name_key: set.name_key }, () => repo.updateTag(tx, ctx.tenantId, id, set, current), { name_key: set.name });
     const tag = await getTag(inTx(ctx, tx), id);
     await emitUpdated(tx, ctx.tenantId, 'tag.updated', toTag(current), tag);
     return tag;
