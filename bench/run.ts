@@ -263,7 +263,7 @@ async function resetPostgres(url: string): Promise<void> {
   if (!name || PROTECTED_DATABASES.has(name) || !name.includes('bench')) {
     throw new Error(`DATABASE_URL names database "${name}": the bench drops its schema, so use a dedicated database whose name contains "bench"`);
   }
-  const client = new pg.Client({ connectionString: url });
+  let client = new pg.Client({ connectionString: url });
   try {
     await client.connect();
   } catch (err) {
@@ -275,6 +275,8 @@ async function resetPostgres(url: string): Promise<void> {
     await c.query(`create database "${name.replace(/"/g, '')}"`);
     await c.end();
     log(`bench: created database ${name}`);
+    // A pg client connects once: the failed one cannot be reused.
+    client = new pg.Client({ connectionString: url });
     await client.connect();
   }
   await client.query('drop schema if exists public cascade');
