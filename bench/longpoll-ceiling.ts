@@ -1,11 +1,12 @@
 // The ceiling of bench/longpoll.ts: a bare Fastify server (no auth, hooks, database or schema) holding
 // WAITERS requests and answering all of them, with the same one-event JSON page, when a POST arrives.
-// The same client measures commit → answer as bench/longpoll.ts does, so the two compare directly.
+// The same hand-written client (raw-http.ts) measures commit → answer as bench/longpoll.ts does, so the two
+// compare directly.
 //
 // Usage: node --import tsx bench/longpoll-ceiling.ts [--waiters 1000] [--rounds 10]
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici';
+import { openConnections } from './raw-http.js';
 
 const { values: args } = parseArgs({ options: { waiters: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '10' }, serve: { type: 'string' } } });
 const WAITERS = Number(args.waiters);
@@ -36,29 +37,22 @@ if (args.serve) {
   const port = 20_000 + Math.floor(Math.random() * 10_000);
   const server = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, '--serve', String(port)], { stdio: 'inherit' });
   await sleep(1500);
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: WAITERS + 20, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const waiters = await openConnections(port, WAITERS);
+  const [writer] = await openConnections(port, 1);
   try {
     const all: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const answered: number[] = [];
-      const polls = Array.from({ length: WAITERS }, () =>
-        pool.request({ method: 'GET', path: '/events' }).then(async (r) => {
-          const b = await r.body.json();
-          answered.push(Date.now());
-          return b;
-        }),
-      );
+      const polls = waiters.map((conn) => conn.request('GET', '/events').then((r) => (JSON.parse(r.body.toString('utf8')), r.at)));
       await sleep(1500);
-      const r = await pool.request({ method: 'POST', path: '/contacts' });
-      await r.body.text();
-      const committed = Date.now();
-      await Promise.all(polls);
+      const committed = (await writer.request('POST', '/contacts')).at;
+      const answered = await Promise.all(polls);
       if (round > 0) all.push(...answered.map((t) => t - committed));
     }
     all.sort((a, b) => a - b);
-    console.log(`ceiling (bare Fastify): commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${pct(all, 50)} ms, p99 ${pct(all, 99)} ms, max ${all.at(-1)} ms`);
+    const ms = (x: number) => x.toFixed(1);
+    console.log(`ceiling (bare Fastify): commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${ms(pct(all, 50))} ms, p99 ${ms(pct(all, 99))} ms, max ${ms(all.at(-1)!)} ms`);
   } finally {
-    await pool.close();
+    for (const conn of [...waiters, writer]) conn.close();
     server.kill();
   }
 }

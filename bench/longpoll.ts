@@ -3,14 +3,14 @@
 // Starts a real `crm serve` (SQLite in a temporary DATA_DIR, or PostgreSQL when DATABASE_URL is set: its
 // schema is used as is, so point it at a scratch database), holds WAITERS long-polls of GET /events?wait=30
 // spread over keys (10 per key, the default bound), commits one contact through the API, and times each
-// long-poll's answer from the moment the write's answer arrived.
+// long-poll's answer from the moment the write's answer arrived (both read by hand-written connections).
 //
 // Usage: npm run build && node --import tsx bench/longpoll.ts [--waiters 1000] [--rounds 15] [--events 50000] [--profile <dir>]
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici';
+import { openConnections, type RawConnection } from './raw-http.js';
 import { CLI, crmSetup, startProcess } from './serve.js';
 
 const { values: args } = parseArgs({
@@ -52,42 +52,40 @@ const { apiKeys, tenantId } = crmSetup(env, dataDir, {
 const profiling = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] : [];
 const server = await startProcess([...profiling, CLI, 'serve'], env, '/healthz');
 const { url } = server;
-const pool = new Pool(url, { connections: WAITERS + 20, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
-async function get(key: string, p: string): Promise<any> {
-  const r = await pool.request({ method: 'GET', path: `/api/v1${p}`, headers: { 'x-api-key': key } });
-  const body = await r.body.json();
-  if (r.statusCode !== 200) throw new Error(`${r.statusCode} ${JSON.stringify(body)}`);
-  return body;
+// Hand-written keep-alive connections (raw-http.ts): the client's own cost per answer stays in microseconds.
+const port = Number(new URL(url).port);
+const waiters = await openConnections(port, WAITERS);
+const [writer] = await openConnections(port, 1);
+async function get(conn: RawConnection, key: string, p: string): Promise<{ body: any; at: number }> {
+  const r = await conn.request('GET', `/api/v1${p}`, { 'x-api-key': key });
+  const body = JSON.parse(r.body.toString('utf8'));
+  if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(body)}`);
+  return { body, at: r.at };
 }
 
 try {
   let last: string | undefined;
   const all: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const answered: number[] = [];
-    const polls = Array.from({ length: WAITERS }, (_, i) =>
-      get(apiKeys[`r${Math.floor(i / PER_KEY)}`], `/events?wait=30${last ? `&after=${last}` : ''}`).then((b) => {
-        answered.push(Date.now());
-        return b;
-      }),
-    );
+    const polls = waiters.map((conn, i) => get(conn, apiKeys[`r${Math.floor(i / PER_KEY)}`], `/events?wait=30${last ? `&after=${last}` : ''}`));
     await sleep(1500); // every long-poll is waiting
-    const r = await pool.request({
-      method: 'POST',
-      path: '/api/v1/contacts',
-      headers: { 'x-api-key': apiKeys.writer, 'content-type': 'application/json' },
-      body: JSON.stringify({ firstName: `Round ${round}`, email: `r${round}-${Date.now()}@lp.test` }),
-    });
-    await r.body.text();
-    const committed = Date.now();
-    const bodies = await Promise.all(polls);
-    if (bodies.some((b) => b.data.length !== 1)) throw new Error('a long-poll did not get the event');
-    last = bodies[0].data[0].id;
-    if (round > 0) all.push(...answered.map((t) => t - committed)); // round 0 warms up
-    process.stderr.write(`round ${round}: ${bodies.length} answered\n`);
+    const r = await writer.request(
+      'POST',
+      '/api/v1/contacts',
+      { 'x-api-key': apiKeys.writer, 'content-type': 'application/json' },
+      JSON.stringify({ firstName: `Round ${round}`, email: `r${round}-${Date.now()}@lp.test` }),
+    );
+    if (r.status !== 201) throw new Error(`POST /contacts answered ${r.status}`);
+    const committed = r.at;
+    const answers = await Promise.all(polls);
+    if (answers.some((a) => a.body.data.length !== 1)) throw new Error('a long-poll did not get the event');
+    last = answers[0].body.data[0].id;
+    if (round > 0) all.push(...answers.map((a) => a.at - committed)); // round 0 warms up
+    process.stderr.write(`round ${round}: ${answers.length} answered\n`);
   }
   all.sort((a, b) => a - b);
-  console.log(`commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${pct(all, 50)} ms, p99 ${pct(all, 99)} ms, max ${all.at(-1)} ms`);
+  const ms = (x: number) => x.toFixed(1);
+  console.log(`commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${ms(pct(all, 50))} ms, p99 ${ms(pct(all, 99))} ms, max ${ms(all.at(-1)!)} ms`);
 
   // Read throughput: EVENTS events written straight to the log, then paged with limit=1000 by `after`.
   if (EVENTS > 0) {
@@ -108,7 +106,7 @@ try {
     let read = 0;
     const t0 = Date.now();
     for (;;) {
-      const page = await get(key, `/events?limit=1000&after=${after}`);
+      const { body: page } = await get(writer, key, `/events?limit=1000&after=${after}`);
       read += page.data.length;
       if (page.data.length === 0) break;
       after = page.data.at(-1).id;
@@ -117,7 +115,7 @@ try {
     console.log(`event log read: ${read} events in ${s.toFixed(2)} s with limit=1000 → ${Math.round(read / s)} events/s (one client, sequential pages)`);
   }
 } finally {
-  await pool.close().catch(() => {});
+  for (const conn of [...waiters, writer]) conn.close();
   await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }
