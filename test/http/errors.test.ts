@@ -234,6 +234,8 @@ test('C.5: a body whose shape is refused still names its invalid values, in the 
   assert.deepEqual(fields(company).sort(), ['cnpj', 'employees', 'name']);
   const activity = await api.post('/activities', { type: 'nope', title: 'Call', dueDate: 'x' });
   assert.deepEqual(fields(activity).sort(), ['dueDate', 'type']);
+  const tag = await api.post('/tags', { name: ' ', color: 'red' });
+  assert.deepEqual(fields(tag).sort(), ['color', 'name']);
   const webhook = await api.post('/webhooks', { name: ' ', url: 'https://example.com/h', events: 'contact.created' });
   assert.deepEqual(fields(webhook).sort(), ['events', 'name']);
 

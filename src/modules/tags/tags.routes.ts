@@ -22,12 +22,12 @@ export const tagsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getTag(ctxOf(req), req.params.id));
 
   app.post('/tags', {
-    config: write,
+    config: { ...write, valueRules: service.TAG_VALUE_RULES },
     schema: { operationId: 'createTag', tags, summary: 'Create a tag', body: TagCreate, response: { 201: Tag, ...errorResponses(400, 409) } },
   }, async (req, reply) => reply.code(201).send(await service.createTag(ctxOf(req), req.body)));
 
   app.patch('/tags/:id', {
-    config: write,
+    config: { ...write, valueRules: service.TAG_VALUE_RULES },
     schema: { operationId: 'updateTag', tags, summary: 'Update a tag', params: IdParams, body: TagUpdate, response: { 200: Tag, ...errorResponses(400, 404, 409) } },
   }, async (req) => service.updateTag(ctxOf(req), req.params.id, req.body));
 

@@ -2,6 +2,7 @@ import { guardUnique } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
 import { errors } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
+import type { ValueRules } from '../../http/validation.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import * as repo from './tags.repo.js';
@@ -25,6 +26,9 @@ function cleanName(name: string): string {
   if (!n) throw errors.field('name', 'must not be blank');
   return n;
 }
+
+/** The value rules of a tag body (C.5), run on a body whose shape is refused too. */
+export const TAG_VALUE_RULES = { name: cleanName } satisfies ValueRules;
 
 export async function listTags(ctx: Ctx, search?: string): Promise<TagT[]> {
   return (await repo.listTags(ctx.reads, ctx.dialect, ctx.tenantId, search)).map(toTag);
