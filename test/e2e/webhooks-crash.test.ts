@@ -37,10 +37,12 @@ describe('webhooks survive crashes', { skip }, () => {
     let hang = true;
     rx.route('/in-flight', () => (hang ? { hang: true } : { status: 200 }));
 
-    // A burst of writes, and SIGKILL the moment the last 201 arrives.
+    // A burst of writes, and SIGKILL as soon as an attempt to /in-flight is under way (on a busy machine the
+    // worker may not have claimed one yet when the last 201 arrives).
     const created = await Promise.all(
       Array.from({ length: 20 }, (_, i) => api.post('/contacts', { firstName: `Burst ${i}`, email: `burst${i}@crash.test` })),
     );
+    await rx.waitFor(() => rx.on('/in-flight').length > 0, 10_000, 'an attempt in flight to /in-flight');
     await server.kill();
     hang = false;
     assert.ok(created.every((r) => r.status === 201));
