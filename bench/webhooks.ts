@@ -16,7 +16,6 @@
 // Prints a report on stderr and one JSON object on stdout.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -24,6 +23,7 @@ import { createDatabase, withTx } from '../src/db/index.js';
 import { emitEvent } from '../src/events/outbox.js';
 import { makeTestCert, opensslAvailable } from '../test/helpers/test-cert.js';
 import { startReceiver } from '../test/helpers/https-receiver.js';
+import { freePort } from './serve.js';
 import { STANDARD_SETUP } from '../test/helpers/fixtures.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -40,16 +40,6 @@ const KEYS = 1 + Math.ceil((N_LATENCY + N_SUSTAINED + RATE * PACED_SECONDS + 50)
 
 const say = (...a: unknown[]) => process.stderr.write(a.join(' ') + '\n');
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
