@@ -66,12 +66,18 @@ export function requestSignal(req: FastifyRequest): AbortSource {
 }
 
 export function ctxOf(req: FastifyRequest): Ctx {
-  const ctx = contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId, requestSignal(req));
+  const { tenantId, userId } = req.principal;
   // An idempotent POST runs on the transaction that also stores its answer (plugins/idempotency.ts).
-  return req.idempotencyTx ? inTx(ctx, req.idempotencyTx) : ctx;
+  if (req.idempotencyTx) return txContext(req.idempotencyTx, req.server.database.dialect, req.server.config, tenantId, userId);
+  return contextFor(req.server.database, req.server.config, tenantId, userId, requestSignal(req));
 }
 
 /** The same context inside a transaction. */
 export function inTx(ctx: Ctx, db: Db): Ctx {
-  return { ...ctx, db, reads: directReads(db) };
+  // Field by field: a spread would call the `reads` getter, which opens the read pool's handle for nothing.
+  return txContext(db, ctx.dialect, ctx.config, ctx.tenantId, ctx.userId);
+}
+
+function txContext(db: Db, dialect: SqlDialect, config: Config, tenantId: string, userId: string | null): Ctx {
+  return { db, reads: directReads(db), dialect, config, tenantId, userId };
 }

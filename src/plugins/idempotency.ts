@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import { sql, type ControlledTransaction } from 'kysely';
@@ -58,8 +58,9 @@ export const IDEMPOTENCY_DOC =
   'Replays count against the rate limit.';
 
 function fingerprint(req: FastifyRequest): string {
-  const path = req.url.split('?')[0];
-  return createHash('sha256').update(`${req.method}\n${path}\n${canonicalJson(req.body)}`).digest('hex');
+  const q = req.url.indexOf('?');
+  const path = q < 0 ? req.url : req.url.slice(0, q);
+  return hash('sha256', `${req.method}\n${path}\n${canonicalJson(req.body)}`, 'hex');
 }
 
 // Compiled once: every idempotent request runs both.
@@ -172,7 +173,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       return reply.header('content-type', 'application/json; charset=utf-8').send(stored.body);
     }
 
-    async function begin(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    async function begin(req: FastifyRequest, reply: FastifyReply, pending: boolean): Promise<FastifyReply | undefined> {
       const idemKey = req.headers[IDEMPOTENCY_HEADER];
       if (typeof idemKey !== 'string') return; // absent (a malformed one was refused by validation)
       const { tenantId, keyId } = req.principal;
@@ -189,7 +190,6 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         inFlight.delete(slot);
         throw err;
       }
-      const pending = req.routeOptions.config.idempotencyOutbound === true;
       const run: Run = { tx, pending, slot, tenantId, keyId, idemKey, fingerprint: fp, ended: false };
       try {
         if (postgres) {
@@ -356,7 +356,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         if (storesAnswer(status)) response[status] = { ...response[status], headers: { [REPLAYED_DOC_NAME]: REPLAYED_DOC } };
       }
       const pre = route.preHandler ? [route.preHandler].flat() : [];
-      route.preHandler = [...pre, begin];
+      const pending = route.config?.idempotencyOutbound === true;
+      route.preHandler = [...pre, (req: FastifyRequest, reply: FastifyReply) => begin(req, reply, pending)] as typeof route.preHandler;
       const onSend = route.onSend ? [route.onSend].flat() : [];
       route.onSend = [...onSend, (req, reply, payload) => finish(req, reply, payload)] as typeof route.onSend;
       // Safety net: a response that ended without passing onSend must not leave the transaction open.

@@ -6,11 +6,18 @@ export function parseJson<T>(text: string | null | undefined, fallback: T): T {
 /** JSON with object keys sorted, so `{a,b}` and `{b,a}` compare equal (request fingerprints, record diffs). */
 export function canonicalJson(value: unknown): string {
   if (value === undefined) return '';
+  // Loops and concatenation rather than map/filter/join: it runs on every idempotent request's body.
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const entries = Object.keys(value as object)
-    .sort()
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${entries.join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + (value[i] === undefined ? 'null' : canonicalJson(value[i]));
+    return out + ']';
+  }
+  const record = value as Record<string, unknown>;
+  let out = '{';
+  for (const k of Object.keys(record).sort()) {
+    if (record[k] === undefined) continue;
+    out += (out.length > 1 ? ',' : '') + JSON.stringify(k) + ':' + canonicalJson(record[k]);
+  }
+  return out + '}';
 }
