@@ -18,6 +18,10 @@ export interface SeedCounts {
 }
 
 export const DEFAULT_COUNTS: SeedCounts = { companies: 2_000, contacts: 100_000, deals: 20_000, activities: 50_000 };
+/** `--small`: a quick check. */
+export const SMALL_COUNTS: SeedCounts = { companies: 200, contacts: 10_000, deals: 2_000, activities: 5_000 };
+/** `--large`: a million contacts. */
+export const LARGE_COUNTS: SeedCounts = { companies: 10_000, contacts: 1_000_000, deals: 100_000, activities: 100_000 };
 
 export interface Seeded {
   tenantId: string;
