@@ -331,12 +331,14 @@ async function main() {
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '' });
   const database = createDatabase(config);
   await migrate(database);
-  const seeded = await seed(database, counts, log);
+  // Bulk inserts on SQLite go through a connection of their own to the file createDatabase opened.
+  const sqliteFile = databaseUrl ? undefined : path.join(dataDir, 'crm.db');
+  const seeded = await seed(database, counts, log, sqliteFile);
   log(`bench: seeded in ${seeded.seconds.toFixed(1)} s`);
   let noisy: NoisySeeded | undefined;
   if (wantNoisy) {
     log(`bench: seeding tenant B of the noisy-neighbour scenario (${counts.contacts} contacts, tags and a multi_select property)…`);
-    noisy = await seedNoisyTenant(database, counts.contacts, log);
+    noisy = await seedNoisyTenant(database, counts.contacts, log, sqliteFile);
     log(`bench: tenant B seeded in ${noisy.seconds.toFixed(1)} s (${noisy.tagLinks} tag links)`);
   }
   await database.close();
