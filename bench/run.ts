@@ -120,7 +120,6 @@ async function walkCursors(url: string, key: string, depth: number): Promise<Omi
   return out;
 }
 
-
 /**
  * Runs `sc` against `target` from a load generator process (bench/loadgen.ts): its warm-up, then each of
  * `phases`, measured here from outside while the generator reports it is under way: the server tree's CPU
