@@ -191,6 +191,17 @@ export class TreeMonitor {
     return { busyCores: Math.round(busyCores * 100) / 100, cores, benchCores: Math.round(benchCores * 100) / 100 };
   }
 
+  /** Length of the window (s). */
+  seconds(): number {
+    return (this.wallEnd - this.wallStart) / 1000;
+  }
+
+  /** CPU of the tree in the window, in cores (kernel-accounted; 1 = one core fully used). */
+  cores(): number | undefined {
+    const cpu = this.cpuSeconds();
+    return cpu !== undefined && this.seconds() > 0 ? Math.round((cpu / this.seconds()) * 100) / 100 : undefined;
+  }
+
   /** CPU seconds of the tree in the window from the samples (max per process, summed). */
   sampledCpuSeconds(): number | undefined {
     if (this.root === undefined || this.max.size === 0) return undefined;

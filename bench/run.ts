@@ -1,46 +1,55 @@
 // `npm run bench`: seeds a large tenant (SQLite in a temporary DATA_DIR, or PostgreSQL when DATABASE_URL is
-// set), starts the real server (`crm serve`) and a bare Fastify "ceiling" server as separate processes, and
-// drives each scenario with autocannon (in this process). Prints a table (req/s, p50/p99/max latency, server
-// CPU µs per request and RSS read from /proc — robust when the load generator, not the server, is the
-// bottleneck) and writes bench/results.json.
+// set), starts the real server (`crm serve`) and a bare Fastify "ceiling" server (bench/ceiling.ts: the
+// same JSON for a contact and for a page of 50, with no work behind it) as separate processes, and drives
+// each scenario (bench/scenarios.ts) from a load generator in a process of its own (bench/loadgen.ts:
+// autocannon): a warm-up, then --duration seconds at --connections, then (tails) a few seconds at one
+// connection. Prints a table (req/s, p50/p99/max latency and p99/p50, server CPU µs per request and RSS
+// read from /proc — robust when the load generator, not the server, is the bottleneck), the ratios to the
+// ceilings and the tails at one connection, with their targets; writes bench/results.json and a
+// ready-to-paste bench/results.md.
 //
 // Server CPU and RSS are those of the server's process *tree* (bench/proc.ts): on SQLite the read pool's
-// connections are child processes, killed and replaced at QUERY_TIMEOUT_MS, and their CPU counts.
+// connections are child processes, killed and replaced at QUERY_TIMEOUT_MS, and their CPU counts. The load
+// generator's CPU is measured the same way (`machine.benchCores`).
 //
-// Scenarios: the fixed list below, plus `noisy` (bench/noisy.ts: tenant A's point reads and pages alone,
-// then while tenant B runs the most expensive search the API accepts from 8 clients).
+// Scenarios: the list of bench/scenarios.ts, plus `noisy` (bench/noisy.ts: tenant A's point reads and
+// pages alone, then while tenant B runs the most expensive search the API accepts from 8 clients; its
+// load runs in this process).
 //
-// Options: --duration <s> (10)  --connections <n> (50; the search scenario uses at most 4)  --warmup <s> (2)  --only <name,name> (substrings of
-//          scenario names; `noisy` selects the noisy-neighbour scenario)  --small (a 10x smaller data set,
-//          for a quick check)  --profile <scenario> (CPU profile of the server during that scenario,
-//          written to .bench/profiles)  --keep (keep the data dir)  --help
+// Options: --duration <s> (10)  --connections <n> (50; the search scenario uses at most 4)  --warmup <s> (2)
+//          --only <name,name> (substrings of scenario names; `noisy` selects the noisy-neighbour scenario)
+//          --no-tails (skip the runs at one connection, min(5, --duration) s each; on by default, --tails)
+//          --small (a 10x smaller data set, for a quick check)  --large (1,000,000 contacts)
+//          --profile <scenario> (CPU profile of the server during that scenario, written to .bench/profiles)
+//          --keep (keep the data dir)  --help
 // Environment: DATABASE_URL (postgres://…/<name containing "bench">: its schema `public` is dropped and
 //          recreated; the database is created when missing), REDIS_URL (with DATABASE_URL; rate limits),
 //          QUERY_TIMEOUT_MS (passed to the server; default 5000), BENCH_SERVER_LOG=1 (copy the servers' stderr).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-// @ts-expect-error autocannon ships no types
-import autocannon from 'autocannon';
-import { FIRST_NAMES, LAST_NAMES } from '../src/admin/demo-data.js';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
 import { TreeMonitor, treeRssMiB } from './proc.js';
+import { deepCursorDepth, scenarios, type Cursors, type LoadEvent, type LoadJob, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
 import { CLI, ROOT, startProcess, type Proc } from './serve.js';
-import { DEFAULT_COUNTS, seed, seedNoisyTenant, type NoisySeeded, type Seeded } from './seed.js';
+import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
 
 const { values: args } = parseArgs({
+  allowNegative: true,
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
+    tails: { type: 'boolean', default: true },
     small: { type: 'boolean', default: false },
+    large: { type: 'boolean', default: false },
     profile: { type: 'string' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -51,111 +60,18 @@ if (args.help) {
   process.stdout.write(header.slice(0, header.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
+if (args.small && args.large) throw new Error('--small and --large exclude each other');
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const WARMUP = Number(args.warmup);
+/** Seconds of each scenario's run at one connection (tails). */
+const TAIL_DURATION = Math.min(5, DURATION);
+const LOADGEN = path.join(ROOT, 'bench/loadgen.ts');
 const log = (m: string) => process.stderr.write(m + '\n');
-
-interface Scenario {
-  name: string;
-  target: 'ceiling' | 'api';
-  method: 'GET' | 'POST';
-  /**
-   * Connections of this scenario when fewer than --connections: for a statement that reads a whole tenant,
-   * 50 clients only queue behind one tenant's share of the read pool until QUERY_TIMEOUT_MS answers 503.
-   */
-  connections?: number;
-  /** Builds the path (and body) of each request. */
-  next: (i: number) => { path: string; body?: unknown; headers?: Record<string, string> };
-}
-
-/** Cursors of GET /contacts?pageSize=…, found by walking the list once the server runs (see walkCursors). */
-interface Cursors {
-  /** After the first 100 records. */
-  shallow: string;
-  /** After 99,900 records (the last pages of 100k contacts). */
-  deep: string;
-}
-
-function scenarios(s: Seeded, cursors: Cursors): Scenario[] {
-  const run = randomBytes(4).toString('hex');
-  const pick = <T>(xs: T[], i: number) => xs[(i * 7_919) % xs.length];
-  return [
-    { name: 'ceiling: bare Fastify, same JSON', target: 'ceiling', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
-    { name: 'GET /contacts/:id', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
-    { name: 'GET /contacts (page of 50)', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/contacts?page=${1 + (i % 20)}&pageSize=50` }) },
-    // C.5: a full name as a person types it, a different one each request (so no list total is served from
-    // the count cache): ~1 in 1,700 contacts matches, so the page and the total each read the whole tenant.
-    { name: 'GET /contacts?search= (full name)', target: 'api', method: 'GET', connections: 4, next: (i) => ({ path: `/api/v1/contacts?search=${encodeURIComponent(searchTerm(i))}&pageSize=50` }) },
-    // Keyset pages (C.1): a page deep in the list must cost what one near its start costs (target ≤ 1.5×).
-    { name: 'GET /contacts cursor page at depth 100', target: 'api', method: 'GET', next: () => ({ path: `/api/v1/contacts?pageSize=50&cursor=${encodeURIComponent(cursors.shallow)}` }) },
-    { name: 'GET /contacts cursor page at depth 99,900', target: 'api', method: 'GET', next: () => ({ path: `/api/v1/contacts?pageSize=50&cursor=${encodeURIComponent(cursors.deep)}` }) },
-    {
-      name: 'POST /contacts/search (ownerId eq + score gte)',
-      target: 'api',
-      method: 'POST',
-      next: (i) => ({
-        path: '/api/v1/contacts/search',
-        body: { filters: { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: s.users[i % s.users.length] }, { field: 'score', operator: 'gte', value: 50 + (i % 40) }] }, pageSize: 50 },
-      }),
-    },
-    {
-      name: 'POST /contacts (unique e-mails)',
-      target: 'api',
-      method: 'POST',
-      next: (i) => ({ path: '/api/v1/contacts', body: { firstName: 'Carga', lastName: `Teste ${i}`, email: `load-${run}-${i}@bench.test`, score: i % 100 } }),
-    },
-    {
-      // C.3: the same create with an Idempotency-Key (a new key each time), to price the stored answer (target < 15 %).
-      name: 'POST /contacts with Idempotency-Key',
-      target: 'api',
-      method: 'POST',
-      next: (i) => ({
-        path: '/api/v1/contacts',
-        body: { firstName: 'Carga', lastName: `Idem ${i}`, email: `idem-${run}-${i}@bench.test`, score: i % 100 },
-        headers: { 'idempotency-key': `bench-${run}-${i}` },
-      }),
-    },
-    {
-      // C.2: 100 creates in one call (target ≥ 10,000 contacts/s on SQLite, each with its contact.created event).
-      name: 'POST /contacts/batch/create (100 inputs)',
-      target: 'api',
-      method: 'POST',
-      next: (i) => ({
-        path: '/api/v1/contacts/batch/create',
-        body: { inputs: Array.from({ length: 100 }, (_, k) => ({ firstName: 'Lote', lastName: `Item ${k}`, email: `batch-${run}-${i}-${k}@bench.test`, score: k })) },
-      }),
-    },
-    { name: 'GET /deals?pipelineId&isWon=false', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals?pipelineId=${s.pipelineId}&isWon=false&page=${1 + (i % 10)}` }) },
-    { name: 'GET /deals/:id (contact+company expanded)', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals/${pick(s.dealIds, i)}` }) },
-    {
-      name: 'POST /activities (3 links)',
-      target: 'api',
-      method: 'POST',
-      next: (i) => ({
-        path: '/api/v1/activities',
-        body: { type: 'call', title: `Ligação ${i}`, contactIds: [pick(s.contactIds, i)], companyIds: [pick(s.companyIds, i)], dealIds: [pick(s.dealIds, i)] },
-      }),
-    },
-  ];
-}
-
-/**
- * The i-th search term of the search scenario: "first last" from the seed's name lists, in turn as stored
- * ("João Gonçalves"), upper-cased ("JOÃO GONÇALVES") and without accents ("joao goncalves").
- */
-function searchTerm(i: number): string {
-  // Consecutive requests get different names (a variant is never the same search folded again).
-  const k = i % (FIRST_NAMES.length * LAST_NAMES.length);
-  const name = `${FIRST_NAMES[k % FIRST_NAMES.length]} ${LAST_NAMES[Math.floor(k / FIRST_NAMES.length)]}`;
-  const variant = i % 3;
-  if (variant === 1) return name.toUpperCase();
-  if (variant === 2) return name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
-  return name;
-}
 
 interface Result {
   name: string;
+  connections: number;
   requestsPerSec: number;
   /** Server CPU time per request (µs): independent of the load generator's own limits. */
   serverCpuMicrosPerRequest?: number;
@@ -163,7 +79,10 @@ interface Result {
   serverCpuShare?: number;
   /** The same from 200 ms samples of the tree (max per process, summed): a cross-check, see bench/proc.ts. */
   serverCpuSampledShare?: number;
-  /** Machine busy cores in the run, and the bench process's own (contention: the rest is other work). */
+  /**
+   * Machine busy cores in the run, and the load generator's (its own process; in the noisy scenario, this
+   * one's): what is left of the busy cores after the server's and the load generator's is other work.
+   */
   machine?: { busyCores: number; cores: number; benchCores: number };
   /** Resident memory of the server's tree (server + read processes) right after the run, MiB. */
   rssMiB?: number;
@@ -178,11 +97,10 @@ interface Result {
   statusCodes: Record<string, number>;
 }
 
-/** Walks GET /contacts by cursor, 100 at a time, and keeps the cursors after 100 and near the end. */
-async function walkCursors(url: string, key: string, total: number): Promise<Cursors> {
+/** Walks GET /contacts by cursor, 100 at a time, and keeps the cursors after 100 and after `depth`. */
+async function walkCursors(url: string, key: string, depth: number): Promise<Omit<Cursors, 'deepDepth'>> {
   const t0 = Date.now();
-  const out: Cursors = { shallow: '', deep: '' };
-  const depth = Math.max(100, total - 100);
+  const out = { shallow: '', deep: '' };
   let cursor: string | null = null;
   for (let seen = 0; ; ) {
     const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
@@ -202,52 +120,163 @@ async function walkCursors(url: string, key: string, total: number): Promise<Cur
   return out;
 }
 
-async function drive(url: string, sc: Scenario, key: string, duration: number, counter: { i: number }, pid?: number): Promise<Result> {
-  const mon = pid !== undefined ? new TreeMonitor(pid).start() : undefined;
-  const startedAt = Date.now();
-  const result = await autocannon({
-    url,
-    connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS),
-    duration,
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    requests: [
-      {
-        method: sc.method,
-        setupRequest: (req: Record<string, unknown>) => {
-          const { path: p, body, headers } = sc.next(counter.i++);
-          const out = { ...req, path: p, method: sc.method, body: body === undefined ? undefined : JSON.stringify(body) };
-          return headers ? { ...out, headers: { ...(req.headers as Record<string, string>), ...headers } } : out;
-        },
-      },
-    ],
+/**
+ * Runs `sc` against `target` from a load generator process (bench/loadgen.ts): its warm-up, then each of
+ * `phases`, measured here from outside while the generator reports it is under way: the server tree's CPU
+ * and RSS, and the generator's own CPU. One Result per phase.
+ */
+function drive(target: Proc, sc: Scenario, key: string, dataFile: string, phases: LoadPhase[]): Promise<Result[]> {
+  const job: LoadJob = { url: target.url, key, scenario: sc.name, dataFile, warmup: WARMUP, phases };
+  const child = spawn(process.execPath, ['--import', 'tsx', LOADGEN, JSON.stringify(job)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const pid = target.proc.pid;
+  const results: Result[] = [];
+  let server: TreeMonitor | undefined;
+  let loadgen: TreeMonitor | undefined;
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const e = JSON.parse(line) as LoadEvent;
+    if (e.event === 'measuring') {
+      server = new TreeMonitor(pid).start();
+      loadgen = new TreeMonitor(child.pid).start();
+      return;
+    }
+    server!.stop();
+    loadgen!.stop();
+    const { event: _e, phase, ...r } = e;
+    const cpu = server!.cpuSeconds();
+    const sampled = server!.sampledCpuSeconds();
+    const seconds = server!.seconds();
+    const machine = server!.machine();
+    results.push({
+      name: sc.name,
+      connections: phases[phase].connections,
+      ...r,
+      serverCpuMicrosPerRequest: cpu !== undefined && r.total > 0 ? Math.round((cpu / r.total) * 1e6) : undefined,
+      serverCpuShare: server!.cores(),
+      serverCpuSampledShare: sampled !== undefined ? Number((sampled / seconds).toFixed(2)) : undefined,
+      rssMiB: round1(treeRssMiB(pid)),
+      // The monitor's own benchCores is this process's, which only reads /proc: the load is the child's.
+      machine: machine && { ...machine, benchCores: loadgen!.cores() ?? NaN },
+    });
   });
-  mon?.stop();
-  const seconds = (Date.now() - startedAt) / 1000;
-  const cpu = mon?.cpuSeconds();
-  const sampled = mon?.sampledCpuSeconds();
-  const codes: Record<string, number> = {};
-  for (const [k, v] of Object.entries(result.statusCodeStats ?? {})) codes[k] = (v as { count: number }).count;
-  return {
-    name: sc.name,
-    requestsPerSec: Math.round(result.requests.average),
-    serverCpuMicrosPerRequest: cpu !== undefined && result.requests.total > 0 ? Math.round((cpu / result.requests.total) * 1e6) : undefined,
-    serverCpuShare: cpu !== undefined ? Number((cpu / seconds).toFixed(2)) : undefined,
-    serverCpuSampledShare: sampled !== undefined ? Number((sampled / seconds).toFixed(2)) : undefined,
-    rssMiB: pid !== undefined ? round1(treeRssMiB(pid)) : undefined,
-    machine: mon?.machine(),
-    latencyP50: result.latency.p50,
-    latencyP99: result.latency.p99,
-    latencyMax: result.latency.max,
-    latencyAvg: result.latency.average,
-    total: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    statusCodes: codes,
-  };
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0 && results.length === phases.length) resolve(results);
+      else reject(new Error(`load generator of "${sc.name}" exited with code ${code} after ${results.length} of ${phases.length} phases`));
+    });
+  });
 }
 
 const round1 = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 10) / 10);
+const p99OverP50 = (r: Result) => (r.latencyP50 > 0 ? Math.round((r.latencyP99 / r.latencyP50) * 10) / 10 : undefined);
+
+/** A ratio with its target, from req/s and from server CPU per request (what a server with a core of its own would do). */
+interface Ratio {
+  name: string;
+  target: string;
+  byRequestsPerSec?: { value: number; met: boolean };
+  byServerCpu?: { value: number; met: boolean };
+}
+
+/** The ratios of issue "Close to the metal" (part 1) over the scenarios that ran. */
+function ratios(results: Result[]): Ratio[] {
+  const find = (prefix: string) => results.find((r) => r.name.startsWith(prefix));
+  const out: Ratio[] = [];
+  // Share of the ceiling: req/s over the ceiling's, and the ceiling's CPU per request over this one's.
+  const share = (name: string, prefix: string, ceilingPrefix: string, min: number) => {
+    const r = find(prefix);
+    const c = find(ceilingPrefix);
+    if (!r || !c) return;
+    const rps = r.requestsPerSec / c.requestsPerSec;
+    const cpu = r.serverCpuMicrosPerRequest && c.serverCpuMicrosPerRequest ? c.serverCpuMicrosPerRequest / r.serverCpuMicrosPerRequest : undefined;
+    out.push({
+      name,
+      target: `≥ ${min * 100} %`,
+      byRequestsPerSec: { value: rps, met: rps >= min },
+      byServerCpu: cpu === undefined ? undefined : { value: cpu, met: cpu >= min },
+    });
+  };
+  share('GET /contacts/:id ÷ ceiling (contact by id)', 'GET /contacts/:id', 'ceiling: bare Fastify, contact by id', 0.6);
+  share('GET /contacts (page of 50) ÷ ceiling (page of 50)', 'GET /contacts (page of 50)', 'ceiling: bare Fastify, page of 50', 0.5);
+  share('GET /contacts?ownerId= ÷ ceiling (page of 50)', 'GET /contacts?ownerId=', 'ceiling: bare Fastify, page of 50', 0.4);
+  share('POST /contacts/search ÷ ceiling (page of 50)', 'POST /contacts/search', 'ceiling: bare Fastify, page of 50', 0.4);
+  const create = find('POST /contacts (unique');
+  if (create) {
+    // By CPU: the creates per second one server core would answer.
+    const perCore = create.serverCpuMicrosPerRequest ? 1e6 / create.serverCpuMicrosPerRequest : undefined;
+    out.push({
+      name: 'POST /contacts (req/s)',
+      target: '≥ 3,000 req/s',
+      byRequestsPerSec: { value: create.requestsPerSec, met: create.requestsPerSec >= 3_000 },
+      byServerCpu: perCore === undefined ? undefined : { value: perCore, met: perCore >= 3_000 },
+    });
+  }
+  const shallow = find('GET /contacts cursor page at depth 100');
+  const deep = results.find((r) => r.name.startsWith('GET /contacts cursor page at depth') && r !== shallow);
+  if (shallow && deep) {
+    // How much dearer the deep page is: time per request (req/s inverted) and CPU per request.
+    const rps = shallow.requestsPerSec / deep.requestsPerSec;
+    const cpu = shallow.serverCpuMicrosPerRequest && deep.serverCpuMicrosPerRequest ? deep.serverCpuMicrosPerRequest / shallow.serverCpuMicrosPerRequest : undefined;
+    out.push({
+      name: `${deep.name.replace('GET /contacts cursor page at ', 'cursor page at ')} ÷ depth 100 (cost)`,
+      target: '≤ 1.5×',
+      byRequestsPerSec: { value: rps, met: rps <= 1.5 },
+      byServerCpu: cpu === undefined ? undefined : { value: cpu, met: cpu <= 1.5 },
+    });
+  }
+  return out;
+}
+
+function formatRatio(r: Ratio, v: { value: number; met: boolean } | undefined): string {
+  if (!v) return '?';
+  const n = r.target.endsWith('%') ? `${(v.value * 100).toFixed(1)} %` : r.target.endsWith('req/s') ? `${Math.round(v.value).toLocaleString('en')} req/s` : `${v.value.toFixed(2)}×`;
+  return `${n} ${v.met ? 'met' : 'MISSED'}`;
+}
+
+/** A markdown table: a header row, then rows of cells. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const num = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '?' : String(x));
+
+function resultsTable(results: Result[]): string {
+  return table(
+    ['scenario', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99/p50', 'non-2xx', 'timeouts', 'server µs/req', 'server cores', 'RSS MiB', 'loadgen cores', 'machine busy'],
+    results.map((r) => [
+      r.name,
+      String(r.connections),
+      String(r.requestsPerSec),
+      String(r.latencyP50),
+      String(r.latencyP99),
+      String(r.latencyMax),
+      num(p99OverP50(r)),
+      String(r.non2xx + r.errors - r.timeouts),
+      String(r.timeouts),
+      num(r.serverCpuMicrosPerRequest),
+      num(r.serverCpuShare),
+      num(r.rssMiB),
+      num(r.machine?.benchCores),
+      r.machine ? `${r.machine.busyCores}/${r.machine.cores}` : '?',
+    ]),
+  );
+}
+
+function ratiosTable(rs: Ratio[]): string {
+  return table(['ratio', 'target', 'by req/s', 'by server CPU per request'], rs.map((r) => [r.name, r.target, formatRatio(r, r.byRequestsPerSec), formatRatio(r, r.byServerCpu)]));
+}
+
+function tailsTable(tails: Result[]): string {
+  return table(
+    ['scenario (1 connection)', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99/p50 (target ≤ 3)', 'server µs/req'],
+    tails.map((r) => {
+      const q = p99OverP50(r);
+      return [r.name, String(r.requestsPerSec), String(r.latencyP50), String(r.latencyP99), String(r.latencyMax), q === undefined ? '?' : `${q} ${q <= 3 ? 'met' : 'MISSED'}`, num(r.serverCpuMicrosPerRequest)];
+    }),
+  );
+}
 
 /** Databases the bench must never reset (other engineers' test databases). */
 const PROTECTED_DATABASES = new Set(['test', 'test_holes', 'test_filters', 'postgres', 'template0', 'template1']);
@@ -288,8 +317,9 @@ async function main() {
   const databaseUrl = process.env.DATABASE_URL || undefined;
   const redisUrl = databaseUrl ? process.env.REDIS_URL || undefined : undefined;
   const queryTimeoutMs = loadConfig({ QUERY_TIMEOUT_MS: process.env.QUERY_TIMEOUT_MS }).queryTimeoutMs;
+  const loadAvgAtStart = os.loadavg();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'));
-  const counts = args.small ? { companies: 200, contacts: 10_000, deals: 2_000, activities: 5_000 } : DEFAULT_COUNTS;
+  const counts = args.small ? SMALL_COUNTS : args.large ? LARGE_COUNTS : DEFAULT_COUNTS;
   const selected = (name: string) => !args.only || args.only.split(',').some((o) => name.toLowerCase().includes(o.trim().toLowerCase()));
   const wantNoisy = selected('noisy');
   if (databaseUrl) {
@@ -300,12 +330,14 @@ async function main() {
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '' });
   const database = createDatabase(config);
   await migrate(database);
-  const seeded = await seed(database, counts, log);
+  // Bulk inserts on SQLite go through a connection of their own to the file createDatabase opened.
+  const sqliteFile = databaseUrl ? undefined : path.join(dataDir, 'crm.db');
+  const seeded = await seed(database, counts, log, sqliteFile);
   log(`bench: seeded in ${seeded.seconds.toFixed(1)} s`);
   let noisy: NoisySeeded | undefined;
   if (wantNoisy) {
     log(`bench: seeding tenant B of the noisy-neighbour scenario (${counts.contacts} contacts, tags and a multi_select property)…`);
-    noisy = await seedNoisyTenant(database, counts.contacts, log);
+    noisy = await seedNoisyTenant(database, counts.contacts, log, sqliteFile);
     log(`bench: tenant B seeded in ${noisy.seconds.toFixed(1)} s (${noisy.tagLinks} tag links)`);
   }
   await database.close();
@@ -320,19 +352,35 @@ async function main() {
     QUERY_TIMEOUT_MS: String(queryTimeoutMs),
   };
   if (databaseUrl && !process.env.CRM_SECRET_KEY) serverEnv.CRM_SECRET_KEY = randomBytes(32).toString('hex');
-  const cursors: Cursors = { shallow: '', deep: '' };
-  const all = scenarios(seeded, cursors).filter((sc) => selected(sc.name));
+  const data: ScenarioData = {
+    users: seeded.users,
+    pipelineId: seeded.pipelineId,
+    contactIds: seeded.contactIds,
+    companyIds: seeded.companyIds,
+    dealIds: seeded.dealIds,
+    cursors: { shallow: '', deep: '', deepDepth: deepCursorDepth(counts.contacts) },
+  };
+  const all = scenarios(data).filter((sc) => selected(sc.name));
   const results: Result[] = [];
+  const tails: Result[] = [];
   const profileDir = path.join(ROOT, '.bench/profiles');
   let noisyReport: NoisyReport | undefined;
+  let rssMiBAfterAll: number | undefined;
 
   let api = await startProcess([CLI, 'serve'], serverEnv, '/healthz');
-  const sample = await fetch(`${api.url}/api/v1/contacts/${seeded.contactIds[0]}`, { headers: { 'x-api-key': seeded.key } });
-  if (sample.status !== 200) throw new Error(`GET /contacts/:id answered ${sample.status}: ${await sample.text()}`);
-  const bodyFile = path.join(dataDir, 'ceiling-body.json');
-  writeFileSync(bodyFile, await sample.text());
-  const ceiling = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], { CEILING_BODY_FILE: bodyFile }, `/api/v1/contacts/x`);
-  if (all.some((sc) => sc.name.includes('cursor page'))) Object.assign(cursors, await walkCursors(api.url, seeded.key, seeded.counts.contacts));
+  // The ceiling answers with the very JSON of the real server: a contact, and the first page of 50.
+  const ceilingEnv: Record<string, string> = {};
+  for (const [env, p] of [['CEILING_BODY_FILE', `/api/v1/contacts/${seeded.contactIds[0]}`], ['CEILING_LIST_FILE', '/api/v1/contacts?pageSize=50']]) {
+    const sample = await fetch(api.url + p, { headers: { 'x-api-key': seeded.key } });
+    if (sample.status !== 200) throw new Error(`GET ${p} answered ${sample.status}: ${await sample.text()}`);
+    ceilingEnv[env] = path.join(dataDir, `${env.toLowerCase()}.json`);
+    writeFileSync(ceilingEnv[env], await sample.text());
+  }
+  const ceiling = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
+  if (all.some((sc) => sc.name.includes('cursor page'))) Object.assign(data.cursors, await walkCursors(api.url, seeded.key, data.cursors.deepDepth));
+  // What each load generator reads (ids, cursors): written once, after the cursor walk.
+  const dataFile = path.join(dataDir, 'scenario-data.json');
+  writeFileSync(dataFile, JSON.stringify(data));
 
   try {
     for (const sc of all) {
@@ -343,18 +391,25 @@ async function main() {
         api = await startProcess(['--cpu-prof', `--cpu-prof-dir=${profileDir}`, CLI, 'serve'], serverEnv, '/healthz');
       }
       const target = sc.target === 'ceiling' ? ceiling : api;
-      const counter = { i: 0 };
-      if (WARMUP > 0) await drive(target.url, sc, seeded.key, WARMUP, counter);
-      const r = await drive(target.url, sc, seeded.key, DURATION, counter, target.proc.pid);
+      const phases: LoadPhase[] = [{ connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: DURATION }];
+      if (args.tails) phases.push({ connections: 1, duration: TAIL_DURATION });
+      const [r, tail] = await drive(target, sc, seeded.key, dataFile, phases);
       results.push(r);
-      log(`  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, machine busy ${r.machine?.busyCores ?? '?'}/${r.machine?.cores ?? '?'} cores (bench ${r.machine?.benchCores ?? '?'}), non-2xx ${r.non2xx}, errors ${r.errors}`);
+      log(`  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, machine busy ${r.machine?.busyCores ?? '?'}/${r.machine?.cores ?? '?'} cores (load generator ${r.machine?.benchCores ?? '?'}), non-2xx ${r.non2xx}, errors ${r.errors}`);
       if (r.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
+      if (tail) {
+        tails.push(tail);
+        log(`    1 connection: ${tail.requestsPerSec} req/s, p50 ${tail.latencyP50} ms, p99 ${tail.latencyP99} ms, max ${tail.latencyMax} ms, p99/p50 ${p99OverP50(tail) ?? '?'}`);
+        if (tail.non2xx > 0) log(`    status codes: ${JSON.stringify(tail.statusCodes)}`);
+      }
       if (profiling) {
         await api.stop(); // the profile is written at exit
         log(`    CPU profile written to ${profileDir}`);
         api = await startProcess([CLI, 'serve'], serverEnv, '/healthz');
       }
     }
+    // What the server holds once every scenario has run through it (before the noisy scenario restarts it).
+    if (all.some((sc) => sc.target === 'api')) rssMiBAfterAll = round1(treeRssMiB(api.proc.pid));
     if (noisy) {
       // A fresh server: the scenarios above leave caches and read processes in states of their own.
       await api.stop();
@@ -363,6 +418,7 @@ async function main() {
       noisyReport = await runNoisy({ url: api.url, pid: api.proc.pid, aKey: seeded.key, aContactIds: seeded.contactIds, b: noisy, duration: DURATION, warmup: WARMUP, queryTimeoutMs, log });
       const phaseRow = (name: string, p: NoisyReport['aAlone']): Result => ({
         name,
+        connections: 8,
         requestsPerSec: p.all.requestsPerSec,
         serverCpuMicrosPerRequest: p.serverCpuMicrosPerRequest,
         serverCpuShare: p.serverCpuShare,
@@ -388,38 +444,31 @@ async function main() {
     if (!args.keep) rmSync(dataDir, { recursive: true, force: true });
   }
 
-  const ceil = results.find((r) => r.name.startsWith('ceiling'));
-  const byId = results.find((r) => r.name === 'GET /contacts/:id');
-  const ratio = ceil && byId ? byId.requestsPerSec / ceil.requestsPerSec : undefined;
-  // The same ratio from server CPU per request: what each server could do with a core of its own.
-  const cpuRatio = ceil?.serverCpuMicrosPerRequest && byId?.serverCpuMicrosPerRequest ? ceil.serverCpuMicrosPerRequest / byId.serverCpuMicrosPerRequest : undefined;
+  const rs = ratios(results);
+  const rssMet = rssMiBAfterAll === undefined ? undefined : rssMiBAfterAll < 200;
+  const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAvgAtStart, loadAvgAtEnd: os.loadavg() };
+  const databaseLabel = databaseUrl ? `PostgreSQL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}), Redis ${redisUrl ? 'yes' : 'no'}` : 'SQLite (WAL, temporary DATA_DIR)';
   const report = {
     date: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAvgAtEnd: os.loadavg() },
-    settings: { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, database: databaseUrl ? 'postgres' : 'sqlite', redis: Boolean(redisUrl), queryTimeoutMs, counts },
+    machine,
+    settings: { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, tailSeconds: args.tails ? TAIL_DURATION : undefined, database: databaseUrl ? 'postgres' : 'sqlite', redis: Boolean(redisUrl), queryTimeoutMs, counts, deepCursorDepth: data.cursors.deepDepth },
     seedSeconds: seeded.seconds,
     noisySeedSeconds: noisy?.seconds,
     results,
+    tails,
+    ratios: rs,
+    rssMiBAfterAll,
     noisy: noisyReport,
-    contactByIdToCeiling: ratio,
-    contactByIdToCeilingByServerCpu: cpuRatio,
   };
   writeFileSync(path.join(ROOT, 'bench/results.json'), JSON.stringify(report, null, 2) + '\n');
 
-  const pad = (s: string, n: number) => s.padEnd(n);
-  const lines = [
-    `| ${pad('scenario', 46)} | ${pad('req/s', 7)} | ${pad('p50 ms', 6)} | ${pad('p99 ms', 6)} | ${pad('max ms', 6)} | server µs/req | RSS MiB | non-2xx | timeouts |`,
-    `|${'-'.repeat(48)}|${'-'.repeat(9)}|${'-'.repeat(8)}|${'-'.repeat(8)}|${'-'.repeat(8)}|---------------|---------|---------|----------|`,
-    ...results.map(
-      (r) =>
-        `| ${pad(r.name, 46)} | ${pad(String(r.requestsPerSec), 7)} | ${pad(String(r.latencyP50), 6)} | ${pad(String(r.latencyP99), 6)} | ${pad(String(r.latencyMax), 6)} | ${pad(String(r.serverCpuMicrosPerRequest ?? '?'), 13)} | ${pad(String(r.rssMiB ?? '?'), 7)} | ${pad(String(r.non2xx + r.errors - r.timeouts), 7)} | ${pad(String(r.timeouts), 8)} |`,
-    ),
-  ];
-  process.stdout.write(lines.join('\n') + '\n');
-  if (ratio !== undefined) process.stdout.write(`\nGET /contacts/:id = ${(ratio * 100).toFixed(1)}% of the ceiling's req/s (target ≥ 50%)\n`);
-  if (cpuRatio !== undefined) process.stdout.write(`GET /contacts/:id = ${(cpuRatio * 100).toFixed(1)}% of the ceiling by server CPU per request\n`);
+  const out: string[] = [resultsTable(results)];
+  if (rs.length) out.push('', ratiosTable(rs));
+  if (tails.length) out.push('', tailsTable(tails));
+  if (rssMiBAfterAll !== undefined) out.push('', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'})`);
   const batch = results.find((r) => r.name.startsWith('POST /contacts/batch/create'));
-  if (batch) process.stdout.write(`batch/create: ${batch.requestsPerSec * 100} contacts/s with their events (target ≥ 10,000 on SQLite)\n`);
+  if (batch) out.push(`batch/create: ${batch.requestsPerSec * 100} contacts/s with their events (target ≥ 10,000 on SQLite)`);
+  process.stdout.write(out.join('\n') + '\n');
   if (noisyReport) {
     const n = noisyReport;
     const ph = (p: NoisyReport['aAlone']) =>
@@ -437,11 +486,29 @@ async function main() {
       ].join('\n'),
     );
   }
-  process.stdout.write(`seeding: ${seeded.seconds.toFixed(1)} s${noisy ? ` + tenant B ${noisy.seconds.toFixed(1)} s` : ''}; report: bench/results.json\n`);
+
+  // The same, ready to paste into bench/RESULTS.md.
+  const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  const md = [
+    `## ${report.date.slice(0, 16).replace('T', ' ')} UTC: \`npm run bench -- ${process.argv.slice(2).join(' ')}\``,
+    '',
+    `- Machine: ${machine.cpus} CPUs (${machine.model}), ${machine.memGiB} GiB, Node ${machine.node.slice(1)}; load average ${la(loadAvgAtStart)} at the start, ${la(machine.loadAvgAtEnd)} at the end.`,
+    `- Database: ${databaseLabel}; server \`crm serve\` (LOG_LEVEL=warn WORKERS=false QUERY_TIMEOUT_MS=${queryTimeoutMs}).`,
+    `- Data: ${counts.contacts.toLocaleString('en')} contacts, ${counts.companies.toLocaleString('en')} companies, ${counts.deals.toLocaleString('en')} deals, ${counts.activities.toLocaleString('en')} activities (3 links each); seeded in ${seeded.seconds.toFixed(1)} s${noisy ? ` (+ tenant B ${noisy.seconds.toFixed(1)} s)` : ''}.`,
+    `- Load: autocannon in a process of its own; ${WARMUP} s warm-up, ${DURATION} s at ${CONNECTIONS} connections${args.tails ? `, then ${TAIL_DURATION} s at 1 connection` : ''}; server CPU and RSS of the server's process tree from /proc.`,
+    '',
+    resultsTable(results),
+    ...(rs.length ? ['', ratiosTable(rs)] : []),
+    ...(tails.length ? ['', tailsTable(tails)] : []),
+    ...(rssMiBAfterAll !== undefined ? ['', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'}).`] : []),
+    '',
+  ].join('\n');
+  writeFileSync(path.join(ROOT, 'bench/results.md'), md);
+  process.stdout.write(`seeding: ${seeded.seconds.toFixed(1)} s${noisy ? ` + tenant B ${noisy.seconds.toFixed(1)} s` : ''}; report: bench/results.json, bench/results.md\n`);
   // Wrong answers (non-2xx) or connection errors fail the run; timeouts (a request queued behind slow ones
   // for more than 10 s) are a measurement of slowness and are reported in the table instead. In the noisy
   // scenario B's 503/429 are expected; an answer past the deadline + 1 s (or any other status) fails it.
-  if (results.some((r) => r.non2xx > 0 || r.errors - r.timeouts > 0)) process.exitCode = 1;
+  if ([...results, ...tails].some((r) => r.non2xx > 0 || r.errors - r.timeouts > 0)) process.exitCode = 1;
   if (noisyReport && !noisyReport.b.withinBound) process.exitCode = 1;
 }
 

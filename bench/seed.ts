@@ -1,12 +1,17 @@
 // Bench data set: one tenant (setup apply), then 100k contacts, 20k deals and 50k activities with three
-// links each, written directly with batched Kysely inserts in a few large transactions (the API would take
-// minutes; the rules do not matter for load). Progress goes to stderr. `seedNoisyTenant` adds tenant B of
-// the noisy-neighbour scenario (bench/noisy.ts).
-import { sql } from 'kysely';
+// links each (`--large`: a million contacts), written directly in bulk (the API would take minutes; the
+// rules do not matter for load): on SQLite prepared statements of a connection of its own in large
+// transactions, on PostgreSQL one `insert … select * from unnest($1::type[], …)` per chunk. Rows are made
+// and written a chunk at a time, so a million contacts are never all in memory. Progress goes to stderr.
+// `seedNoisyTenant` adds tenant B of the noisy-neighbour scenario (bench/noisy.ts).
+import { sql, type Insertable } from 'kysely';
+import type BetterSqlite from 'better-sqlite3';
 import { applySetup } from '../src/admin/setup.js';
 import { CITIES, FIRST_NAMES, LAST_NAMES, Rand, asciiSlug, mobileFor, sampleCompanies } from '../src/admin/demo-data.js';
 import { generateApiKey } from '../src/auth/keys.js';
 import type { Database, Db } from '../src/db/index.js';
+import SqliteDatabase from '../src/db/sqlite-driver.mjs';
+import type { DB } from '../src/db/tables/schema.js';
 import { newId } from '../src/util/ids.js';
 import { withSearchText } from '../src/db/search-text.js';
 
@@ -18,6 +23,10 @@ export interface SeedCounts {
 }
 
 export const DEFAULT_COUNTS: SeedCounts = { companies: 2_000, contacts: 100_000, deals: 20_000, activities: 50_000 };
+/** `--small`: a quick check. */
+export const SMALL_COUNTS: SeedCounts = { companies: 200, contacts: 10_000, deals: 2_000, activities: 5_000 };
+/** `--large`: a million contacts. */
+export const LARGE_COUNTS: SeedCounts = { companies: 10_000, contacts: 1_000_000, deals: 100_000, activities: 100_000 };
 
 export interface Seeded {
   tenantId: string;
@@ -80,17 +89,105 @@ async function insertBenchKey(db: Db, tenantId: string, userId: string, name: st
   return key;
 }
 
-async function batched<T>(db: Db, rows: T[], size: number, insert: (tx: Db, chunk: T[]) => Promise<unknown>) {
-  // One transaction per 20k rows: large enough to be fast, small enough to keep the WAL modest.
-  for (let i = 0; i < rows.length; i += 20_000) {
-    const slice = rows.slice(i, i + 20_000);
-    await db.transaction().execute(async (tx) => {
-      for (let j = 0; j < slice.length; j += size) await insert(tx, slice.slice(j, j + size));
-    });
-  }
+/** Bulk inserts, bypassing Kysely's query building (which cost more than the inserts themselves). */
+interface Bulk {
+  /** `rows` (all with the same columns) in one transaction. */
+  insert<T extends keyof DB & string>(table: T, rows: Insertable<DB[T]>[]): Promise<void>;
+  close(): void;
 }
 
-export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUNTS, progress: (m: string) => void = () => {}): Promise<Seeded> {
+/** Rows per transaction (SQLite) or statement (PostgreSQL): large enough to be fast, small enough to keep the WAL modest. */
+const CHUNK = 20_000;
+
+/**
+ * SQLite: a connection of its own to the server's file (WAL: the migrating connection stays open, idle),
+ * one prepared statement per table, a transaction per call.
+ */
+function sqliteBulk(file: string): Bulk {
+  const raw = new SqliteDatabase(file);
+  raw.pragma('busy_timeout = 5000');
+  // 1 GiB of page cache: the pages of indexes written in random order (ids, e-mails) stay in memory
+  // between transactions instead of being read back from the file.
+  raw.pragma('cache_size = -1048576');
+  // A crash during the seed voids the bench anyway: no sync at each commit.
+  raw.pragma('synchronous = OFF');
+  const statements = new Map<string, BetterSqlite.Statement>();
+  const run = raw.transaction((stmt: BetterSqlite.Statement, rows: object[]) => {
+    for (const r of rows) stmt.run(r);
+  });
+  return {
+    async insert(table, rows) {
+      if (rows.length === 0) return;
+      const cols = Object.keys(rows[0]);
+      const key = `${table}(${cols.join()})`;
+      let stmt = statements.get(key);
+      if (!stmt) {
+        stmt = raw.prepare(`insert into "${table}" (${cols.map((c) => `"${c}"`).join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`);
+        statements.set(key, stmt);
+      }
+      run(stmt, rows);
+    },
+    close: () => raw.close(),
+  };
+}
+
+/** PostgreSQL: one statement per call, a column = one array parameter cast to the column's type. */
+function postgresBulk(database: Database): Bulk {
+  const pool = database.pool!;
+  const types = new Map<string, Map<string, string>>();
+  return {
+    async insert(table, rows) {
+      if (rows.length === 0) return;
+      let t = types.get(table);
+      if (!t) {
+        const r = await pool.query<{ column_name: string; udt_name: string }>('select column_name, udt_name from information_schema.columns where table_schema = current_schema() and table_name = $1', [table]);
+        t = new Map(r.rows.map((c) => [c.column_name, c.udt_name]));
+        types.set(table, t);
+      }
+      const cols = Object.keys(rows[0]);
+      const columns = cols.map((c) => `"${c}"`).join(', ');
+      const arrays = cols.map((c, i) => `$${i + 1}::${t.get(c)}[]`).join(', ');
+      await pool.query(`insert into "${table}" (${columns}) select * from unnest(${arrays})`, cols.map((c) => rows.map((r) => (r as Record<string, unknown>)[c])));
+    },
+    close: () => {},
+  };
+}
+
+/** The bulk writer of `database`; on SQLite `sqliteFile` is its file (DATA_DIR/crm.db). */
+function openBulk(database: Database, sqliteFile: string | undefined): Bulk {
+  if (database.dialect.name === 'postgres') return postgresBulk(database);
+  if (!sqliteFile) throw new Error('seed: the SQLite file is needed for bulk inserts');
+  return sqliteBulk(sqliteFile);
+}
+
+/** Rows of `table` written CHUNK at a time as they are made; `done` writes the rest. */
+function chunked<T extends keyof DB & string>(bulk: Bulk, table: T, onChunk: (written: number) => void = () => {}) {
+  let rows: Insertable<DB[T]>[] = [];
+  let written = 0;
+  const flush = async () => {
+    const r = rows;
+    rows = [];
+    await bulk.insert(table, r);
+    written += r.length;
+    onChunk(written);
+  };
+  return {
+    async add(row: Insertable<DB[T]>) {
+      rows.push(row);
+      if (rows.length >= CHUNK) await flush();
+    },
+    async done() {
+      if (rows.length) await flush();
+      return written;
+    },
+  };
+}
+
+/**
+ * Seeds the bench tenant. `sqliteFile`: the SQLite database's file (bulk inserts go through a connection of
+ * their own); unused on PostgreSQL.
+ */
+export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUNTS, progress: (m: string) => void = () => {}, sqliteFile?: string): Promise<Seeded> {
   const started = Date.now();
   const db = database.db;
   const rand = new Rand(7);
@@ -99,10 +196,11 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
   const users = ['u1', 'u2', 'u3', 'u4'].map((r) => setup.refs[r]);
   const stageIds = ['s1', 's2', 's3', 's4', 'won', 'lost'].map((r) => setup.refs[r]);
   const key = await insertBenchKey(db, tenantId, users[0], 'Bench');
+  const bulk = openBulk(database, sqliteFile);
 
   // Tags (five, a third of the contacts and deals carry one or two).
   const tagIds = ['Cliente', 'Prospect', 'Parceiro', 'VIP', 'Inativo'].map((name) => withSearchText('tags', { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#e53935', created_at: iso(0, 1), updated_at: iso(0, 1) }));
-  await db.insertInto('tags').values(tagIds).execute();
+  await bulk.insert('tags', tagIds);
 
   // Rows carry the search column the repos would write (db/search-text.ts).
   const companies = sampleCompanies(rand, counts.companies).map((c, i) => withSearchText('companies', {
@@ -120,20 +218,35 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     updated_at: iso(i, counts.companies),
     deleted_at: null,
   }));
-  await batched(db, companies, 500, (tx, chunk) => tx.insertInto('companies').values(chunk).execute());
+  for (let i = 0; i < companies.length; i += CHUNK) await bulk.insert('companies', companies.slice(i, i + CHUNK));
   progress(`  companies: ${companies.length}`);
 
-  const contacts = Array.from({ length: counts.contacts }, (_, i) => {
-    const first = rand.pick(FIRST_NAMES);
-    const last = rand.pick(LAST_NAMES);
-    const company = rand.chance(0.7) ? companies[rand.int(0, companies.length - 1)] : undefined;
+  // What the deals need of each contact, by index (first and last name, company; -1 for none), instead of the rows.
+  const contactIds: string[] = new Array(counts.contacts);
+  const contactFirst = new Uint16Array(counts.contacts);
+  const contactLast = new Uint16Array(counts.contacts);
+  const contactCompany = new Int32Array(counts.contacts);
+  const contactRows = chunked(bulk, 'contacts', (n) => {
+    if (n % 100_000 === 0 || n === counts.contacts) progress(`  contacts: ${n}/${counts.contacts}`);
+  });
+  for (let i = 0; i < counts.contacts; i++) {
+    // rand.int over the list's indexes draws what rand.pick would: the same data set as picking the names.
+    const f = rand.int(0, FIRST_NAMES.length - 1);
+    const l = rand.int(0, LAST_NAMES.length - 1);
+    const c = rand.chance(0.7) ? rand.int(0, companies.length - 1) : -1;
+    const company = c >= 0 ? companies[c] : undefined;
     const domain = company?.domain ?? 'gmail.com';
-    return withSearchText('contacts', {
+    const id = newId('con');
+    contactIds[i] = id;
+    contactFirst[i] = f;
+    contactLast[i] = l;
+    contactCompany[i] = c;
+    await contactRows.add(withSearchText('contacts', {
       tenant_id: tenantId,
-      id: newId('con'),
-      first_name: first,
-      last_name: last,
-      email: `${asciiSlug(first)}.${asciiSlug(last)}.${i}@${domain}`,
+      id,
+      first_name: FIRST_NAMES[f],
+      last_name: LAST_NAMES[l],
+      email: `${asciiSlug(FIRST_NAMES[f])}.${asciiSlug(LAST_NAMES[l])}.${i}@${domain}`,
       phone: mobileFor(i, rand.pick(CITIES).ddd),
       company_id: company?.id ?? null,
       owner_id: users[i % users.length],
@@ -142,28 +255,31 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
       created_at: iso(i, counts.contacts),
       updated_at: iso(i, counts.contacts),
       deleted_at: null,
-    });
-  });
-  for (let i = 0; i < contacts.length; i += 20_000) {
-    await batched(db, contacts.slice(i, i + 20_000), 1_000, (tx, chunk) => tx.insertInto('contacts').values(chunk).execute());
-    progress(`  contacts: ${Math.min(i + 20_000, contacts.length)}/${contacts.length}`);
+    }));
   }
+  await contactRows.done();
 
-  const deals = Array.from({ length: counts.deals }, (_, i) => {
+  const dealIds: string[] = new Array(counts.deals);
+  /** The contact of each deal, by index. */
+  const dealContact = new Int32Array(counts.deals);
+  const dealRows = chunked(bulk, 'deals');
+  for (let i = 0; i < counts.deals; i++) {
     const stage = rand.int(0, stageIds.length - 1);
-    const contact = contacts[rand.int(0, contacts.length - 1)];
+    const k = rand.int(0, counts.contacts - 1);
     const won = stage === 4;
     const lost = stage === 5;
-    return withSearchText('deals', {
+    dealIds[i] = newId('deal');
+    dealContact[i] = k;
+    await dealRows.add(withSearchText('deals', {
       tenant_id: tenantId,
-      id: newId('deal'),
-      title: `Contrato ${i + 1} — ${contact.first_name} ${contact.last_name}`,
+      id: dealIds[i],
+      title: `Contrato ${i + 1} — ${FIRST_NAMES[contactFirst[k]]} ${LAST_NAMES[contactLast[k]]}`,
       pipeline_id: setup.refs.sales,
       stage_id: stageIds[stage],
       value_cents: rand.int(1_000, 5_000_000) * 100,
       currency: 'BRL',
-      contact_id: contact.id,
-      company_id: contact.company_id,
+      contact_id: contactIds[k],
+      company_id: contactCompany[k] >= 0 ? companies[contactCompany[k]].id : null,
       owner_id: users[i % users.length],
       expected_close_date: iso(i, counts.deals).slice(0, 10),
       custom_properties: '{}',
@@ -175,20 +291,19 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
       created_at: iso(i, counts.deals),
       updated_at: iso(i, counts.deals),
       deleted_at: null,
-    });
-  });
-  await batched(db, deals, 1_000, (tx, chunk) => tx.insertInto('deals').values(chunk).execute());
-  progress(`  deals: ${deals.length}`);
+    }));
+  }
+  await dealRows.done();
+  progress(`  deals: ${counts.deals}`);
 
-  const tagRows: { tenant_id: string; object_type: string; object_id: string; tag_id: string }[] = [];
-  for (const [objectType, rows] of [['contact', contacts], ['deal', deals]] as const) {
-    for (const r of rows) {
+  const tagRows = chunked(bulk, 'record_tags');
+  for (const [objectType, ids] of [['contact', contactIds], ['deal', dealIds]] as const) {
+    for (const id of ids) {
       if (!rand.chance(1 / 3)) continue;
-      for (const t of rand.sample(tagIds, rand.int(1, 2))) tagRows.push({ tenant_id: tenantId, object_type: objectType, object_id: r.id, tag_id: t.id });
+      for (const t of rand.sample(tagIds, rand.int(1, 2))) await tagRows.add({ tenant_id: tenantId, object_type: objectType, object_id: id, tag_id: t.id });
     }
   }
-  await batched(db, tagRows, 2_000, (tx, chunk) => tx.insertInto('record_tags').values(chunk).execute());
-  progress(`  tag links: ${tagRows.length}`);
+  progress(`  tag links: ${await tagRows.done()}`);
 
   const TYPES = ['task', 'call', 'email', 'meeting', 'note', 'whatsapp', 'linkedin', 'custom'];
   const activities = Array.from({ length: counts.activities }, (_, i) => {
@@ -210,23 +325,23 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
       updated_at: iso(i, counts.activities),
     };
   });
-  await batched(db, activities, 1_000, (tx, chunk) => tx.insertInto('activities').values(chunk).execute());
-  const links = activities.flatMap((a) => {
-    const deal = deals[rand.int(0, deals.length - 1)];
+  for (let i = 0; i < activities.length; i += CHUNK) await bulk.insert('activities', activities.slice(i, i + CHUNK));
+  const links = chunked(bulk, 'activity_links');
+  for (const a of activities) {
+    const d = rand.int(0, counts.deals - 1);
     const company = companies[rand.int(0, companies.length - 1)];
-    return [
-      { tenant_id: tenantId, activity_id: a.id, object_type: 'contact', object_id: deal.contact_id, position: 0 },
-      { tenant_id: tenantId, activity_id: a.id, object_type: 'company', object_id: deal.company_id ?? company.id, position: 0 },
-      { tenant_id: tenantId, activity_id: a.id, object_type: 'deal', object_id: deal.id, position: 0 },
-    ];
-  });
-  await batched(db, links, 2_000, (tx, chunk) => tx.insertInto('activity_links').values(chunk).execute());
-  progress(`  activities: ${activities.length} (${links.length} links)`);
+    const k = dealContact[d];
+    await links.add({ tenant_id: tenantId, activity_id: a.id, object_type: 'contact', object_id: contactIds[k], position: 0 });
+    await links.add({ tenant_id: tenantId, activity_id: a.id, object_type: 'company', object_id: contactCompany[k] >= 0 ? companies[contactCompany[k]].id : company.id, position: 0 });
+    await links.add({ tenant_id: tenantId, activity_id: a.id, object_type: 'deal', object_id: dealIds[d], position: 0 });
+  }
+  progress(`  activities: ${activities.length} (${await links.done()} links)`);
+  bulk.close();
 
-  // NOTE: no ANALYZE on SQLite. The service never runs it, and better-sqlite3 builds SQLite with STAT4:
-  // once sqlite_stat4 has rows, every statement whose plan may depend on its bound values is re-planned
-  // on each execution (that tripled the cost of the tag lookup of a point read). PostgreSQL analyzes
-  // on its own (autovacuum); doing it now just makes the first minutes representative.
+  // NOTE: no ANALYZE here on SQLite: `crm serve` runs its own at start and hourly (Database.optimize: a
+  // sampled ANALYZE without sqlite_stat4), so the bench server plans with what a production one would.
+  // PostgreSQL's server leaves statistics to autovacuum, which analyzes a table after this many inserts
+  // anyway; doing it now just makes the first minutes representative.
   if (database.dialect.name === 'postgres') await sql`analyze`.execute(db);
 
   return {
@@ -235,9 +350,9 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     users,
     pipelineId: setup.refs.sales,
     stageIds,
-    contactIds: contacts.map((c) => c.id),
+    contactIds,
     companyIds: companies.map((c) => c.id),
-    dealIds: deals.map((d) => d.id),
+    dealIds,
     counts,
     seconds: (Date.now() - started) / 1000,
   };
@@ -266,7 +381,8 @@ export interface NoisySeeded {
 export const NOISY_TAGS = 200;
 export const NOISY_OPTIONS = 100;
 
-export async function seedNoisyTenant(database: Database, contactsCount: number, progress: (m: string) => void = () => {}): Promise<NoisySeeded> {
+/** Seeds tenant B; `sqliteFile` as for `seed`. */
+export async function seedNoisyTenant(database: Database, contactsCount: number, progress: (m: string) => void = () => {}, sqliteFile?: string): Promise<NoisySeeded> {
   const started = Date.now();
   const db = database.db;
   const rand = new Rand(11);
@@ -292,11 +408,12 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
     const name = `Etiqueta ${String(i + 1).padStart(3, '0')}`;
     return withSearchText('tags', { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#1e88e5', created_at: iso(0, 1), updated_at: iso(0, 1) });
   });
-  await db.insertInto('tags').values(tags).execute();
+  const bulk = openBulk(database, sqliteFile);
+  await bulk.insert('tags', tags);
 
   const NOTES = ['Ligar na segunda', 'Pediu proposta', 'Sem interesse no momento', 'Cliente antigo', 'Indicação de parceiro', 'Retornar em março'];
-  const tagRows: { tenant_id: string; object_type: string; object_id: string; tag_id: string }[] = [];
-  let contacts = [];
+  const tagRows = chunked(bulk, 'record_tags');
+  const contacts = chunked(bulk, 'contacts', (n) => progress(`  tenant B contacts: ${n}/${contactsCount}`));
   for (let i = 0; i < contactsCount; i++) {
     const first = rand.pick(FIRST_NAMES);
     const last = rand.pick(LAST_NAMES);
@@ -304,8 +421,8 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
     const picked = rand.sample(options, rand.int(0, 5)).map((o) => o.value);
     const custom: Record<string, unknown> = { [textPropertyId]: `${rand.pick(NOTES)} (${i})` };
     if (picked.length > 0) custom[multiSelectId] = picked;
-    for (const t of rand.sample(tags, rand.int(0, 5))) tagRows.push({ tenant_id: tenantId, object_type: 'contact', object_id: id, tag_id: t.id });
-    contacts.push(withSearchText('contacts', {
+    for (const t of rand.sample(tags, rand.int(0, 5))) await tagRows.add({ tenant_id: tenantId, object_type: 'contact', object_id: id, tag_id: t.id });
+    await contacts.add(withSearchText('contacts', {
       tenant_id: tenantId,
       id,
       first_name: first,
@@ -320,14 +437,11 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
       updated_at: iso(i, contactsCount),
       deleted_at: null,
     }));
-    if (contacts.length === 20_000 || i === contactsCount - 1) {
-      await batched(db, contacts, 1_000, (tx, chunk) => tx.insertInto('contacts').values(chunk).execute());
-      progress(`  tenant B contacts: ${i + 1}/${contactsCount}`);
-      contacts = [];
-    }
   }
-  await batched(db, tagRows, 2_000, (tx, chunk) => tx.insertInto('record_tags').values(chunk).execute());
-  progress(`  tenant B tag links: ${tagRows.length}`);
+  await contacts.done();
+  const tagLinks = await tagRows.done();
+  progress(`  tenant B tag links: ${tagLinks}`);
+  bulk.close();
   if (database.dialect.name === 'postgres') await sql`analyze`.execute(db);
 
   return {
@@ -338,7 +452,7 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
     multiSelectOptions: options.map((o) => o.value),
     textPropertyId,
     contacts: contactsCount,
-    tagLinks: tagRows.length,
+    tagLinks,
     seconds: (Date.now() - started) / 1000,
   };
 }
