@@ -116,7 +116,7 @@ export const authPlugin = fp<AuthOptions>(
         : new ApiError(401, code, 'The API key is invalid, revoked or expired');
     };
 
-    async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    async function authenticate(req: FastifyRequest, reply: FastifyReply, required: readonly string[] | undefined): Promise<void> {
       const header = req.headers['x-api-key'];
       const key = Array.isArray(header) ? header[0] : header;
       if (!key) return rejectAuth(req, 'missing_api_key');
@@ -147,7 +147,6 @@ export const authPlugin = fp<AuthOptions>(
         );
       }
 
-      const required = req.routeOptions.config.scopes;
       if (!required || required.length === 0) throw new ApiError(403, 'forbidden', 'This endpoint is not available to API keys');
       const missing = missingScopes(required, principal.scopes);
       if (missing.length > 0) {
@@ -161,7 +160,9 @@ export const authPlugin = fp<AuthOptions>(
     app.addHook('onRoute', (route) => {
       if (!route.url.startsWith('/api/v1/') || route.config?.public) return;
       const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
-      route.onRequest = [authenticate, ...existing];
+      // The route's scopes are read here, once: req.routeOptions builds a new object on every access.
+      const required = route.config?.scopes;
+      route.onRequest = [(req: FastifyRequest, reply: FastifyReply) => authenticate(req, reply, required), ...existing];
     });
   },
   { name: 'auth' },
