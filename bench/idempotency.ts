@@ -44,7 +44,7 @@ const counts = { ...DEFAULT_COUNTS, contacts, companies: Math.max(100, contacts 
 const config = loadConfig({ DATA_DIR: dataDir });
 const database = createDatabase(config);
 await migrate(database);
-const seeded = await seed(database, counts, () => {});
+const seeded = await seed(database, counts, () => {}, path.join(dataDir, 'crm.db'));
 await database.close();
 say(`seeded ${contacts} contacts in ${seeded.seconds.toFixed(1)} s`);
 
