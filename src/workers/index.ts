@@ -25,16 +25,23 @@ export function registerLoop(f: LoopFactory): void {
 
 /**
  * A loop that runs `pass` at once, then `intervalMs` after each pass ends (passes never overlap); a
- * failed pass is logged and the next one runs on time. Stopping waits for the pass in hand.
+ * failed pass is logged and the next one runs on time. Stopping aborts `signal` and waits for the pass in
+ * hand: a pass made of many short steps (retention's batches) checks it between steps, so a backlog of
+ * hours never holds a shutdown past its deadline.
  */
-export function registerIntervalLoop(name: string, intervalMs: (config: Config) => number, pass: (deps: WorkerDeps) => Promise<void>): void {
+export function registerIntervalLoop(
+  name: string,
+  intervalMs: (config: Config) => number,
+  pass: (deps: WorkerDeps, signal: AbortSignal) => Promise<void>,
+): void {
   registerLoop((deps) => {
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     let current: Promise<void> | undefined;
+    const stopping = new AbortController();
     const run = () => {
       timer = undefined;
-      current = pass(deps)
+      current = pass(deps, stopping.signal)
         .catch((err) => deps.log.error({ err }, `${name} pass failed`))
         .finally(() => {
           current = undefined;
@@ -47,6 +54,7 @@ export function registerIntervalLoop(name: string, intervalMs: (config: Config) 
       name,
       async stop() {
         stopped = true;
+        stopping.abort();
         if (timer) clearTimeout(timer);
         await current;
       },

@@ -33,7 +33,7 @@ const POSTGRES_BATCH = 500;
  */
 export async function retentionPass(
   database: Database,
-  opts: { eventRetentionDays: number; deliveryRetentionDays: number; batch?: number; now?: number },
+  opts: { eventRetentionDays: number; deliveryRetentionDays: number; batch?: number; now?: number; signal?: AbortSignal },
 ): Promise<RetentionResult> {
   const now = opts.now ?? Date.now();
   const sqlite = database.dialect.name === 'sqlite';
@@ -57,6 +57,8 @@ export async function retentionPass(
       });
       out[kind] += n;
       if (n < batch) break;
+      // The rest waits for the next pass: a stop (or a shutdown) does not wait for a whole backlog.
+      if (opts.signal?.aborted) return out;
       if (fixed === undefined) {
         if (took > SQLITE_BATCH_BUDGET_MS) batch = Math.max(SQLITE_MIN_BATCH, Math.floor(batch / 2));
         else if (took < SQLITE_BATCH_BUDGET_MS / 2) batch = Math.min(SQLITE_MAX_BATCH, Math.ceil(batch * 1.25));
@@ -67,7 +69,7 @@ export async function retentionPass(
   return out;
 }
 
-registerIntervalLoop('retention', (config) => config.retentionIntervalMs, async ({ database, config, log }) => {
-  const r = await retentionPass(database, { eventRetentionDays: config.eventRetentionDays, deliveryRetentionDays: config.deliveryRetentionDays });
+registerIntervalLoop('retention', (config) => config.retentionIntervalMs, async ({ database, config, log }, signal) => {
+  const r = await retentionPass(database, { eventRetentionDays: config.eventRetentionDays, deliveryRetentionDays: config.deliveryRetentionDays, signal });
   if (r.deliveries || r.events) log.debug(r, 'events and deliveries past their retention deleted');
 });

@@ -81,6 +81,31 @@ test('a retention pass deletes old events and finished deliveries in batches, ke
   assert.equal(gone.body.field, 'after');
 });
 
+test('a pass that is told to stop ends after the batch in hand; the next pass deletes the rest', async () => {
+  const ten = await newTenant(t);
+  const { db } = t.database;
+  const rows = Array.from({ length: 30 }, (_, i) => ({
+    tenant_id: ten.tenantId,
+    id: `evt_stop_${ten.tenantId}_${i}`,
+    type: 'contact.created',
+    payload: JSON.stringify({ event: 'contact.created', tenantId: ten.tenantId, timestamp: ago(40), data: { contact: { id: `ct_${i}` } } }),
+    created_at: ago(40 - i / 1000),
+  }));
+  await db.insertInto('events').values(rows).execute();
+  const left = async () => (await db.selectFrom('events').select('id').where('tenant_id', '=', ten.tenantId).execute()).length;
+
+  // A shutdown aborts the signal: the pass returns after one batch instead of working through the backlog.
+  const stopped = new AbortController();
+  stopped.abort();
+  const r = await retentionPass(t.database, { eventRetentionDays: 30, deliveryRetentionDays: 30, batch: 7, signal: stopped.signal });
+  assert.equal(r.events, 7, JSON.stringify(r));
+  assert.equal(await left(), 23);
+
+  const rest = await retentionPass(t.database, { eventRetentionDays: 30, deliveryRetentionDays: 30, batch: 7 });
+  assert.ok(rest.events >= 23, JSON.stringify(rest));
+  assert.equal(await left(), 0);
+});
+
 test('retention settings: EVENT_RETENTION_DAYS (default 30); DELIVERY_RETENTION_DAYS follows it unless set', () => {
   assert.equal(loadConfig({}).eventRetentionDays, 30);
   assert.equal(loadConfig({}).deliveryRetentionDays, 30);
