@@ -26,8 +26,10 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     (app?.log ?? log).info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
+    // Which step the stop is in, so that a forced exit says what held it.
+    let step = 'drain';
     const force = setTimeout(() => {
-      (app?.log ?? log).error('shutdown took too long; exiting');
+      (app?.log ?? log).error({ step }, 'shutdown took too long; exiting');
       process.exit(1);
     }, FORCE_EXIT_MS);
     force.unref();
@@ -45,10 +47,13 @@ export async function serve(config: Config): Promise<void> {
         // Only idle sockets are closed: one with a request under way is left to finish it.
         const sweep = setInterval(() => app?.server.closeIdleConnections(), 100);
         sweep.unref();
+        step = 'requests in flight';
         await app.close();
         clearInterval(sweep);
       }
+      step = 'background workers';
       await workers?.stop();
+      step = 'database';
       await database.close();
       process.exit(0);
     } catch (err) {
