@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { treeCpuSeconds } from './proc.js';
-import { openConnections } from './raw-http.js';
+import { openConnections, quantile } from './raw-http.js';
 import { DEFAULT_COUNTS, seed } from './seed.js';
 import { CLI, startProcess } from './serve.js';
 
@@ -102,7 +102,7 @@ try {
   const report = (k: Kind) => {
     const t = tally[k];
     const sorted = t.micros.sort((a, b) => a - b);
-    const pct = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] / 1000).toFixed(1);
+    const pct = (q: number) => (quantile(sorted, q) / 1000).toFixed(1);
     return { rps: (t.requests / t.ms) * 1000, cpuMicros: (t.cpu / t.requests) * 1e6, p50: pct(0.5), p99: pct(0.99), non2xx: t.non2xx };
   };
   if (args.only) {

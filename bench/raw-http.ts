@@ -80,3 +80,8 @@ export class RawConnection {
 export function openConnections(port: number, n: number): Promise<RawConnection[]> {
   return Promise.all(Array.from({ length: n }, () => RawConnection.open(port)));
 }
+
+/** The q-th quantile of ascending `sorted` values (the value below which a share q of them lie). */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/index.js';
-import { openConnections } from './raw-http.js';
+import { openConnections, quantile } from './raw-http.js';
 import { CLI, crmSetup, startProcess } from './serve.js';
 
 const { values: args } = parseArgs({
@@ -109,7 +109,7 @@ async function load(ids: string[], until: () => boolean): Promise<Sample> {
   );
   for (const c of conns) c.close();
   micros.sort((x, y) => x - y);
-  const pct = (q: number) => Math.round(micros[Math.min(micros.length - 1, Math.floor(q * micros.length))]);
+  const pct = (q: number) => Math.round(quantile(micros, q));
   return { requests: micros.length, p50: pct(0.5), p99: pct(0.99), max: Math.round(micros[micros.length - 1]), non2xx };
 }
 const forSeconds = (s: number) => {

@@ -35,7 +35,6 @@ export function registerIntervalLoop(
   pass: (deps: WorkerDeps, signal: AbortSignal) => Promise<void>,
 ): void {
   registerLoop((deps) => {
-    let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     let current: Promise<void> | undefined;
     const stopping = new AbortController();
@@ -45,7 +44,7 @@ export function registerIntervalLoop(
         .catch((err) => deps.log.error({ err }, `${name} pass failed`))
         .finally(() => {
           current = undefined;
-          if (!stopped) timer = setTimeout(run, intervalMs(deps.config));
+          if (!stopping.signal.aborted) timer = setTimeout(run, intervalMs(deps.config));
         });
     };
     // The first pass runs at once, so work left while no worker ran is not kept waiting an interval.
@@ -53,7 +52,6 @@ export function registerIntervalLoop(
     return {
       name,
       async stop() {
-        stopped = true;
         stopping.abort();
         if (timer) clearTimeout(timer);
         await current;
