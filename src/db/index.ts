@@ -327,6 +327,51 @@ export async function withTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> 
   }
 }
 
+/** A transaction left open across calls (an idempotent request's: opened in one hook, ended in another). */
+export interface OpenTransaction {
+  readonly tx: Tx;
+  /** Makes the deferred writes, commits, then runs the afterCommit hooks (as withTx does). */
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+const ROLLBACK = Symbol('rollback');
+
+/**
+ * Opens a transaction that the caller ends with `commit()` or `rollback()`. Built on Kysely's
+ * callback transaction, held open until the caller decides, rather than on `startTransaction()`:
+ * a controlled transaction wraps every statement run in it in one more executor, and building it cost
+ * about 3 µs of each idempotent POST.
+ */
+export async function openTransaction(db: Db): Promise<OpenTransaction> {
+  let opened!: (tx: Tx) => void;
+  let decide!: (commit: boolean) => void;
+  const decision = new Promise<boolean>((resolve) => (decide = resolve));
+  let tx: Tx | undefined;
+  const done = db.transaction().execute(async (t) => {
+    tx = t;
+    opened(t);
+    if (!(await decision)) throw ROLLBACK;
+    await flushDeferred(t);
+  });
+  // BEGIN failed: the callback never ran, and `done` carries the error.
+  const ready = new Promise<Tx>((resolve) => (opened = resolve));
+  const first = await Promise.race([ready, done.then(() => undefined)]);
+  if (!first) throw new Error('transaction ended before it opened');
+  const finish = async (commit: boolean): Promise<void> => {
+    decide(commit);
+    try {
+      await done;
+      committed(tx);
+    } catch (err) {
+      if (err !== ROLLBACK) throw err;
+    } finally {
+      if (tx) commitHooks.delete(tx);
+    }
+  };
+  return { tx: first, commit: () => finish(true), rollback: () => finish(false) };
+}
+
 const commitHooks = new WeakMap<Db, Map<string, () => void>>();
 
 /**

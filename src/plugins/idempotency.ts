@@ -1,12 +1,11 @@
 import { createHash, hash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
-import { sql, type ControlledTransaction } from 'kysely';
+import { sql } from 'kysely';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { committed, flushDeferred, restoreSavepointState, savepointState, type Database, type Db, type SavepointState } from '../db/index.js';
+import { openTransaction, restoreSavepointState, savepointState, type Database, type Db, type OpenTransaction, type SavepointState } from '../db/index.js';
 import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
-import type { DB } from '../db/tables/schema.js';
 import { errors } from '../errors.js';
 import { canonicalJson } from '../util/json.js';
 
@@ -84,7 +83,7 @@ export function lockId(keyId: string, idemKey: string): string {
 }
 
 interface Run {
-  tx: ControlledTransaction<DB>;
+  open: OpenTransaction;
   /** Outbound mode: the claim is committed as PENDING and the answer written after the handler. */
   pending: boolean;
   slot: string;
@@ -148,11 +147,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       run.ended = true;
       req.idempotencyTx = null;
       try {
-        if (commit) {
-          await flushDeferred(run.tx);
-          await run.tx.commit().execute();
-          committed(run.tx);
-        } else await run.tx.rollback().execute();
+        if (commit) await run.open.commit();
+        else await run.open.rollback();
       } finally {
         inFlight.delete(run.slot);
       }
@@ -183,14 +179,15 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       // NOTE: the key is looked up once, inside the transaction: a first request (the common case) pays one
       // read, and a replay takes the write transaction briefly and rolls it back.
       inFlight.add(slot);
-      let tx: ControlledTransaction<DB>;
+      let open: OpenTransaction;
       try {
-        tx = await db.startTransaction().execute();
+        open = await openTransaction(db);
       } catch (err) {
         inFlight.delete(slot);
         throw err;
       }
-      const run: Run = { tx, pending, slot, tenantId, keyId, idemKey, fingerprint: fp, ended: false };
+      const tx = open.tx;
+      const run: Run = { open, pending, slot, tenantId, keyId, idemKey, fingerprint: fp, ended: false };
       try {
         if (postgres) {
           const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockId(keyId, idemKey)}::bigint) as ok`.execute(tx);
@@ -212,7 +209,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
           // first (repeats see it: 409) and the answer stored after; a crash in between leaves a claim
           // that expires after outboundLeaseMs, and the retry then sends another test ping (harmless).
           await insertAnswer(tx, tenantId, keyId, idemKey, run.fingerprint, PENDING, null, new Date().toISOString());
-          await tx.commit().execute();
+          await open.commit();
           runs.set(req, run);
           return undefined;
         }
@@ -278,22 +275,22 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
         if (body === undefined) throw new Error('idempotent route answered a stream');
         if (status >= 400 && postgres) {
-          await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.tx);
-          if (run.savepoint) restoreSavepointState(run.tx, run.savepoint);
+          await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.open.tx);
+          if (run.savepoint) restoreSavepointState(run.open.tx, run.savepoint);
         }
         else if (status >= 400) {
           // NOTE: C.3 on SQLite — the failed request's writes go with its transaction, and the answer is
           // stored in a new one. This process still holds the key (inFlight), so no repeat runs in between
           // here; another process on the same file could, and then its stored answer stands (see below).
-          await run.tx.rollback().execute();
-          run.tx = await db.startTransaction().execute();
-          const stored = await lookup(run.tx, run.tenantId, run.keyId, run.idemKey);
+          await run.open.rollback();
+          run.open = await openTransaction(db);
+          const stored = await lookup(run.open.tx, run.tenantId, run.keyId, run.idemKey);
           if (stored) {
             await end(req, run, true);
             return payload;
           }
         }
-        await insertAnswer(run.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, body, new Date().toISOString());
+        await insertAnswer(run.open.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, body, new Date().toISOString());
         await end(req, run, true);
         return payload;
       } catch (err) {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
 import * as service from './activities.service.js';
 import { Activity, ActivityCreate, ActivityListQuery, ActivityUpdate, BULK_MAX, BulkAssign, BulkComplete, BulkResult } from './activities.schema.js';
@@ -40,7 +41,7 @@ export const activitiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: ActivityCreate,
       response: { 201: Activity, ...errorResponses(400, 404) },
     },
-  }, async (req, reply) => reply.code(201).send(await service.createActivity(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createActivity(ctxOf(req), req.body)));
 
   app.patch('/activities/:id', {
     config: { ...write, valueRules: service.ACTIVITY_VALUE_RULES },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeDomain } from '../../domain/web.js';
@@ -58,7 +59,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: CompanyCreate,
       response: { 201: Company, ...errorResponses(400, 404, 409) },
     },
-  }, async (req, reply) => reply.code(201).send(await service.createCompany(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createCompany(ctxOf(req), req.body)));
 
   app.patch('/companies/:id', {
     config: { ...write, valueRules: service.COMPANY_VALUE_RULES },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeEmail } from '../../domain/email.js';
 import { normalizePhone } from '../../domain/phone.js';
@@ -71,7 +72,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: ContactCreate,
       response: { 201: Contact, ...errorResponses(400, 404, 409) },
     },
-  }, async (req, reply) => reply.code(201).send(await service.createContact(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createContact(ctxOf(req), req.body)));
 
   app.patch('/contacts/:id', {
     config: { ...write, valueRules: service.CONTACT_VALUE_RULES },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import * as service from './deals.service.js';
@@ -55,7 +56,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: DealCreate,
       response: { 201: Deal, ...errorResponses(400, 404, 409, 422) },
     },
-  }, async (req, reply) => reply.code(201).send(await service.createDeal(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createDeal(ctxOf(req), req.body)));
 
   app.patch('/deals/:id', {
     config: { ...write, valueRules: service.DEAL_VALUE_RULES },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './lists.service.js';
 import { List, ListCreate, ListQuery, ListUpdate, MemberPage, MemberParams, MembersAdd, MembersAdded, MembersQuery } from './lists.schema.js';
@@ -39,7 +40,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: ListCreate,
       response: { 201: List, ...errorResponses(400) },
     },
-  }, async (req, reply) => reply.code(201).send(await service.createList(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createList(ctxOf(req), req.body)));
 
   app.patch('/lists/:id', {
     config: { ...write, valueRules: service.LIST_VALUE_RULES },

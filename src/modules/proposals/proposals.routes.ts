@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import * as service from './proposals.service.js';
 import { Proposal, ProposalCreate, ProposalListQuery, ProposalPage, ProposalUpdate } from './proposals.schema.js';
@@ -44,7 +45,7 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: ProposalCreate,
       response: { 201: Proposal, ...errorResponses(400, 404, 422) },
     },
-  }, async (req, reply) => reply.code(201).send(await service.createProposal(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createProposal(ctxOf(req), req.body)));
 
   app.patch('/proposals/:id', {
     config: { ...write, valueRules: service.PROPOSAL_VALUE_RULES },

@@ -1,11 +1,12 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { clientErrorOf } from '../../db/errors.js';
 import { withSavepoint, withTx } from '../../db/index.js';
 import { DomainError } from '../../domain/errors.js';
 import { ApiError, errorBody, errors } from '../../errors.js';
 import { ctxOf, inTx, type Ctx } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses } from '../../http/schemas.js';
 import { compileBodySchema, PER_ITEM, validationError, type ValueRules } from '../../http/validation.js';
 
@@ -275,7 +276,7 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
   const answers = (results: TSchema, ...errs: number[]) => ({ 200: results, 207: results, ...errorResponses(400, ...errs) });
   const limits = `1–${BATCH_MAX} inputs (400 \`validation_failed\` beyond); one call counts once against the rate limit; accepts \`Idempotency-Key\`.`;
   const example = (r.schemas.create as { examples?: Record<string, unknown>[] }).examples?.[0] ?? {};
-  const send = (reply: { code(n: number): { send(b: unknown): unknown } }, a: BatchAnswer) => reply.code(a.status).send(a.body);
+  const send = (reply: FastifyReply, a: BatchAnswer) => answer(reply, a.status, a.body);
 
   app.post(`/${r.path}/batch/create`, {
     config: write,

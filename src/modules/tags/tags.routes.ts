@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
 import * as service from './tags.service.js';
 import { Tag, TagCreate, TagListQuery, TagUpdate } from './tags.schema.js';
@@ -24,7 +25,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/tags', {
     config: { ...write, valueRules: service.TAG_VALUE_RULES },
     schema: { operationId: 'createTag', tags, summary: 'Create a tag', body: TagCreate, response: { 201: Tag, ...errorResponses(400, 409) } },
-  }, async (req, reply) => reply.code(201).send(await service.createTag(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createTag(ctxOf(req), req.body)));
 
   app.patch('/tags/:id', {
     config: { ...write, valueRules: service.TAG_VALUE_RULES },

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
+import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
 import * as service from './webhooks.service.js';
 import { publicBaseUrl } from '../forms/forms.routes.js';
@@ -51,7 +52,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: WebhookCreate,
       response: { 201: Webhook, ...errorResponses(400) },
     },
-  }, async (req, reply) => reply.code(201).send(await service.createWebhook(ctxOf(req), req.body)));
+  }, async (req, reply) => answer(reply, 201, service.createWebhook(ctxOf(req), req.body)));
 
   app.patch('/webhooks/:id', {
     config: { ...manage, valueRules: service.WEBHOOK_VALUE_RULES },
