@@ -377,22 +377,39 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
 /**
  * Deletes stored answers past the TTL, oldest first, `batch` rows per statement, so no statement
  * holds the writer long (SQLite) or locks many rows (PostgreSQL). Returns the rows deleted.
+ *
+ * SQLite: the oldest answers are the first rows in rowid order (migration 010), so each statement looks
+ * at the first `batch` rows and deletes those past the TTL; a window holding a live row means every later
+ * row is live too, and the pass ends. PostgreSQL: by the `created_at` index.
  */
 export async function deleteExpiredIdempotencyKeys(database: Database, ttlHours: number, now = Date.now(), batch = 500): Promise<number> {
   const cutoff = new Date(now - hours(ttlHours)).toISOString();
+  const { db } = database;
+  const sqlite = database.dialect.name === 'sqlite';
   let total = 0;
   for (;;) {
-    const oldest = database.db
-      .selectFrom('idempotency_keys')
-      .select(['tenant_id', 'key_id', 'idem_key'])
-      .where('created_at', '<', cutoff)
-      .orderBy('created_at')
-      .limit(batch);
-    const r = await database.db
-      .deleteFrom('idempotency_keys')
-      .where(sql<boolean>`(tenant_id, key_id, idem_key) in (${oldest})`)
-      .executeTakeFirst();
-    const n = Number(r.numDeletedRows);
+    const n = sqlite
+      ? Number(
+          (
+            await sql`delete from idempotency_keys where rowid in (select rowid from idempotency_keys order by rowid limit ${batch})
+              and created_at < ${cutoff}`.execute(db)
+          ).numAffectedRows,
+        )
+      : Number(
+          (
+            await db
+              .deleteFrom('idempotency_keys')
+              .where(
+                sql<boolean>`(tenant_id, key_id, idem_key) in (${db
+                  .selectFrom('idempotency_keys')
+                  .select(['tenant_id', 'key_id', 'idem_key'])
+                  .where('created_at', '<', cutoff)
+                  .orderBy('created_at')
+                  .limit(batch)})`,
+              )
+              .executeTakeFirst()
+          ).numDeletedRows,
+        );
     total += n;
     if (n < batch) return total;
     // Let requests waiting for the (SQLite) connection in between.

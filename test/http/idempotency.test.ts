@@ -263,7 +263,15 @@ test('records past IDEMPOTENCY_TTL_HOURS are ignored, and the sweep deletes them
     assert.equal((await api.post('/contacts', { firstName: names.at(-1) }, idem(k))).status, 201);
   }
   const past = new Date(Date.now() - (t.config.idempotencyTtlHours + 1) * 3_600_000).toISOString();
-  await db.updateTable('idempotency_keys').set({ created_at: past }).where('tenant_id', '=', tenantId).where('idem_key', 'in', keys.slice(0, 3)).execute();
+  // Time passes for every answer stored up to keys[2], as it would. On SQLite that is everything before it
+  // in insertion order (this file's own database), which the sweep walks oldest first (migration 010);
+  // PostgreSQL's database is shared by the test files running at once, so there only this tenant's.
+  if (DIALECT === 'sqlite') {
+    await sql`update idempotency_keys set created_at = ${past}
+      where rowid <= (select rowid from idempotency_keys where tenant_id = ${tenantId} and idem_key = ${keys[2]})`.execute(db);
+  } else {
+    await db.updateTable('idempotency_keys').set({ created_at: past }).where('tenant_id', '=', tenantId).where('idem_key', 'in', keys.slice(0, 3)).execute();
+  }
   // Expired but not swept yet: the key runs again as new.
   const rerun = await api.post('/contacts', { firstName: names[0] }, idem(keys[0]));
   assert.equal(rerun.status, 201);

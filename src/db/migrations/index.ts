@@ -9,6 +9,7 @@ import * as m006 from './006_event_log.js';
 import * as m007 from './007_webhook_health.js';
 import * as m008 from './008_event_log_commit_order.js';
 import * as m009 from './009_search_text.js';
+import * as m010 from './010_idempotency_sweep_order.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -25,4 +26,5 @@ export const migrations: Record<string, DialectMigration> = {
   '007_webhook_health': m007,
   '008_event_log_commit_order': m008,
   '009_search_text': m009,
+  '010_idempotency_sweep_order': m010,
 };
