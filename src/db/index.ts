@@ -213,6 +213,11 @@ class FastSqliteDialect extends SqliteDialect {
   }
 }
 
+// Compiled once: every write transaction runs two of them.
+const BEGIN = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK_TX = CompiledQuery.raw('rollback');
+
 class FastSqliteDriver implements Driver {
   private readonly statements = new Map<string, BetterSqlite.Statement>();
   private readonly waiters: ((c: DatabaseConnection) => void)[] = [];
@@ -261,13 +266,13 @@ class FastSqliteDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    await connection.executeQuery(BEGIN);
   }
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
+    await connection.executeQuery(COMMIT);
   }
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    await connection.executeQuery(ROLLBACK_TX);
   }
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
     await connection.executeQuery(compile(parseSavepoint('savepoint', name), createQueryId()));
@@ -343,33 +348,33 @@ const ROLLBACK = Symbol('rollback');
  * a controlled transaction wraps every statement run in it in one more executor, and building it cost
  * about 3 µs of each idempotent POST.
  */
-export async function openTransaction(db: Db): Promise<OpenTransaction> {
-  let opened!: (tx: Tx) => void;
-  let decide!: (commit: boolean) => void;
-  const decision = new Promise<boolean>((resolve) => (decide = resolve));
-  let tx: Tx | undefined;
-  const done = db.transaction().execute(async (t) => {
-    tx = t;
-    opened(t);
-    if (!(await decision)) throw ROLLBACK;
-    await flushDeferred(t);
+export function openTransaction(db: Db): Promise<OpenTransaction> {
+  return new Promise((resolve, reject) => {
+    let decide!: (commit: boolean) => void;
+    const decision = new Promise<boolean>((r) => (decide = r));
+    let tx: Tx | undefined;
+    const done = db.transaction().execute(async (t) => {
+      tx = t;
+      resolve({ tx: t, commit: () => finish(true), rollback: () => finish(false) });
+      if (!(await decision)) throw ROLLBACK;
+      await flushDeferred(t);
+    });
+    // Before the callback ran (BEGIN failed) the error is the opening's; after, it is finish's.
+    done.catch((err) => {
+      if (!tx) reject(err);
+    });
+    const finish = async (commit: boolean): Promise<void> => {
+      decide(commit);
+      try {
+        await done;
+        committed(tx);
+      } catch (err) {
+        if (err !== ROLLBACK) throw err;
+      } finally {
+        commitHooks.delete(tx!);
+      }
+    };
   });
-  // BEGIN failed: the callback never ran, and `done` carries the error.
-  const ready = new Promise<Tx>((resolve) => (opened = resolve));
-  const first = await Promise.race([ready, done.then(() => undefined)]);
-  if (!first) throw new Error('transaction ended before it opened');
-  const finish = async (commit: boolean): Promise<void> => {
-    decide(commit);
-    try {
-      await done;
-      committed(tx);
-    } catch (err) {
-      if (err !== ROLLBACK) throw err;
-    } finally {
-      if (tx) commitHooks.delete(tx);
-    }
-  };
-  return { tx: first, commit: () => finish(true), rollback: () => finish(false) };
 }
 
 const commitHooks = new WeakMap<Db, Map<string, () => void>>();

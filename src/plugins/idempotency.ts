@@ -13,6 +13,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The transaction an idempotent POST runs in (C.3); `ctxOf` runs the handler on it. */
     idempotencyTx: Db | null;
+    /** This plugin's state of the request's run (a `Run`); a decoration is cheaper than a WeakMap. */
+    idempotencyRun: unknown;
   }
   interface FastifyContextConfig {
     /**
@@ -139,8 +141,9 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     const postgres = dialect.name === 'postgres';
     const ttlMs = hours(opts.ttlHours);
     const inFlight = new Set<string>();
-    const runs = new WeakMap<FastifyRequest, Run>();
     app.decorateRequest('idempotencyTx', null);
+    app.decorateRequest('idempotencyRun', null);
+    const runOf = (req: FastifyRequest) => req.idempotencyRun as Run | null;
 
     async function end(req: FastifyRequest, run: Run, commit: boolean): Promise<void> {
       if (run.ended) return;
@@ -210,7 +213,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
           // that expires after outboundLeaseMs, and the retry then sends another test ping (harmless).
           await insertAnswer(tx, tenantId, keyId, idemKey, run.fingerprint, PENDING, null, new Date().toISOString());
           await open.commit();
-          runs.set(req, run);
+          req.idempotencyRun = run;
           return undefined;
         }
         // Business errors roll back to here and are still stored (see storesAnswer). On SQLite the
@@ -224,7 +227,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         await end(req, run, false).catch(() => {});
         throw err;
       }
-      runs.set(req, run);
+      req.idempotencyRun = run;
       req.idempotencyTx = tx;
       return undefined;
     }
@@ -257,9 +260,9 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     }
 
     async function finish(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-      const run = runs.get(req);
+      const run = runOf(req);
       if (!run || run.ended) return payload;
-      runs.delete(req);
+      req.idempotencyRun = null;
       const status = reply.statusCode;
       if (run.pending) {
         const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
@@ -361,12 +364,12 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       const onResponse = route.onResponse ? [route.onResponse].flat() : [];
       route.onResponse = [
         ...onResponse,
-        async (req: FastifyRequest) => {
-          const run = runs.get(req);
-          if (run && !run.ended) {
-            if (run.pending) await settlePending(req, run, 500, undefined);
-            else await end(req, run, false).catch(() => {});
-          }
+        // A callback hook, not an async one: nearly every request has nothing to do here.
+        (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+          const run = runOf(req);
+          if (!run || run.ended) return done();
+          req.idempotencyRun = null;
+          (run.pending ? settlePending(req, run, 500, undefined) : end(req, run, false)).catch(() => {}).finally(done);
         },
       ] as typeof route.onResponse;
     });
