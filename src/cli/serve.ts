@@ -9,7 +9,9 @@ import { startWorkers } from '../workers/index.js';
 import { maybeProvisionDemo } from './demo.js';
 import '../workers/all.js';
 
-// CONTRACT A.1: after SIGTERM/SIGINT the process exits within 10 s; past this the stop is forced.
+// CONTRACT A.1: after SIGTERM/SIGINT the process exits 0 within 10 s. Connections still open this long
+// after the signal are closed, so that the rest of the stop can run; past FORCE_EXIT_MS it is forced.
+const CUT_CONNECTIONS_MS = 7_000;
 const FORCE_EXIT_MS = 9_000;
 
 /** `crm serve`: the API on HOST:PORT, with the background workers unless WORKERS=false. */
@@ -25,6 +27,7 @@ export async function serve(config: Config): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const signalledAt = Date.now();
     (app?.log ?? log).info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
     // Which step the stop is in, so that a forced exit says what held it.
     let step = 'drain';
@@ -48,7 +51,17 @@ export async function serve(config: Config): Promise<void> {
         const sweep = setInterval(() => app?.server.closeIdleConnections(), 100);
         sweep.unref();
         step = 'requests in flight';
+        // A connection whose answer the client does not read never turns idle, and would hold the stop
+        // until it is forced (exit 1). Every request had CUT_CONNECTIONS_MS to finish; past that, close.
+        const server = app.server;
+        const log = app.log;
+        const cut = setTimeout(() => {
+          server.getConnections((_err, connections) => log.warn({ connections }, 'shutdown: closing the connections still open'));
+          server.closeAllConnections();
+        }, Math.max(0, CUT_CONNECTIONS_MS - (Date.now() - signalledAt)));
+        cut.unref();
         await app.close();
+        clearTimeout(cut);
         clearInterval(sweep);
       }
       step = 'background workers';

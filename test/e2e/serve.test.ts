@@ -136,6 +136,23 @@ test('SIGTERM: no new connections, requests in flight finish with success, exit 
   assert.equal(await again.stop(), 0);
 });
 
+test('SIGTERM: a request whose body never finishes arriving cannot hold the stop; exit 0 within 10 s', async () => {
+  const s = await scratch();
+  const server = await start(s.env);
+  const sock = net.connect(server.port, '127.0.0.1');
+  await new Promise((resolve) => sock.once('connect', resolve));
+  sock.on('error', () => {});
+  // 10 of the 100 bytes announced, then nothing: the request stays in flight, its connection never idle.
+  sock.write('POST /api/v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"firstNam');
+  await sleep(500);
+  const signalled = Date.now();
+  const code = await server.stop();
+  assert.equal(code, 0, server.stderr().slice(-4000));
+  assert.ok(Date.now() - signalled < 10_000, `exited ${Date.now() - signalled} ms after SIGTERM`);
+  assert.match(server.stderr(), /closing the connections still open/);
+  sock.destroy();
+});
+
 test('an idle server stops at once on SIGTERM and SIGINT with exit 0; stdout stays empty', async () => {
   const s = await scratch();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
