@@ -23,6 +23,8 @@ export interface Config {
   queryTimeoutMs: number;
   /** Data-dependent queries one tenant may have waiting for a read connection; beyond, 429 (DESIGN §4). */
   queryQueuePerTenant: number;
+  /** PostgreSQL: connections of the pool of writes and point reads (the read pool has its own). */
+  databasePoolSize: number;
   /** On SIGTERM, how long the server keeps accepting and answering before it stops accepting (A.1). */
   shutdownDrainMs: number;
   /** How long a stored idempotent answer is kept (C.3, `IDEMPOTENCY_TTL_HOURS`); fractions allowed. */
@@ -129,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl,
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 5_000, 1, 600_000),
     queryQueuePerTenant: int(env, 'QUERY_QUEUE_PER_TENANT', 200, 1, 100_000),
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 1_000, 0, 8_000),
     idempotencyTtlHours: hours(env, 'IDEMPOTENCY_TTL_HOURS', 24, 0.001, 8_760),
     webhookDisableAfterHours: hours(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 120, 0.0001, 87_600),

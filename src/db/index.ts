@@ -26,6 +26,7 @@ import { FOLD_FUNCTION, postgresDialect, sqliteDialect, type SqlDialect } from '
 import { sqlFold } from '../domain/fold.mjs';
 import { migrations } from './migrations/index.js';
 import { PgReaderSlot } from './pg-reader.js';
+import { useNamedStatements } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteReaderSlot } from './sqlite-reader.js';
 import type { DB } from './tables/schema.js';
@@ -95,7 +96,7 @@ function ownerOnlyFile(dir: string, file: string): void {
 }
 
 export function createDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'queryTimeoutMs' | 'queryQueuePerTenant'>>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'queryTimeoutMs' | 'queryQueuePerTenant' | 'databasePoolSize'>>,
   opts: DbOptions = {},
 ): Database {
   const poolOptions = { timeoutMs: config.queryTimeoutMs ?? QUERY_TIMEOUT_DEFAULT_MS, maxQueuedPerTenant: config.queryQueuePerTenant };
@@ -105,8 +106,9 @@ export function createDatabase(
     // NOTE: statement classes (DESIGN §4): the main pool runs point reads and writes by key, bounded by
     // nature; its timeout only catches a runaway (a lock held forever). Data-dependent reads run on the
     // read pool below, whose sessions time out just past QUERY_TIMEOUT_MS. Migrations lift the limit.
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, statement_timeout: WRITE_STATEMENT_TIMEOUT_MS });
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? config.databasePoolSize ?? 10, statement_timeout: WRITE_STATEMENT_TIMEOUT_MS });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
+    pool.on('connect', useNamedStatements);
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     // The server-side backstop sits a little past the deadline, which the pool enforces itself.
     const readPool = new ReadPool(

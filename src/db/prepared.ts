@@ -1,5 +1,25 @@
 import { CompiledQuery, createQueryId, type Compilable, type RootOperationNode } from 'kysely';
+import type pg from 'pg';
 import type { Db } from './index.js';
+
+/** The SQL of every prepared() query, with the name of its PostgreSQL prepared statement. */
+const statementNames = new Map<string, string>();
+
+/**
+ * PostgreSQL: makes the prepared() queries of this session named prepared statements, parsed and planned
+ * once per session instead of on every call (node-postgres keeps the names a session has prepared; Kysely
+ * sends text and values only, so the name is added here, for every session of the pool, on connect).
+ * NOTE: a transaction-mode connection pooler between the server and PostgreSQL must carry prepared
+ * statements across server sessions (PgBouncer 1.21+ with max_prepared_statements); see the README.
+ */
+export function useNamedStatements(client: pg.ClientBase): void {
+  const query = client.query;
+  client.query = function (this: pg.ClientBase, text: unknown, values?: unknown, callback?: unknown) {
+    const name = typeof text === 'string' && typeof values !== 'function' && callback === undefined ? statementNames.get(text) : undefined;
+    if (name) return (query as (config: pg.QueryConfig) => unknown).call(this, { name, text: text as string, values: values as unknown[] });
+    return (query as (...a: unknown[]) => unknown).apply(this, arguments as unknown as unknown[]);
+  } as typeof client.query;
+}
 
 /**
  * A query built and compiled once per dialect, then run with new parameter values. Building and
@@ -20,6 +40,7 @@ export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => 
       const slots = compiled.parameters.map((p) => markers.indexOf(p as string));
       if (slots.some((s) => s < 0)) throw new Error('prepared(): every parameter must come from an argument');
       plan = { sql: compiled.sql, slots, query: CompiledQuery.raw(compiled.sql).query };
+      if (!statementNames.has(plan.sql)) statementNames.set(plan.sql, `crm_${statementNames.size + 1}`);
       byAdapter.set(adapter, plan);
     }
     // The compiled query as CompiledQuery.raw makes it, less the three freezes and the node built anew.
