@@ -1,6 +1,6 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
 import { ErrorBody } from '../http/schemas.js';
 import { SCOPES } from '../auth/scopes.js';
 import { addSdkCodeSamples } from '../http/code-samples.js';
@@ -97,21 +97,46 @@ export const openapiPlugin = fp<OpenApiOptions>(
     // NOTE: the reference page is Scalar, served from its npm package (its script is bundled in it): no
     // CDN, no web fonts, no telemetry, no hosted API client, and no CSP that upgrades requests to HTTPS,
     // so it renders over plain HTTP from any host name (test/e2e/docs-browser.test.ts).
-    await app.register(scalar, {
-      routePrefix: '/docs',
-      logLevel: 'silent',
-      configuration: {
-        title: `${API_INFO.title} — reference`,
-        pageTitle: `${API_INFO.title} — reference`,
-        withDefaultFonts: false,
-        telemetry: false,
-        hideClientButton: true,
-        showDeveloperTools: 'never',
-        agent: { disabled: true },
-        mcp: { disabled: true },
-        defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
-      } as any,
-    });
+    // Its module holds that script: loading it costs the process ~40 MiB (20 MiB of heap), which most
+    // servers never use. So it is loaded on the first request for /docs, into a Fastify instance of its own
+    // that the routes below answer through (`inject`), with the document this one generated.
+    let reference: Promise<FastifyInstance> | undefined;
+    const loadReference = async (): Promise<FastifyInstance> => {
+      const { default: scalar } = await import('@scalar/fastify-api-reference');
+      const docs = Fastify({ logger: false });
+      await docs.register(scalar, {
+        routePrefix: '/docs',
+        logLevel: 'silent',
+        configuration: {
+          title: `${API_INFO.title} — reference`,
+          pageTitle: `${API_INFO.title} — reference`,
+          content: app.swagger(),
+          withDefaultFonts: false,
+          telemetry: false,
+          hideClientButton: true,
+          showDeveloperTools: 'never',
+          agent: { disabled: true },
+          mcp: { disabled: true },
+          defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+        } as any,
+      });
+      await docs.ready();
+      return docs;
+    };
+    const serveReference = async (req: FastifyRequest, reply: FastifyReply) => {
+      reference ??= loadReference().catch((err) => {
+        reference = undefined; // a failed load is tried again by the next request
+        throw err;
+      });
+      const answer = await (await reference).inject({ method: 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
+      for (const [name, value] of Object.entries(answer.headers)) {
+        if (value !== undefined && !['connection', 'transfer-encoding', 'keep-alive', 'date'].includes(name)) reply.header(name, value);
+      }
+      return reply.code(answer.statusCode).send(answer.rawPayload);
+    };
+    const hidden = { config: { public: true }, schema: { hide: true }, logLevel: 'silent' as const };
+    app.get('/docs', hidden, serveReference);
+    app.get('/docs/*', hidden, serveReference);
     app.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   },
   { name: 'openapi' },
