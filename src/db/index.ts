@@ -139,7 +139,10 @@ export function createDatabase(
   // (only an OS crash or power loss could drop the last commits).
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
-  raw.pragma('cache_size = -65536');
+  // NOTE: 16 MiB of page cache on the writer. Pages it misses come from the OS's file cache, a copy away: at
+  // 64 MiB the server held ~47 MiB more after the bench (the cache fills at start), for no CPU measured on
+  // point reads and writes (bench/RESULTS.md, 2026-11-25 15:45).
+  raw.pragma('cache_size = -16384');
   // NOTE: a write inside a savepoint (each batch input, each unique-guarded insert, an idempotent request)
   // keeps a statement journal so the statement alone can be undone; with the default temp_store that is a
   // temporary file per statement, which tripled the cost of an insert (18 → 62 µs). This connection's
