@@ -1,6 +1,7 @@
 // prepared(): compiled once, re-bound per call; on PostgreSQL a named prepared statement of each session.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { createDatabase, migrate, type Db } from '../../src/db/index.js';
 import { prepared } from '../../src/db/prepared.js';
 import { DIALECT, testConfig } from '../helpers/app.js';
@@ -29,4 +30,24 @@ test('PostgreSQL: a prepared() query runs as a named prepared statement of the s
   const ours = rows.filter((r) => r.name.startsWith('crm_'));
   assert.equal(ours.length, 1, JSON.stringify(rows));
   assert.match(ours[0].statement, /^select "name" from "tenants" where "id" = \$1$/);
+});
+
+test('PostgreSQL: a prepared statement gone stale under a schema change fails once, then the session runs it unnamed', { skip: DIALECT !== 'postgres' && 'PostgreSQL only' }, async () => {
+  const database = createDatabase(testConfig(), { poolSize: 1 });
+  const table = `prep_stale_${process.pid}`;
+  const { db } = database;
+  await sql`drop table if exists ${sql.table(table)}`.execute(db);
+  await sql`create table ${sql.table(table)} (id text primary key, v integer)`.execute(db);
+  after(async () => {
+    await sql`drop table if exists ${sql.table(table)}`.execute(db);
+    await database.close();
+  });
+  await sql`insert into ${sql.table(table)} values ('a', 1)`.execute(db);
+  const valueOf = prepared((q: Db, id: string) => (q as any).selectFrom(table).select('v').where('id', '=', id));
+  assert.deepEqual(await valueOf(db, 'a'), [{ v: 1 }]);
+  // What a newer server's migration might do during a rolling deploy.
+  await sql`alter table ${sql.table(table)} alter column v type text`.execute(db);
+  await assert.rejects(valueOf(db, 'a'), (err: { code?: string }) => err.code === '0A000');
+  assert.deepEqual(await valueOf(db, 'a'), [{ v: '1' }]);
+  assert.deepEqual(await valueOf(db, 'a'), [{ v: '1' }]);
 });
