@@ -51,12 +51,11 @@ export async function serve(config: Config): Promise<void> {
         const sweep = setInterval(() => app?.server.closeIdleConnections(), 100);
         sweep.unref();
         step = 'requests in flight';
-        // A connection whose answer the client does not read never turns idle, and would hold the stop
-        // until it is forced (exit 1). Every request had CUT_CONNECTIONS_MS to finish; past that, close.
-        const server = app.server;
-        const log = app.log;
+        // A request whose body never finishes arriving never turns its connection idle, and would hold the
+        // stop until it is forced (exit 1). Every request had CUT_CONNECTIONS_MS to finish; past that, close.
+        const { server, log: appLog } = app;
         const cut = setTimeout(() => {
-          server.getConnections((_err, connections) => log.warn({ connections }, 'shutdown: closing the connections still open'));
+          server.getConnections((_err, connections) => appLog.warn({ connections }, 'shutdown: closing the connections still open'));
           server.closeAllConnections();
         }, Math.max(0, CUT_CONNECTIONS_MS - (Date.now() - signalledAt)));
         cut.unref();

@@ -5,6 +5,9 @@ import type { Db } from './index.js';
 /** The SQL of every prepared() query, with the name of its PostgreSQL prepared statement. */
 const statementNames = new Map<string, string>();
 
+/** Sessions whose prepared statements went stale (see useNamedStatements). */
+const unnamed = new WeakSet<pg.ClientBase>();
+
 /**
  * PostgreSQL: makes the prepared() queries of this session named prepared statements, parsed and planned
  * once per session instead of on every call (node-postgres keeps the names a session has prepared; Kysely
@@ -28,8 +31,6 @@ export function useNamedStatements(client: pg.ClientBase): void {
   } as typeof client.query;
 }
 
-/** Sessions whose prepared statements went stale (see useNamedStatements). */
-const unnamed = new WeakSet<pg.ClientBase>();
 
 /**
  * A query built and compiled once per dialect, then run with new parameter values. Building and

@@ -388,31 +388,28 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
 export async function deleteExpiredIdempotencyKeys(database: Database, ttlHours: number, now = Date.now(), batch = 500): Promise<number> {
   const cutoff = new Date(now - hours(ttlHours)).toISOString();
   const { db } = database;
-  const sqlite = database.dialect.name === 'sqlite';
+  const deleteBatch =
+    database.dialect.name === 'sqlite'
+      ? async () =>
+          Number(
+            (
+              await sql`delete from idempotency_keys where rowid in (select rowid from idempotency_keys order by rowid limit ${batch})
+                and created_at < ${cutoff}`.execute(db)
+            ).numAffectedRows,
+          )
+      : async () => {
+          const oldest = db
+            .selectFrom('idempotency_keys')
+            .select(['tenant_id', 'key_id', 'idem_key'])
+            .where('created_at', '<', cutoff)
+            .orderBy('created_at')
+            .limit(batch);
+          const r = await db.deleteFrom('idempotency_keys').where(sql<boolean>`(tenant_id, key_id, idem_key) in (${oldest})`).executeTakeFirst();
+          return Number(r.numDeletedRows);
+        };
   let total = 0;
   for (;;) {
-    const n = sqlite
-      ? Number(
-          (
-            await sql`delete from idempotency_keys where rowid in (select rowid from idempotency_keys order by rowid limit ${batch})
-              and created_at < ${cutoff}`.execute(db)
-          ).numAffectedRows,
-        )
-      : Number(
-          (
-            await db
-              .deleteFrom('idempotency_keys')
-              .where(
-                sql<boolean>`(tenant_id, key_id, idem_key) in (${db
-                  .selectFrom('idempotency_keys')
-                  .select(['tenant_id', 'key_id', 'idem_key'])
-                  .where('created_at', '<', cutoff)
-                  .orderBy('created_at')
-                  .limit(batch)})`,
-              )
-              .executeTakeFirst()
-          ).numDeletedRows,
-        );
+    const n = await deleteBatch();
     total += n;
     if (n < batch) return total;
     // Let requests waiting for the (SQLite) connection in between.

@@ -128,11 +128,12 @@ export const openapiPlugin = fp<OpenApiOptions>(
         reference = undefined; // a failed load is tried again by the next request
         throw err;
       });
-      const answer = await (await reference).inject({ method: 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
-      for (const [name, value] of Object.entries(answer.headers)) {
+      const page = await (await reference).inject({ method: 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
+      for (const [name, value] of Object.entries(page.headers)) {
         if (value !== undefined && !['connection', 'transfer-encoding', 'keep-alive', 'date'].includes(name)) reply.header(name, value);
       }
-      return reply.code(answer.statusCode).send(answer.rawPayload);
+      reply.code(page.statusCode);
+      return page.rawPayload;
     };
     const hidden = { config: { public: true }, schema: { hide: true }, logLevel: 'silent' as const };
     app.get('/docs', hidden, serveReference);
