@@ -81,9 +81,6 @@ export async function serve(config: Config): Promise<void> {
   await sealLegacyHeaders(database.db, config.secretKey());
   await maybeProvisionDemo(database, config);
   if (stopping) return;
-  // Planner statistics at start and hourly (a no-op on PostgreSQL, whose autovacuum analyzes).
-  await database.optimize();
-  setInterval(() => void database.optimize().catch((err) => log.warn({ err }, 'optimize failed')), 3_600_000).unref();
   app = await buildApp({ config, database });
   app.addHook('onSend', (_req, reply, payload, done) => {
     if (stopping) reply.header('connection', 'close');
@@ -97,5 +94,17 @@ export async function serve(config: Config): Promise<void> {
     const e = err as NodeJS.ErrnoException;
     throw new AdminError('listen_failed', `cannot listen on ${config.host}:${config.port}: ${e.code ?? e.message}`);
   }
+  // Planner statistics once listening and then hourly (a no-op on PostgreSQL, whose autovacuum analyzes):
+  // measuring the indexes of a large database takes seconds on the read pool, and needs no one to wait.
+  const optimize = () =>
+    void database
+      .optimize((index, err) => {
+        if (!stopping) log.warn({ err, index }, 'planner statistics: index not measured; it keeps its sampled statistics');
+      })
+      .catch((err) => {
+        if (!stopping) log.warn({ err }, 'optimize failed');
+      });
+  optimize();
+  setInterval(optimize, 3_600_000).unref();
   if (config.workers && !stopping) workers = startWorkers({ database, config, log: app.log as unknown as pino.Logger });
 }

@@ -1,0 +1,88 @@
+// SQLite planner statistics (db/sqlite-stats.ts): measured on the read pool, not taken from ANALYZE's
+// sample, which judges an index that leads with tenant_id by its first rows (one tenant, one owner).
+// Plans are asserted, never times.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { createDatabase, migrate, type Database } from '../../src/db/index.js';
+import { measuringStatements, statLine } from '../../src/db/sqlite-stats.js';
+import { DIALECT, testConfig } from '../helpers/app.js';
+
+const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL analyzes by itself)';
+/** Contacts of the large tenant: 4 owners, scores 0–99, each created a second after the previous. */
+const N = 20_000;
+const OWNERS = 4;
+
+let dir: string;
+let database: Database;
+before(async () => {
+  if (sqliteOnly) return;
+  dir = mkdtempSync(path.join(os.tmpdir(), 'crm-stats-'));
+  database = createDatabase(testConfig({ DATA_DIR: dir }));
+  await migrate(database);
+  const now = '2026-01-01T00:00:00.000Z';
+  for (const id of ['ten_big', 'ten_small']) await database.db.insertInto('tenants').values({ id, name: id, slug: id, locale: 'en', created_at: now }).execute();
+  await sql`
+    with recursive n(i) as (select 1 union all select i + 1 from n where i < ${N})
+    insert into contacts (tenant_id, id, first_name, owner_id, score, custom_properties, created_at, updated_at, deleted_at, search_text)
+    select 'ten_big', 'c' || i, 'F' || i, 'usr_' || (i % ${sql.lit(OWNERS)}), i % 100, '{}',
+      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'), '2026-01-01T00:00:00.000Z',
+      case when i % 10 = 0 then '2026-02-01T00:00:00.000Z' end, ''
+    from n`.execute(database.db);
+  await sql`insert into contacts (tenant_id, id, first_name, custom_properties, created_at, updated_at, search_text) values ('ten_small', 's1', 'S', '{}', ${now}, ${now}, '')`.execute(database.db);
+});
+after(async () => {
+  if (sqliteOnly) return;
+  await database.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const statOf = async (index: string) =>
+  (await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = ${index}`.execute(database.db)).rows[0]?.stat;
+
+async function planOf(query: string, params: unknown[]): Promise<string> {
+  const rows = (await database.db.executeQuery({ sql: `explain query plan ${query}`, parameters: params, query: { kind: 'RawNode' } as never, queryId: { queryId: 'plan' } })).rows;
+  return (rows as { detail: string }[]).map((r) => r.detail).join('\n');
+}
+
+test('a stat line: rows, then the average rows per distinct value of each leading prefix, rounded up', () => {
+  assert.equal(statLine(1_000_000, [1, 4, 1_000_000], 3), '1000000 1000000 250000 1');
+  assert.equal(statLine(10, [3], 2), '10 4 1'); // a unique index's last prefix is one row per value
+  assert.equal(statLine(5, [0], 1), '5 5');
+  assert.deepEqual(
+    measuringStatements({ table: 'contacts', index: 'contacts__owner', columns: ['tenant_id', 'owner_id'], where: 'deleted_at is null', unique: false }),
+    [
+      'select count(*) as n from "contacts" indexed by "contacts__owner" where deleted_at is null',
+      'select count(*) as n from (select 1 from "contacts" indexed by "contacts__owner" where deleted_at is null group by "tenant_id")',
+      'select count(*) as n from (select 1 from "contacts" indexed by "contacts__owner" where deleted_at is null group by "tenant_id", "owner_id")',
+    ],
+  );
+});
+
+test('optimize measures every index: its rows (partial indexes: only theirs) and its prefixes, not the first rows ANALYZE samples', { skip: sqliteOnly }, async () => {
+  await database.optimize((index, err) => assert.fail(`${index}: ${String(err)}`));
+  const live = N - N / 10 + 1; // the partial indexes hold live rows only (deleted_at is null)
+  // (tenant_id, owner_id, created_at): 2 tenants, 4 owners of the big one plus the small one's none.
+  assert.equal(await statOf('contacts__owner'), `${live} ${Math.ceil(live / 2)} ${Math.ceil(live / (OWNERS + 1))} 1`);
+  // ANALYZE's sample (analysis_limit 1000) read ~1,000 rows of one tenant and owner: "1001" per tenant.
+  const [, perTenant] = (await statOf('contacts__score'))!.split(' ').map(Number);
+  assert.ok(perTenant > 1001, `rows per tenant ${perTenant}`);
+  // A second pass measures again (tables grow), and keeps no per-value samples (stat4: re-planning).
+  await database.optimize();
+  assert.equal(await statOf('contacts__owner'), `${live} ${Math.ceil(live / 2)} ${Math.ceil(live / (OWNERS + 1))} 1`);
+  const stat4 = await sql<{ n: number }>`select count(*) as n from sqlite_stat4`.execute(database.db).catch(() => ({ rows: [{ n: 0 }] }));
+  assert.equal(Number(stat4.rows[0].n), 0);
+});
+
+test('with measured statistics, owner + score range ordered by creation walks an ordered index instead of sorting the score range', { skip: sqliteOnly }, async () => {
+  await database.optimize();
+  const page = `select id from contacts where tenant_id = ? and owner_id = ? and score >= ? and deleted_at is null order by created_at desc, id desc limit 50`;
+  const plan = await planOf(page, ['ten_big', 'usr_1', 60]);
+  assert.doesNotMatch(plan, /contacts__score/, plan);
+  assert.doesNotMatch(plan, /TEMP B-TREE/, plan);
+  const rows = (await database.db.executeQuery({ sql: page, parameters: ['ten_big', 'usr_1', 60], query: { kind: 'RawNode' } as never, queryId: { queryId: 'page' } })).rows;
+  assert.equal(rows.length, 50);
+});
