@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { randomBase62 } from '../util/ids.js';
 
 export const KEY_PREFIX = 'crm_live_';
@@ -12,7 +12,7 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function looksLikeApiKey(key: string): boolean {
