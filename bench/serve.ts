@@ -25,10 +25,10 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** `node <argv>` on a free PORT, once GET `health` answers; BENCH_SERVER_LOG=1 shows its stderr. */
+/** `node <argv>` on a free PORT, once GET `health` answers; BENCH_SERVER_LOG=1 shows its stdout and stderr. */
 export async function startProcess(argv: string[], env: Record<string, string>, health: string): Promise<Proc> {
   const port = await freePort();
-  const proc = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', process.env.BENCH_SERVER_LOG ? 'inherit' : 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d) => {
     stderr += d;
