@@ -87,3 +87,43 @@ test('tags: deleting a tag removes it from records, moves their updatedAt and ra
   assert.equal(payload.data.contact.id, tagged.id);
   assert.deepEqual(payload.data.contact.tags, []);
 });
+
+test('tags: every page of contacts and companies (list, search, cursor, includeDeleted) carries each record\'s tags as its single read does', async () => {
+  const { api } = await newTenant(t);
+  const ids = [];
+  for (const name of ['Zeta', 'alpha', 'Mid']) ids.push((await api.post('/tags', { name })).body.id as string);
+  const sets = [[ids[0], ids[1], ids[2]], [], [ids[2]], [ids[1], ids[0]]];
+  for (const [i, tags] of sets.entries()) {
+    assert.equal((await api.post('/contacts', { firstName: `C${i}`, tags })).status, 201);
+    assert.equal((await api.post('/companies', { name: `Co${i}`, tags })).status, 201);
+  }
+  const gone = (await api.post('/contacts', { firstName: 'Gone', tags: [ids[2], ids[0]] })).body;
+  assert.equal((await api.delete(`/contacts/${gone.id}`)).status, 204);
+
+  for (const [path, single] of [
+    ['/contacts?pageSize=10', '/contacts'],
+    ['/contacts?pageSize=10&includeDeleted=true', '/contacts'],
+    ['/contacts?limit=2', '/contacts'],
+    ['/companies?pageSize=10', '/companies'],
+    ['/companies?pageSize=10&includeDeleted=true', '/companies'],
+  ] as const) {
+    const page = await api.get(path);
+    assert.equal(page.status, 200, path);
+    assert.ok(page.body.data.length >= 2, path);
+    for (const record of page.body.data) {
+      const want = record.id === gone.id ? [ids[0], ids[2]].sort() : (await api.get(`${single}/${record.id}`)).body.tags;
+      assert.deepEqual(record.tags, want, `${path} ${record.id}`);
+    }
+  }
+  // A cursor page and a search answer the same rows with the same tags.
+  const first = await api.get('/contacts?pageSize=2');
+  const byCursor = await api.get(`/contacts?pageSize=2&cursor=${encodeURIComponent(first.body.pagination.nextCursor)}`);
+  assert.equal(byCursor.status, 200);
+  assert.equal(byCursor.body.pagination.page, null);
+  assert.equal(byCursor.body.data.length, 2);
+  const search = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'tags', operator: 'exists' }] }, pageSize: 10 });
+  assert.equal(search.status, 200);
+  assert.equal(search.body.data.length, 3);
+  for (const record of [...byCursor.body.data, ...search.body.data]) assert.deepEqual(record.tags, (await api.get(`/contacts/${record.id}`)).body.tags, record.id);
+  assert.deepEqual(search.body.data.find((c: { firstName: string }) => c.firstName === 'C0').tags, [...ids].sort());
+});

@@ -7,9 +7,12 @@ import type { CompanySortKey } from './companies.schema.js';
 import { selectInChunks } from '../../db/batch.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
+import { tagIdsColumn } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
+/** A row of a page: the company and its tag ids (`tagIdsColumn`). */
+export type ListedCompanyRow = CompanyRow & { tag_ids: string | null };
 
 export function findCompany(db: Db, tenantId: string, id: string): Promise<CompanyRow | undefined> {
   return db
@@ -107,6 +110,7 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
       return eb.or(any);
     });
   }
-  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  // A page's tags come with its rows, from the same read (one statement, on the read pool, one snapshot).
+  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS)).select(tagIdsColumn('company', 'companies').as('tag_ids'));
   return { base: q, select };
 }

@@ -14,7 +14,7 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { checkCustomProperties, customPropertiesJson, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
+import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { provideRecordReader, recordsOf } from '../shared/records.js';
 import * as repo from './companies.repo.js';
@@ -141,7 +141,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
   };
   const sortKey = q.sortKey ?? 'createdAt';
   const { base, select } = repo.companyListing(ctx.reads.db, ctx.tenantId, filter);
-  const { rows, pagination } = await listPage<repo.CompanyRow>(
+  const { rows, pagination } = await listPage<repo.ListedCompanyRow>(
     ctx,
     {
       base,
@@ -154,8 +154,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
     },
     req,
   );
-  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', rows.map((r) => r.id));
-  return { data: rows.map((r) => toCompany(r, tags.get(r.id) ?? [])), pagination };
+  return { data: rows.map((r) => toCompany(r, parseTagIds(r.tag_ids))), pagination };
 }
 
 export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<CompanyT> {

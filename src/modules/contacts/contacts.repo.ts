@@ -25,6 +25,8 @@ const COLUMNS = [
   'updated_at',
 ] as const;
 export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
+/** A row of a page: the contact and its tag ids (`tagIdsColumn`). */
+export type ListedContactRow = ContactRow & { tag_ids: string | null };
 
 /** Sort keys → columns. Names sort case-insensitively; e-mails are stored lower-cased already. */
 export const CONTACT_SORT: SortTable<ContactSortKey> = {
@@ -125,6 +127,7 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
       ]),
     );
   }
-  const select = (qb: typeof base) => (q.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  // A page's tags come with its rows, from the same read (one statement, on the read pool, one snapshot).
+  const select = (qb: typeof base) => (q.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS)).select(tagIdsColumn('contact', 'contacts').as('tag_ids'));
   return { base, select };
 }

@@ -106,12 +106,12 @@ interface PageArgs {
 async function pageOf(ctx: Ctx, args: PageArgs, filter: repo.ContactFilter, bound: { keyId: string; endpoint: string; filters: unknown }): Promise<Page<ContactT>> {
   const sortKey = args.sortKey ?? 'createdAt';
   const { base, select } = repo.contactListing(ctx.reads.db, ctx.tenantId, filter);
-  const { rows, pagination } = await listPage<repo.ContactRow>(
+  const { rows, pagination } = await listPage<repo.ListedContactRow>(
     ctx,
     { base, select, sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] }, countCache: 'contact', ...bound },
     { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
   );
-  return { data: await withTags(ctx.db, ctx.tenantId, rows), pagination };
+  return { data: rows.map((r) => toContact(r, parseTagIds(r.tag_ids))), pagination };
 }
 
 /** GET /contacts (spec 4.1, B.4, C.1). `keyId` binds cursors to the caller's key. */
