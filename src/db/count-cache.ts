@@ -1,4 +1,6 @@
 import type { Compilable } from 'kysely';
+import type { Db } from './index.js';
+import { prepared } from './prepared.js';
 import type { Reads } from './reads.js';
 
 /**
@@ -10,6 +12,10 @@ import type { Reads } from './reads.js';
  * version, so it is recounted next time (never served stale).
  */
 const MAX_ENTRIES = 5_000;
+// Compiled once: every page of a counted list reads it.
+const changeVersion = prepared((db: Db, tenantId: string, objectType: string) =>
+  db.selectFrom('change_versions').select('version').where('tenant_id', '=', tenantId).where('object_type', '=', objectType),
+);
 const cache = new Map<string, { version: number; total: number }>();
 
 export async function cachedCount(
@@ -21,12 +27,7 @@ export async function cachedCount(
   const { db } = reads;
   const count = async () => Number((await reads.first(countQuery))?.n ?? 0);
   if (db.isTransaction) return count(); // own writes may be uncommitted
-  const row = await db
-    .selectFrom('change_versions')
-    .select('version')
-    .where('tenant_id', '=', tenantId)
-    .where('object_type', '=', objectType)
-    .executeTakeFirst();
+  const [row] = await changeVersion(db, tenantId, objectType);
   const version = row?.version ?? 0;
   const compiled = countQuery.compile();
   const key = `${tenantId}\u0001${objectType}\u0001${compiled.sql}\u0001${JSON.stringify(compiled.parameters)}`;
