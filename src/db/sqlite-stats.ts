@@ -70,15 +70,15 @@ export function statLine(rows: number, distinct: number[], columns: number): str
   return parts.join(' ');
 }
 
-/** Tables with an index that has no line yet (a fresh database, an index a migration added). */
+/**
+ * Tables with an index that has no line yet: a fresh database, or an index a migration added (without a
+ * line SQLite takes an index for highly selective, and may walk it for any query of its table).
+ */
 export function tablesWithoutStatistics(raw: BetterSqlite.Database): string[] {
   const hasStat1 = raw.prepare("select 1 from sqlite_master where name = 'sqlite_stat1'").get();
-  const indexed = raw.prepare("select distinct tbl_name as t from sqlite_master where type = 'index' and tbl_name not like 'sqlite\\_%' escape '\\'").all() as { t: string }[];
-  if (!hasStat1) return indexed.map((r) => r.t);
-  const missing = raw
-    .prepare("select distinct m.tbl_name as t from sqlite_master m where m.type = 'index' and m.tbl_name not like 'sqlite\\_%' escape '\\' and not exists (select 1 from sqlite_stat1 s where s.tbl = m.tbl_name)")
-    .all() as { t: string }[];
-  return missing.map((r) => r.t);
+  const indexes = "select distinct m.tbl_name as t from sqlite_master m where m.type = 'index' and m.tbl_name not like 'sqlite\\_%' escape '\\'";
+  const sqlText = hasStat1 ? `${indexes} and not exists (select 1 from sqlite_stat1 s where s.idx = m.name)` : indexes;
+  return (raw.prepare(sqlText).all() as { t: string }[]).map((r) => r.t);
 }
 
 export interface StatLine {
