@@ -172,8 +172,8 @@ export function createDatabase(
     readPool,
     ping: async () => void raw.prepare('select 1').get(),
     // NOTE: without statistics SQLite may pick a range index over an equality one and sort 50k rows for a
-    // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). Tables that have no line yet
-    // get a sampled ANALYZE (a few ms); the per-value samples of sqlite_stat4 are dropped: with them SQLite
+    // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). Tables with an index that has
+    // no line yet get a sampled ANALYZE (a few ms); the per-value samples of sqlite_stat4 are dropped: with them SQLite
     // re-plans statements on every new bound value, which tripled the cost of point reads. Then every
     // index is measured on the read pool (sqlite-stats.ts: the sample misjudges indexes that lead with
     // tenant_id, and a full ANALYZE would hold the write lock for seconds).

@@ -10,10 +10,10 @@
  *   contacts it wrote `1000000 1001 1001` for (tenant_id, owner_id), i.e. "1,001 contacts per tenant".
  *   With that, `ownerId = ? AND score >= ?` ordered by creation picked the score index and sorted
  *   400,000 rows for a page of 50 (900 ms instead of 0.3 ms).
- * So the server keeps the sampled ANALYZE only to have a line for every index of a table that has none
- * (a fresh database, a new table), and then measures every index with GROUP BY counts on a read
+ * So the server keeps the sampled ANALYZE only for tables with an index that has no line (a fresh
+ * database, a new table or index), and then measures every index with GROUP BY counts on a read
  * connection (no lock, off the event loop, under the read pool's deadline), and writes the lines in one
- * short transaction. This is the manual control of `sqlite_stat1` that SQLite documents ("Manual Control
+ * short transaction that every connection, the read processes too, sees at its next statement. This is the manual control of `sqlite_stat1` that SQLite documents ("Manual Control
  * Of Query Plans Using SQLITE_STAT Tables"); its format is `N a1 … ak`, each `a` rounded up.
  */
 import type BetterSqlite from 'better-sqlite3';
@@ -110,14 +110,20 @@ export async function measureIndexes(shapes: IndexShape[], pool: ReadPool, onErr
   return lines;
 }
 
-/** Writes the lines and loads them into the planner (call with the connection held: no transaction open). */
+/**
+ * Writes the lines and loads them into every connection's planner (call with the connection held: no
+ * transaction open).
+ */
 export function installStatLines(raw: BetterSqlite.Database, lines: StatLine[]): void {
   if (lines.length === 0) return;
   const update = raw.prepare('update sqlite_stat1 set stat = ? where tbl = ? and idx = ?');
   raw.transaction(() => {
     for (const l of lines) update.run(l.stat, l.table, l.index);
+    // NOTE: a connection loads the statistics with the schema, and only this one reloads them on
+    // `analyze sqlite_master`: the read processes would plan with the lines they started with until
+    // replaced. A schema change (a table created and dropped) makes every connection reload the schema,
+    // and the statistics with it, at its next statement; its prepared statements are re-planned.
+    raw.exec('create table crm_statistics_reload (x); drop table crm_statistics_reload');
   }).immediate();
-  // Loads the lines into this connection's planner; the read connections reload theirs when they see the
-  // schema change this makes.
   raw.exec('analyze sqlite_master');
 }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { createDatabase, migrate, type Database } from '../../src/db/index.js';
-import { measuringStatements, statLine } from '../../src/db/sqlite-stats.js';
+import { installStatLines, measuringStatements, statLine } from '../../src/db/sqlite-stats.js';
 import { DIALECT, testConfig } from '../helpers/app.js';
 
 const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL analyzes by itself)';
@@ -97,4 +97,39 @@ test('with measured statistics, owner + score range ordered by creation walks an
   assert.doesNotMatch(plan, /TEMP B-TREE/, plan);
   const rows = (await database.db.executeQuery({ sql: page, parameters: ['ten_big', 'usr_1', 60], query: { kind: 'RawNode' } as never, queryId: { queryId: 'page' } })).rows;
   assert.equal(rows.length, 50);
+});
+
+test('the read processes plan with the new lines at their next statement, not with those they started with', { skip: sqliteOnly }, async () => {
+  await database.optimize();
+  const pool = database.readPool!;
+  pool.warm();
+  const query = `explain query plan select id from contacts where tenant_id = ? and owner_id = ? and score = ? and deleted_at is null`;
+  const tenants = ['ten_big', 'ten_small'];
+  let round = 0;
+  /** The plan on each read connection (two tenants at once take both), after a statement that reads data. */
+  const plansOnReaders = async () => {
+    // A statement that reads the database is the one that notices a schema change (EXPLAIN reads nothing).
+    await Promise.all(tenants.map((t) => pool.run(t, 'select count(*) as n from contacts where tenant_id = ?', [t])));
+    round++; // a new text: a statement prepared anew
+    const plans = await Promise.all(tenants.map((t) => pool.run(t, `${query} -- ${round}`, ['ten_big', 'usr_1', 7])));
+    return plans.map((rows) => (rows as { detail: string }[]).map((r) => r.detail).join('\n'));
+  };
+  // Lines written by hand, through a connection of the file of its own (the writer's is not exposed).
+  const { default: SqliteDatabase } = await import('../../src/db/sqlite-driver.mjs');
+  const writer = new SqliteDatabase(path.join(dir, 'crm.db'));
+  writer.pragma('busy_timeout = 5000');
+  const install = (owner: string, score: string) =>
+    installStatLines(writer, [
+      { table: 'contacts', index: 'contacts__owner', stat: owner },
+      { table: 'contacts', index: 'contacts__score', stat: score },
+    ]);
+  try {
+    install('18001 9001 1 1', '18001 9001 9001'); // the owner pins one row; a score value holds all
+    for (const plan of await plansOnReaders()) assert.match(plan, /contacts__owner/);
+    install('18001 9001 9001 1', '18001 9001 1'); // the reverse
+    for (const plan of await plansOnReaders()) assert.match(plan, /contacts__score/);
+  } finally {
+    writer.close();
+    await database.optimize();
+  }
 });
