@@ -29,7 +29,7 @@ import { PgReaderSlot } from './pg-reader.js';
 import { useNamedStatements } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteReaderSlot } from './sqlite-reader.js';
-import { SAMPLE_ROWS, indexesWithStatistics, installStatLines, measureIndexes, tablesWithoutStatistics } from './sqlite-stats.js';
+import { indexesWithStatistics, installStatLines, measureIndexes, sampleIndexesWithoutLines } from './sqlite-stats.js';
 import type { DB } from './tables/schema.js';
 
 export type Db = Kysely<DB>;
@@ -172,22 +172,13 @@ export function createDatabase(
     readPool,
     ping: async () => void raw.prepare('select 1').get(),
     // NOTE: without statistics SQLite may pick a range index over an equality one and sort 50k rows for a
-    // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). Tables with an index that has
-    // no line yet get a sampled ANALYZE (a few ms); the per-value samples of sqlite_stat4 are dropped: with them SQLite
-    // re-plans statements on every new bound value, which tripled the cost of point reads. Then every
-    // index is measured on the read pool (sqlite-stats.ts: the sample misjudges indexes that lead with
-    // tenant_id, and a full ANALYZE would hold the write lock for seconds).
+    // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). Indexes without a line get a
+    // sampled ANALYZE, then every index is measured on the read pool (sqlite-stats.ts: the sample misjudges
+    // indexes that lead with tenant_id, and a full ANALYZE would hold the write lock for seconds).
     // Holding the (single) connection keeps it out of any transaction in progress.
     optimize: async (onError = () => {}) => {
       const shapes = await db.connection().execute(async () => {
-        const tables = tablesWithoutStatistics(raw);
-        if (tables.length > 0) {
-          raw.pragma(`analysis_limit = ${SAMPLE_ROWS}`);
-          for (const table of tables) raw.exec(`analyze "${table.replace(/"/g, '""')}"`);
-          const stat4 = raw.prepare("select 1 from sqlite_master where name = 'sqlite_stat4'").get();
-          if (stat4) raw.exec('delete from sqlite_stat4');
-          raw.exec('analyze sqlite_master');
-        }
+        sampleIndexesWithoutLines(raw);
         return indexesWithStatistics(raw);
       });
       if (!readPool || shapes.length === 0) return;

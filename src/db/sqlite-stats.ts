@@ -20,7 +20,7 @@ import type BetterSqlite from 'better-sqlite3';
 import { QueryAbandoned, type ReadPool } from './reads.js';
 
 /** Rows of each index ANALYZE reads when it samples (analysis_limit). */
-export const SAMPLE_ROWS = 1000;
+const SAMPLE_ROWS = 1000;
 
 /** The read pool's tenant for these statements: they count against one share of it like any tenant's. */
 const SYSTEM = '\u0000statistics';
@@ -38,16 +38,20 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** The indexes that have a line, with their shape (measured again on every pass: tables grow). */
 export function indexesWithStatistics(raw: BetterSqlite.Database): IndexShape[] {
-  const rows = raw.prepare('select tbl, idx, stat from sqlite_stat1 where idx is not null').all() as { tbl: string; idx: string; stat: string }[];
+  const rows = raw
+    .prepare(
+      `select s.tbl, s.idx, m.sql, l."unique" as uniq from sqlite_stat1 s
+       join sqlite_master m on m.type = 'index' and m.name = s.idx
+       join pragma_index_list(s.tbl) l on l.name = s.idx`,
+    )
+    .all() as { tbl: string; idx: string; sql: string | null; uniq: number }[];
   const out: IndexShape[] = [];
   for (const r of rows) {
-    const def = raw.prepare("select sql from sqlite_master where type = 'index' and name = ?").get(r.idx) as { sql: string | null } | undefined;
     const info = raw.prepare(`pragma index_info(${quote(r.idx)})`).all() as { name: string | null }[];
     // Expression columns have no name: such an index keeps its sampled line.
-    if (!def || info.length === 0 || info.some((c) => c.name === null)) continue;
-    const list = raw.prepare(`pragma index_list(${quote(r.tbl)})`).all() as { name: string; unique: number }[];
-    const where = def.sql ? /\swhere\s([\s\S]+)$/i.exec(def.sql)?.[1].trim() ?? null : null;
-    out.push({ table: r.tbl, index: r.idx, columns: info.map((c) => c.name!), where, unique: Boolean(list.find((l) => l.name === r.idx)?.unique) });
+    if (info.length === 0 || info.some((c) => c.name === null)) continue;
+    const where = r.sql ? /\swhere\s([\s\S]+)$/i.exec(r.sql)?.[1].trim() ?? null : null;
+    out.push({ table: r.tbl, index: r.idx, columns: info.map((c) => c.name!), where, unique: r.uniq === 1 });
   }
   return out;
 }
@@ -71,14 +75,22 @@ export function statLine(rows: number, distinct: number[], columns: number): str
 }
 
 /**
- * Tables with an index that has no line yet: a fresh database, or an index a migration added (without a
- * line SQLite takes an index for highly selective, and may walk it for any query of its table).
+ * A sampled ANALYZE of every table with an index that has no line yet: a fresh database, or an index a
+ * migration added (without a line SQLite takes an index for highly selective, and may walk it for any
+ * query of its table). The per-value samples of sqlite_stat4 are dropped: with them SQLite re-plans
+ * statements on every new bound value, which tripled the cost of point reads. Call with the writer's
+ * connection held (no transaction open).
  */
-export function tablesWithoutStatistics(raw: BetterSqlite.Database): string[] {
+export function sampleIndexesWithoutLines(raw: BetterSqlite.Database): void {
   const hasStat1 = raw.prepare("select 1 from sqlite_master where name = 'sqlite_stat1'").get();
   const indexes = "select distinct m.tbl_name as t from sqlite_master m where m.type = 'index' and m.tbl_name not like 'sqlite\\_%' escape '\\'";
   const sqlText = hasStat1 ? `${indexes} and not exists (select 1 from sqlite_stat1 s where s.idx = m.name)` : indexes;
-  return (raw.prepare(sqlText).all() as { t: string }[]).map((r) => r.t);
+  const tables = (raw.prepare(sqlText).all() as { t: string }[]).map((r) => r.t);
+  if (tables.length === 0) return;
+  raw.pragma(`analysis_limit = ${SAMPLE_ROWS}`);
+  for (const table of tables) raw.exec(`analyze ${quote(table)}`);
+  if (raw.prepare("select 1 from sqlite_master where name = 'sqlite_stat4'").get()) raw.exec('delete from sqlite_stat4');
+  raw.exec('analyze sqlite_master');
 }
 
 export interface StatLine {

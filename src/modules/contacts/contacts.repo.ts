@@ -25,7 +25,7 @@ const COLUMNS = [
   'updated_at',
 ] as const;
 export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
-/** A row of a page: the contact and its tag ids (`tagIdsColumn`). */
+/** A contact and its tag ids (`tagIdsColumn`), as pages and single reads select it. */
 export type ListedContactRow = ContactRow & { tag_ids: string | null };
 
 /** Sort keys → columns. Names sort case-insensitively; e-mails are stored lower-cased already. */
@@ -46,7 +46,7 @@ const findContactQuery = prepared((db: Db, tenantId: string, id: string) =>
 );
 
 /** A live contact and its tag ids, in one statement (the single-read path). */
-export async function findContact(db: Db, tenantId: string, id: string): Promise<(ContactRow & { tag_ids: string | null }) | undefined> {
+export async function findContact(db: Db, tenantId: string, id: string): Promise<ListedContactRow | undefined> {
   return (await findContactQuery(db, tenantId, id))[0];
 }
 
