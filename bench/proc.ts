@@ -96,6 +96,55 @@ export function treeRssMiB(root: number | undefined): number | undefined {
   return any ? kib / 1024 : undefined;
 }
 
+/**
+ * Proportional memory of the tree now, in MiB (sum of `Pss` from /proc/<pid>/smaps_rollup): a page shared by
+ * k processes of the tree (the node binary and its libraries, mapped by the server and by every read
+ * process) counts 1/k in each, so the sum is what the tree holds, each page once. VmRSS counts such a page
+ * once per process (treeRssMiB).
+ */
+export function treePssMiB(root: number | undefined): number | undefined {
+  if (root === undefined) return undefined;
+  let kib = 0;
+  let any = false;
+  for (const pid of processTree(root)) {
+    try {
+      const m = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      if (m) {
+        kib += Number(m[1]);
+        any = true;
+      }
+    } catch {
+      // gone meanwhile, or no smaps_rollup (kernels before 4.14)
+    }
+  }
+  return any ? kib / 1024 : undefined;
+}
+
+/** Memory of each process of the tree now (MiB): VmRSS and its anonymous and file parts, and Pss. */
+export function treeMemory(root: number | undefined): { pid: number; rss: number; anon: number; file: number; pss: number }[] {
+  if (root === undefined) return [];
+  const out = [];
+  for (const pid of processTree(root)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kib = (re: RegExp, text: string) => Number(re.exec(text)?.[1] ?? NaN) / 1024;
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      out.push({
+        pid,
+        rss: round1(kib(/^VmRSS:\s+(\d+)/m, status)),
+        anon: round1(kib(/^RssAnon:\s+(\d+)/m, status)),
+        file: round1(kib(/^RssFile:\s+(\d+)/m, status) + kib(/^RssShmem:\s+(\d+)/m, status)),
+        pss: round1(kib(/^Pss:\s+(\d+)/m, rollup)),
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
 /** Busy and total jiffies of the whole machine (first line of /proc/stat), for the contention of a window. */
 function machineJiffies(): { busy: number; total: number } | undefined {
   try {

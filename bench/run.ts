@@ -36,7 +36,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
-import { TreeMonitor, treeRssMiB } from './proc.js';
+import { TreeMonitor, treeMemory, treeRssMiB } from './proc.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadEvent, type LoadJob, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
 import { CLI, ROOT, startProcess, type Proc } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
@@ -168,6 +168,18 @@ function drive(target: Proc, sc: Scenario, key: string, dataFile: string, phases
       else reject(new Error(`load generator of "${sc.name}" exited with code ${code} after ${results.length} of ${phases.length} phases`));
     });
   });
+}
+
+/**
+ * Where the tree's memory is, process by process (the server first, then its read processes): VmRSS split
+ * into anonymous memory (heaps, SQLite's page cache) and file pages (the node binary and libraries, shared by
+ * every process of the tree but counted by VmRSS in each), and Pss, which counts a shared page once overall.
+ */
+function memoryLine(procs: ReturnType<typeof treeMemory>): string {
+  if (procs.length === 0) return '';
+  const sum = (k: 'rss' | 'pss') => round1(procs.reduce((a, p) => a + p[k], 0));
+  const each = procs.map((p, i) => `${i === 0 ? 'server' : 'reader'} ${p.rss} (anon ${p.anon}, file ${p.file}, pss ${p.pss})`).join('; ');
+  return `Memory by process, MiB: ${each}. Tree: VmRSS ${sum('rss')}, Pss ${sum('pss')} (shared pages once).`;
 }
 
 const round1 = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 10) / 10);
@@ -375,6 +387,7 @@ async function main() {
   const profileDir = path.join(ROOT, '.bench/profiles');
   let noisyReport: NoisyReport | undefined;
   let rssMiBAfterAll: number | undefined;
+  let memoryAfterAll: ReturnType<typeof treeMemory> = [];
 
   let api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
   // The ceiling answers with the very JSON of the real server: a contact, and the first page of 50.
@@ -418,7 +431,10 @@ async function main() {
       }
     }
     // What the server holds once every scenario has run through it (before the noisy scenario restarts it).
-    if (all.some((sc) => sc.target === 'api')) rssMiBAfterAll = round1(treeRssMiB(api.proc.pid));
+    if (all.some((sc) => sc.target === 'api')) {
+      rssMiBAfterAll = round1(treeRssMiB(api.proc.pid));
+      memoryAfterAll = treeMemory(api.proc.pid);
+    }
     if (noisy) {
       // A fresh server: the scenarios above leave caches and read processes in states of their own.
       await api.stop();
@@ -467,6 +483,7 @@ async function main() {
     tails,
     ratios: rs,
     rssMiBAfterAll,
+    memoryAfterAll,
     noisy: noisyReport,
   };
   writeFileSync(path.join(ROOT, 'bench/results.json'), JSON.stringify(report, null, 2) + '\n');
@@ -474,7 +491,7 @@ async function main() {
   const out: string[] = [resultsTable(results)];
   if (rs.length) out.push('', ratiosTable(rs));
   if (tails.length) out.push('', tailsTable(tails));
-  if (rssMiBAfterAll !== undefined) out.push('', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'})`);
+  if (rssMiBAfterAll !== undefined) out.push('', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'})`, memoryLine(memoryAfterAll));
   const batch = results.find((r) => r.name.startsWith('POST /contacts/batch/create'));
   if (batch) out.push(`batch/create: ${batch.requestsPerSec * 100} contacts/s with their events (target ≥ 10,000 on SQLite)`);
   process.stdout.write(out.join('\n') + '\n');
@@ -509,7 +526,7 @@ async function main() {
     resultsTable(results),
     ...(rs.length ? ['', ratiosTable(rs)] : []),
     ...(tails.length ? ['', tailsTable(tails)] : []),
-    ...(rssMiBAfterAll !== undefined ? ['', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'}).`] : []),
+    ...(rssMiBAfterAll !== undefined ? ['', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'}).`, memoryLine(memoryAfterAll)] : []),
     '',
   ].join('\n');
   writeFileSync(path.join(ROOT, 'bench/results.md'), md);
