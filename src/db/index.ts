@@ -28,6 +28,7 @@ import { migrations } from './migrations/index.js';
 import { PgReaderSlot } from './pg-reader.js';
 import { useNamedStatements } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteReaderSlot } from './sqlite-reader.js';
 import { indexesWithStatistics, installStatLines, measureIndexes, sampleIndexesWithoutLines } from './sqlite-stats.js';
 import type { DB } from './tables/schema.js';
@@ -155,17 +156,18 @@ export function createDatabase(
   // NOTE: the commit that crosses wal_autocheckpoint copies the WAL into the database file and syncs it, on
   // this thread. Every 4,000 pages (16 MiB) instead of SQLite's 1,000: a page written again between two
   // checkpoints is copied once, which made bulk writes (batches of 100 creates) about 1.4× faster.
-  // NOTE: checkpoints on a thread of their own (wal_checkpoint(PASSIVE) every 200 ms, automatic ones off)
-  // were tried and dropped: under a steady write load a concurrent PASSIVE checkpoint never catches up with
-  // the writer, so the WAL is never restarted and grows without bound; creates fell from 1,750 to 1,156/s.
+  // NOTE: checkpoints on a thread of their own *instead of* these (automatic ones off) were tried and
+  // dropped: under a steady write load a concurrent PASSIVE checkpoint never catches up with the writer, so
+  // the WAL is never restarted and grows without bound; creates fell from 1,750 to 1,156/s. The thread of
+  // sqlite-checkpointer.ts copies ahead of these instead, which stay and restart the WAL as before.
   raw.pragma('wal_autocheckpoint = 4000');
   registerSqliteFunctions(raw);
-  const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw) });
   const sqliteFile = file;
-  const readPool =
-    file === ':memory:' || file === ''
-      ? undefined
-      : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile)), poolOptions);
+  const inMemory = file === ':memory:' || file === '';
+  // The writer's checkpoints then find the WAL already copied (sqlite-checkpointer.ts).
+  const checkpointer = inMemory ? undefined : new SqliteCheckpointer(sqliteFile);
+  const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw, checkpointer && (() => checkpointer.wrote())) });
+  const readPool = inMemory ? undefined : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile)), poolOptions);
   return withReads({
     db,
     dialect: sqliteDialect,
@@ -187,6 +189,7 @@ export function createDatabase(
     },
     close: async () => {
       await readPool?.close();
+      await checkpointer?.close();
       await db.destroy();
     },
   });
@@ -215,11 +218,14 @@ function registerSqliteFunctions(raw: BetterSqlite.Database): void {
 const parseSavepoint = (command: string, name: string) => RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
 
 class FastSqliteDialect extends SqliteDialect {
-  constructor(private readonly raw: BetterSqlite.Database) {
+  constructor(
+    private readonly raw: BetterSqlite.Database,
+    private readonly onCommit?: () => void,
+  ) {
     super({ database: raw });
   }
   override createDriver(): Driver {
-    return new FastSqliteDriver(this.raw);
+    return new FastSqliteDriver(this.raw, this.onCommit);
   }
 }
 
@@ -234,13 +240,18 @@ class FastSqliteDriver implements Driver {
   private busy = false;
   private readonly connection: DatabaseConnection;
 
-  constructor(private readonly raw: BetterSqlite.Database) {
+  constructor(
+    private readonly raw: BetterSqlite.Database,
+    /** Called after a write outside a transaction and after each COMMIT (the checkpointer's wake-up). */
+    onCommit: () => void = () => {},
+  ) {
     this.connection = {
       executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
         const stmt = this.prepare(query.sql);
         const params = query.parameters as unknown[];
         if (stmt.reader) return { rows: stmt.all(params) as R[] };
         const { changes, lastInsertRowid } = stmt.run(params);
+        if (!raw.inTransaction) onCommit();
         return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
       },
       streamQuery: async function* <R>(this: void, query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {

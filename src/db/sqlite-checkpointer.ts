@@ -1,0 +1,61 @@
+/**
+ * Checkpoints off the event loop. In WAL mode SQLite copies the WAL back into the database file when a
+ * commit finds the WAL past `wal_autocheckpoint` pages, on the committing thread: every ~200 creates one
+ * request took 14 ms instead of 0.3 (bench/RESULTS.md, 2026-11-26), which set the p99 of writes at one
+ * connection. This thread copies the committed frames a few milliseconds after they are written, on a
+ * connection of its own, so the writer's automatic checkpoint, which stays (it alone can restart the WAL
+ * under a steady load: a concurrent pass never sees the WAL without new frames), finds almost nothing left.
+ *
+ * Earlier, checkpoints every 200 ms on a thread with the automatic ones off let the WAL grow without bound
+ * (db/index.ts): here the writer still checkpoints and restarts the WAL as before, only faster.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite-checkpointer.worker.mjs');
+const WRITES = 0;
+const WAITING = 1;
+const STOP = 2;
+/** How long a pass waits for more writes to join it (ms). */
+const PERIOD_MS = 5;
+
+export class SqliteCheckpointer {
+  private readonly slots = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
+  private worker: Worker | null = null;
+  private closed = false;
+
+  constructor(private readonly file: string) {}
+
+  /** After a write: wakes the thread when it sleeps (started on the first write). A few nanoseconds otherwise. */
+  wrote(): void {
+    if (!this.worker) {
+      if (this.closed) return;
+      this.start();
+    }
+    Atomics.add(this.slots, WRITES, 1);
+    if (Atomics.load(this.slots, WAITING) === 1) Atomics.notify(this.slots, WRITES);
+  }
+
+  private start(): void {
+    const worker = new Worker(ENTRY, { workerData: { file: this.file, shared: this.slots.buffer, periodMs: PERIOD_MS } });
+    worker.unref();
+    // A failed checkpointer costs speed, never data: the writer's automatic checkpoints go on.
+    worker.on('error', () => {});
+    this.worker = worker;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker;
+    this.worker = null;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // Referenced again while it ends: an unreferenced thread would let the process exit under this await.
+    worker.ref();
+    Atomics.store(this.slots, STOP, 1);
+    Atomics.add(this.slots, WRITES, 1);
+    Atomics.notify(this.slots, WRITES);
+    await exited;
+  }
+}
