@@ -338,3 +338,20 @@ test('totals and dynamic-list markers see every committed batch input (change ma
   await api.post('/contacts/batch/delete', { ids: [r.body.results[1].id, 'con_nope'] });
   assert.equal(await total(), 1);
 });
+
+test('a batch of 100 gives the event loop a turn every few inputs: other clients are read, accepted and answered meanwhile', async () => {
+  const { api } = await newTenant(t);
+  // Turns of the loop while the batch runs: one per setImmediate that gets to run.
+  let turns = 0;
+  let running = true;
+  const tick = () => {
+    turns++;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const r = await api.post('/contacts/batch/create', { inputs: Array.from({ length: 100 }, (_, i) => ({ firstName: uniq('Turn'), score: i })) });
+  running = false;
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  // One turn per 10 inputs at least (in one turn, a batch kept libuv from accepting any new connection).
+  assert.ok(turns >= 10, `the loop turned ${turns} times during the batch`);
+});
