@@ -24,14 +24,24 @@ export class SqliteCheckpointer {
   private readonly slots = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
   private worker: Worker | null = null;
   private closed = false;
+  private failed = false;
+  /** Settles when the thread has ended (also after an error that ended it). */
+  private exited: Promise<void> = Promise.resolve();
 
   constructor(private readonly file: string) {}
 
   /** After a write: wakes the thread when it sleeps (started on the first write). A few nanoseconds otherwise. */
   wrote(): void {
     if (!this.worker) {
-      if (this.closed) return;
-      this.start();
+      if (this.closed || this.failed) return;
+      try {
+        this.start();
+      } catch {
+        // A thread that cannot start costs speed, never the write that just committed: the writer's
+        // automatic checkpoints go on as they did before this thread existed.
+        this.failed = true;
+        return;
+      }
     }
     Atomics.add(this.slots, WRITES, 1);
     if (Atomics.load(this.slots, WAITING) === 1) Atomics.notify(this.slots, WRITES);
@@ -40,8 +50,9 @@ export class SqliteCheckpointer {
   private start(): void {
     const worker = new Worker(ENTRY, { workerData: { file: this.file, shared: this.slots.buffer, periodMs: PERIOD_MS } });
     worker.unref();
-    // A failed checkpointer costs speed, never data: the writer's automatic checkpoints go on.
+    // A thread that fails costs speed, never data: the writer's automatic checkpoints go on.
     worker.on('error', () => {});
+    this.exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     this.worker = worker;
   }
 
@@ -50,12 +61,11 @@ export class SqliteCheckpointer {
     const worker = this.worker;
     this.worker = null;
     if (!worker) return;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     // Referenced again while it ends: an unreferenced thread would let the process exit under this await.
     worker.ref();
     Atomics.store(this.slots, STOP, 1);
     Atomics.add(this.slots, WRITES, 1);
     Atomics.notify(this.slots, WRITES);
-    await exited;
+    await this.exited;
   }
 }

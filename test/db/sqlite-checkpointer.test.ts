@@ -9,6 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { createDatabase, type Database } from '../../src/db/index.js';
+import { SqliteCheckpointer } from '../../src/db/sqlite-checkpointer.js';
 import { DIALECT, testConfig } from '../helpers/app.js';
 
 const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL checkpoints by itself)';
@@ -66,4 +67,12 @@ test('close ends the checkpointer thread', { skip: sqliteOnly }, async () => {
   await sql`insert into t values (1)`.execute(other.db);
   await other.close(); // resolves once the thread has exited
   rmSync(otherDir, { recursive: true, force: true });
+});
+
+test('a thread that fails (its file is gone) harms no write, and close still ends', { skip: sqliteOnly, timeout: 10_000 }, async () => {
+  const checkpointer = new SqliteCheckpointer(path.join(dir, 'missing.db'));
+  checkpointer.wrote();
+  await sleep(300); // the thread cannot open the file and ends with an error
+  checkpointer.wrote();
+  await checkpointer.close();
 });
