@@ -127,3 +127,43 @@ test('tags: every page of contacts and companies (list, search, cursor, includeD
   for (const record of [...byCursor.body.data, ...search.body.data]) assert.deepEqual(record.tags, (await api.get(`/contacts/${record.id}`)).body.tags, record.id);
   assert.deepEqual(search.body.data.find((c: { firstName: string }) => c.firstName === 'C0').tags, [...ids].sort());
 });
+
+test('tags: deals in pages, in batch reads and expanded, and the contacts and companies they expand, carry their tags as their single reads do', async () => {
+  const { api, refs } = await newTenant(t);
+  const ids = [];
+  for (const name of ['Zeta', 'alpha', 'Mid']) ids.push((await api.post('/tags', { name })).body.id as string);
+  const contact = (await api.post('/contacts', { firstName: 'Tagged', tags: [ids[2], ids[0]] })).body;
+  const company = (await api.post('/companies', { name: 'Tagged Co', tags: [ids[1]] })).body;
+  const sets = [[ids[0], ids[1], ids[2]], [], [ids[2]], [ids[1], ids[0]]];
+  const deals = [];
+  for (const [i, tags] of sets.entries()) {
+    const r = await api.post('/deals', { title: `D${i}`, pipelineId: refs.sales, stageId: refs.lead, contactId: contact.id, companyId: company.id, tags });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    deals.push(r.body);
+  }
+  const gone = (await api.post('/deals', { title: 'Gone', pipelineId: refs.sales, stageId: refs.lead, tags: [ids[2], ids[0]] })).body;
+  assert.equal((await api.delete(`/deals/${gone.id}`)).status, 204);
+
+  const singles = new Map<string, unknown>();
+  for (const d of deals) singles.set(d.id, (await api.get(`/deals/${d.id}`)).body);
+  const contactSingle = (await api.get(`/contacts/${contact.id}`)).body;
+  const companySingle = (await api.get(`/companies/${company.id}`)).body;
+  assert.deepEqual(contactSingle.tags, [ids[0], ids[2]].sort());
+  for (const path of ['/deals?pageSize=10', `/deals?pageSize=10&pipelineId=${refs.sales}&isWon=false`, '/deals?pageSize=10&includeDeleted=true']) {
+    const page = await api.get(path);
+    assert.equal(page.status, 200, path);
+    for (const d of page.body.data) {
+      if (d.id === gone.id) {
+        assert.deepEqual(d.tags, [ids[0], ids[2]].sort(), path);
+        continue;
+      }
+      const single = singles.get(d.id) as object;
+      assert.deepEqual(d, path.includes('includeDeleted') ? { ...single, deletedAt: null } : single, `${path} ${d.id}`);
+      assert.deepEqual(d.contact, contactSingle, path);
+      assert.deepEqual(d.company, companySingle, path);
+    }
+  }
+  const read = await api.post('/deals/batch/read', { ids: deals.map((d) => d.id) });
+  assert.equal(read.status, 200);
+  for (const d of read.body.results) assert.deepEqual(d, singles.get(d.id), `batch read ${d.id}`);
+});
