@@ -17,16 +17,16 @@ const FORCE_EXIT_MS = 9_000;
 
 /**
  * NOTE: V8 grows the old generation to several times what survived its last full collection before
- * collecting it again. Under 50 connections every scavenge promotes the requests in flight, so the heap of a
- * server with ~50 MiB of live objects grew to ~190 MiB between collections. A growing factor of 1.25
- * collects sooner (concurrently, on a helper thread): the server held 135 MiB instead of 187 after the bench
- * for the same CPU per request (bench/RESULTS.md, 2026-11-26). A factor given on the command line or in
- * NODE_OPTIONS wins.
+ * collecting it again. Under 50 connections every scavenge promotes the requests in flight, so the server
+ * held anywhere from 184 to 258 MiB after the same bench runs. A growing factor of 1.5 collects sooner
+ * (concurrently, on a helper thread): 186–192 MiB in every run. 1.25 held 183–188 MiB but made the full
+ * collections frequent enough to triple the p99 of a heavy page at one connection (bench/RESULTS.md,
+ * 2026-11-26). A factor given on the command line wins.
  */
-const HEAP_GROWING_PERCENT = 25;
+const HEAP_GROWING_PERCENT = 50;
 
 function tuneHeap(): void {
-  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => /heap[-_]growing[-_]percent/.test(a));
+  const given = process.execArgv.some((a) => /heap[-_]growing[-_]percent/.test(a));
   if (!given) v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
