@@ -96,30 +96,6 @@ export function treeRssMiB(root: number | undefined): number | undefined {
   return any ? kib / 1024 : undefined;
 }
 
-/**
- * Proportional memory of the tree now, in MiB (sum of `Pss` from /proc/<pid>/smaps_rollup): a page shared by
- * k processes of the tree (the node binary and its libraries, mapped by the server and by every read
- * process) counts 1/k in each, so the sum is what the tree holds, each page once. VmRSS counts such a page
- * once per process (treeRssMiB).
- */
-export function treePssMiB(root: number | undefined): number | undefined {
-  if (root === undefined) return undefined;
-  let kib = 0;
-  let any = false;
-  for (const pid of processTree(root)) {
-    try {
-      const m = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      if (m) {
-        kib += Number(m[1]);
-        any = true;
-      }
-    } catch {
-      // gone meanwhile, or no smaps_rollup (kernels before 4.14)
-    }
-  }
-  return any ? kib / 1024 : undefined;
-}
-
 /** Memory of each process of the tree now (MiB): VmRSS and its anonymous and file parts, and Pss. */
 export function treeMemory(root: number | undefined): { pid: number; rss: number; anon: number; file: number; pss: number }[] {
   if (root === undefined) return [];
