@@ -177,10 +177,12 @@ function drive(target: Proc, sc: Scenario, key: string, dataFile: string, phases
  */
 function memoryLine(procs: ReturnType<typeof treeMemory>): string {
   if (procs.length === 0) return '';
-  const sum = (k: 'rss' | 'pss') => round1(procs.reduce((a, p) => a + p[k], 0));
   const each = procs.map((p, i) => `${i === 0 ? 'server' : 'reader'} ${p.rss} (anon ${p.anon}, file ${p.file}, pss ${p.pss})`).join('; ');
-  return `Memory by process, MiB: ${each}. Tree: VmRSS ${sum('rss')}, Pss ${sum('pss')} (shared pages once).`;
+  return `Memory by process, MiB: ${each}. Tree: VmRSS ${treeSum(procs, 'rss')}, Pss ${treeSum(procs, 'pss')} (shared pages once).`;
 }
+
+/** The tree's total of one measure (MiB, one decimal). */
+const treeSum = (procs: ReturnType<typeof treeMemory>, k: 'rss' | 'pss') => Math.round(procs.reduce((a, p) => a + p[k], 0) * 10) / 10;
 
 const round1 = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 10) / 10);
 const p99OverP50 = (r: Result) => (r.latencyP50 > 0 ? Math.round((r.latencyP99 / r.latencyP50) * 10) / 10 : undefined);
@@ -432,8 +434,9 @@ async function main() {
     }
     // What the server holds once every scenario has run through it (before the noisy scenario restarts it).
     if (all.some((sc) => sc.target === 'api')) {
-      rssMiBAfterAll = round1(treeRssMiB(api.proc.pid));
+      // One reading of /proc: the tree's RSS is the sum of its processes'.
       memoryAfterAll = treeMemory(api.proc.pid);
+      if (memoryAfterAll.length) rssMiBAfterAll = treeSum(memoryAfterAll, 'rss');
     }
     if (noisy) {
       // A fresh server: the scenarios above leave caches and read processes in states of their own.
