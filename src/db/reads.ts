@@ -14,7 +14,8 @@
  *     `worker.terminate()` on a thread running a 38 s SQLite statement resolved only after those 38 s,
  *     with the core busy all along, while SIGKILL frees it at once (and the dead reader's WAL lock with
  *     it). Past the deadline, or when the client goes away, the process is killed and a fresh one takes
- *     its place.
+ *     its place. A statement still running after 50 ms runs at the lowest CPU priority until it answers
+ *     (sqlite-reader.ts), so a heavy scan takes only the CPU nobody else needs.
  *   - PostgreSQL: a pool of its own whose sessions carry `statement_timeout` as a backstop; past the
  *     deadline, or when the client goes away, the backend is cancelled (`pg_cancel_backend`).
  * - Fairness: one tenant may run at most `perTenant` statements at once (half the pool), so another

@@ -4,6 +4,7 @@
  * `{ id, rows }` or `{ id, error }`. Only read statements run here: the connection is opened read-only.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReadSlot } from './reads.js';
@@ -29,6 +30,18 @@ function objects(columns: string[], rows: unknown[][]): Record<string, unknown>[
 
 const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite-reader.process.mjs');
 
+/**
+ * A statement still running after this long is a heavy one (a full scan, an expensive filter): its
+ * process drops to the lowest CPU priority until it answers. The kernel then gives a core to everything
+ * else first — the event loop and other tenants' read processes — and to the heavy statement whatever is
+ * left: on an idle machine it runs as fast as before, on a busy one it waits instead of taking half of
+ * the cores from other tenants (the deadline, QUERY_TIMEOUT_MS, still bounds it). Point reads and pages
+ * answer within a few milliseconds and are never lowered.
+ */
+export const LOWER_PRIORITY_AFTER_MS = 50;
+/** Linux's lowest priority (`nice 19`). */
+const LOWEST_PRIORITY = os.constants.priority.PRIORITY_LOW;
+
 /** One child process with its read-only connection; replaced by a fresh one when a statement is cancelled. */
 export class SqliteReaderSlot implements ReadSlot {
   private child: ChildProcess | null = null;
@@ -36,6 +49,11 @@ export class SqliteReaderSlot implements ReadSlot {
   private pending: { id: number; resolve(rows: unknown[]): void; reject(err: unknown): void } | null = null;
   private seq = 0;
   private closed = false;
+  /** The priority the process started with, and whether it runs lowered now. */
+  private basePriority = 0;
+  private lowered = false;
+  /** Statements that ran long enough to be lowered (for tests). */
+  lowerings = 0;
 
   constructor(private readonly file: string) {}
 
@@ -44,9 +62,13 @@ export class SqliteReaderSlot implements ReadSlot {
     // columns, no 64-bit integers beyond 2^53), and JSON messages cost the parent less to receive.
     const child = fork(ENTRY, [this.file], { serialization: 'json', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.child = child;
+    this.lowered = false;
     const ready = new Promise<void>((resolve, reject) => {
       child.on('message', (m: Reply) => {
-        if ('ready' in m) return resolve();
+        if ('ready' in m) {
+          this.basePriority = priorityOf(child.pid) ?? 0;
+          return resolve();
+        }
         const p = this.pending;
         if (!p || p.id !== m.id) return;
         this.pending = null;
@@ -82,10 +104,44 @@ export class SqliteReaderSlot implements ReadSlot {
     await (this.ready ?? this.start());
     const child = this.child!;
     const id = ++this.seq;
-    return new Promise((resolve, reject) => {
-      this.pending = { id, resolve, reject };
-      child.send({ id, sql, params: params as unknown[] } satisfies Request);
-    });
+    const lower = setTimeout(() => this.lower(child), LOWER_PRIORITY_AFTER_MS);
+    try {
+      return await new Promise<unknown[]>((resolve, reject) => {
+        this.pending = { id, resolve, reject };
+        child.send({ id, sql, params: params as unknown[] } satisfies Request);
+      });
+    } finally {
+      clearTimeout(lower);
+      if (this.lowered && this.child === child) this.restore(child);
+    }
+  }
+
+  private lower(child: ChildProcess): void {
+    if (this.child !== child || child.pid === undefined) return;
+    try {
+      os.setPriority(child.pid, LOWEST_PRIORITY);
+      this.lowered = true;
+      this.lowerings++;
+    } catch {
+      // The process is gone (its exit handler answers the statement) or the OS refuses: it runs as it was.
+    }
+  }
+
+  /**
+   * Back to the starting priority for the next statement. Raising a priority needs CAP_SYS_NICE (or an
+   * RLIMIT_NICE) that an unprivileged server may not have: then the idle process is replaced by a fresh
+   * one, started now, so that the next statement does not run at the lowest priority.
+   */
+  private restore(child: ChildProcess): void {
+    this.lowered = false;
+    try {
+      os.setPriority(child.pid!, this.basePriority);
+    } catch {
+      this.child = null;
+      this.ready = null;
+      child.kill('SIGKILL');
+      if (!this.closed) void this.start().catch(() => {});
+    }
   }
 
   cancel(): void {
@@ -100,6 +156,11 @@ export class SqliteReaderSlot implements ReadSlot {
     if (!this.closed) void this.start().catch(() => {});
   }
 
+  /** The OS priority of the connection's process now (tests), or undefined when it has none. */
+  priority(): number | undefined {
+    return this.child?.pid === undefined ? undefined : priorityOf(this.child.pid);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const child = this.child;
@@ -109,5 +170,14 @@ export class SqliteReaderSlot implements ReadSlot {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
     });
+  }
+}
+
+function priorityOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    return os.getPriority(pid);
+  } catch {
+    return undefined;
   }
 }
