@@ -10,6 +10,7 @@ import * as m007 from './007_webhook_health.js';
 import * as m008 from './008_event_log_commit_order.js';
 import * as m009 from './009_search_text.js';
 import * as m010 from './010_idempotency_sweep_order.js';
+import * as m011 from './011_owner_sort_indexes.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -27,4 +28,5 @@ export const migrations: Record<string, DialectMigration> = {
   '008_event_log_commit_order': m008,
   '009_search_text': m009,
   '010_idempotency_sweep_order': m010,
+  '011_owner_sort_indexes': m011,
 };
