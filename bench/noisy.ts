@@ -16,7 +16,7 @@
 import autocannon from 'autocannon';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { TreeMonitor, treeRssMiB } from './proc.js';
+import { TreeMonitor, round1, treeRssMiB } from './proc.js';
 import type { NoisySeeded } from './seed.js';
 
 export interface LatencyStats {
@@ -202,7 +202,6 @@ async function phase(o: Options, counter: { i: number }): Promise<PhaseReport> {
   };
 }
 
-const round1 = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 10) / 10);
 
 interface BAnswer {
   status: number;

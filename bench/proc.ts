@@ -119,7 +119,12 @@ export function treeMemory(root: number | undefined): { pid: number; rss: number
   return out;
 }
 
-const round1 = (x: number) => Math.round(x * 10) / 10;
+/** MiB and ratios as the bench prints them: one decimal. */
+export function round1(x: number): number;
+export function round1(x: number | undefined): number | undefined;
+export function round1(x: number | undefined): number | undefined {
+  return x === undefined ? undefined : Math.round(x * 10) / 10;
+}
 
 /** Busy and total jiffies of the whole machine (first line of /proc/stat), for the contention of a window. */
 function machineJiffies(): { busy: number; total: number } | undefined {

@@ -36,7 +36,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
-import { TreeMonitor, treeMemory, treeRssMiB } from './proc.js';
+import { TreeMonitor, round1, treeMemory, treeRssMiB } from './proc.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadEvent, type LoadJob, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
 import { CLI, ROOT, startProcess, type Proc } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
@@ -182,9 +182,8 @@ function memoryLine(procs: ReturnType<typeof treeMemory>): string {
 }
 
 /** The tree's total of one measure (MiB, one decimal). */
-const treeSum = (procs: ReturnType<typeof treeMemory>, k: 'rss' | 'pss') => Math.round(procs.reduce((a, p) => a + p[k], 0) * 10) / 10;
+const treeSum = (procs: ReturnType<typeof treeMemory>, k: 'rss' | 'pss') => round1(procs.reduce((a, p) => a + p[k], 0));
 
-const round1 = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 10) / 10);
 const p99OverP50 = (r: Result) => (r.latencyP50 > 0 ? Math.round((r.latencyP99 / r.latencyP50) * 10) / 10 : undefined);
 
 /** A ratio with its target, from req/s and from server CPU per request (what a server with a core of its own would do). */

@@ -49,9 +49,8 @@ export class SqliteReaderSlot implements ReadSlot {
   private pending: { id: number; resolve(rows: unknown[]): void; reject(err: unknown): void } | null = null;
   private seq = 0;
   private closed = false;
-  /** The priority the process started with, and whether it runs lowered now. */
+  /** The priority the process started with. */
   private basePriority = 0;
-  private lowered = false;
   /** Statements that ran long enough to be lowered (for tests). */
   lowerings = 0;
 
@@ -62,7 +61,6 @@ export class SqliteReaderSlot implements ReadSlot {
     // columns, no 64-bit integers beyond 2^53), and JSON messages cost the parent less to receive.
     const child = fork(ENTRY, [this.file], { serialization: 'json', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.child = child;
-    this.lowered = false;
     const ready = new Promise<void>((resolve, reject) => {
       child.on('message', (m: Reply) => {
         if ('ready' in m) {
@@ -104,7 +102,8 @@ export class SqliteReaderSlot implements ReadSlot {
     await (this.ready ?? this.start());
     const child = this.child!;
     const id = ++this.seq;
-    const lower = setTimeout(() => this.lower(child), LOWER_PRIORITY_AFTER_MS);
+    let lowered = false;
+    const lower = setTimeout(() => (lowered = this.lower(child)), LOWER_PRIORITY_AFTER_MS);
     try {
       return await new Promise<unknown[]>((resolve, reject) => {
         this.pending = { id, resolve, reject };
@@ -112,18 +111,20 @@ export class SqliteReaderSlot implements ReadSlot {
       });
     } finally {
       clearTimeout(lower);
-      if (this.lowered && this.child === child) this.restore(child);
+      if (lowered && this.child === child) this.restore(child);
     }
   }
 
-  private lower(child: ChildProcess): void {
-    if (this.child !== child || child.pid === undefined) return;
+  /** Whether the process now runs at the lowest priority. */
+  private lower(child: ChildProcess): boolean {
+    if (this.child !== child || child.pid === undefined) return false;
     try {
       os.setPriority(child.pid, LOWEST_PRIORITY);
-      this.lowered = true;
       this.lowerings++;
+      return true;
     } catch {
       // The process is gone (its exit handler answers the statement) or the OS refuses: it runs as it was.
+      return false;
     }
   }
 
@@ -133,32 +134,32 @@ export class SqliteReaderSlot implements ReadSlot {
    * one, started now, so that the next statement does not run at the lowest priority.
    */
   private restore(child: ChildProcess): void {
-    this.lowered = false;
     try {
       os.setPriority(child.pid!, this.basePriority);
     } catch {
-      this.child = null;
-      this.ready = null;
-      child.kill('SIGKILL');
-      if (!this.closed) void this.start().catch(() => {});
+      this.replace();
     }
   }
 
   cancel(): void {
-    const child = this.child;
     const p = this.pending;
     this.pending = null;
+    this.replace();
+    p?.reject(new Error('cancelled'));
+  }
+
+  /** Kills the process (a statement in it stops at once) and starts a fresh one now, so the next statement is fast. */
+  private replace(): void {
+    const child = this.child;
     this.child = null;
     this.ready = null;
     child?.kill('SIGKILL');
-    p?.reject(new Error('cancelled'));
-    // A fresh process is started by the next statement; starting it now keeps the first one fast.
     if (!this.closed) void this.start().catch(() => {});
   }
 
   /** The OS priority of the connection's process now (tests), or undefined when it has none. */
   priority(): number | undefined {
-    return this.child?.pid === undefined ? undefined : priorityOf(this.child.pid);
+    return priorityOf(this.child?.pid);
   }
 
   async close(): Promise<void> {

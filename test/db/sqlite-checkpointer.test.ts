@@ -3,32 +3,28 @@
 // (it does not grow without bound, the failure of an earlier design). Sizes and files are asserted, never times.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { createDatabase, type Database } from '../../src/db/index.js';
+import type { Database } from '../../src/db/index.js';
 import { SqliteCheckpointer } from '../../src/db/sqlite-checkpointer.js';
-import { DIALECT, testConfig } from '../helpers/app.js';
+import { DIALECT, scratchSqlite, type ScratchSqlite } from '../helpers/app.js';
 
 const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL checkpoints by itself)';
 const PAGE = 4096;
 
-let dir: string;
+let scratch: ScratchSqlite;
 let database: Database;
 let file: string;
 before(async () => {
   if (sqliteOnly) return;
-  dir = mkdtempSync(path.join(os.tmpdir(), 'crm-ckpt-'));
-  file = path.join(dir, 'crm.db');
-  database = createDatabase(testConfig({ DATA_DIR: dir }));
+  scratch = scratchSqlite('crm-ckpt-');
+  ({ database, file } = scratch);
   await sql`create table blobs (id integer primary key, body blob not null)`.execute(database.db);
 });
 after(async () => {
-  if (sqliteOnly) return;
-  await database.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (!sqliteOnly) await scratch.remove();
 });
 
 const size = (f: string) => statSync(f).size;
@@ -61,16 +57,14 @@ test('under a steady write load the WAL is restarted: it stays near wal_autochec
 });
 
 test('close ends the checkpointer thread', { skip: sqliteOnly }, async () => {
-  const otherDir = mkdtempSync(path.join(os.tmpdir(), 'crm-ckpt-'));
-  const other = createDatabase(testConfig({ DATA_DIR: otherDir }));
-  await sql`create table t (x integer)`.execute(other.db);
-  await sql`insert into t values (1)`.execute(other.db);
-  await other.close(); // resolves once the thread has exited
-  rmSync(otherDir, { recursive: true, force: true });
+  const other = scratchSqlite('crm-ckpt-');
+  await sql`create table t (x integer)`.execute(other.database.db);
+  await sql`insert into t values (1)`.execute(other.database.db);
+  await other.remove(); // its close resolves once the thread has exited
 });
 
 test('a thread that fails (its file is gone) harms no write, and close still ends', { skip: sqliteOnly, timeout: 10_000 }, async () => {
-  const checkpointer = new SqliteCheckpointer(path.join(dir, 'missing.db'));
+  const checkpointer = new SqliteCheckpointer(path.join(scratch.dir, 'missing.db'));
   checkpointer.wrote();
   await sleep(300); // the thread cannot open the file and ends with an error
   checkpointer.wrote();

@@ -5,31 +5,25 @@
 // the OS (`os.getPriority`); no time is asserted beyond "the statement is still running".
 import { test, after, before, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDatabase, type Database } from '../../src/db/index.js';
 import { LOWER_PRIORITY_AFTER_MS, SqliteReaderSlot } from '../../src/db/sqlite-reader.js';
-import { DIALECT, testConfig } from '../helpers/app.js';
+import { DIALECT, scratchSqlite, type ScratchSqlite } from '../helpers/app.js';
 
 const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL backends are not child processes of the server)';
 const LOWEST = os.constants.priority.PRIORITY_LOW;
 
-let dir: string;
-let database: Database;
+let scratch: ScratchSqlite;
 let slot: SqliteReaderSlot;
 before(async () => {
   if (sqliteOnly) return;
-  dir = mkdtempSync(path.join(os.tmpdir(), 'crm-reader-'));
-  database = createDatabase(testConfig({ DATA_DIR: dir }));
-  slot = new SqliteReaderSlot(path.join(dir, 'crm.db'));
+  scratch = scratchSqlite('crm-reader-');
+  slot = new SqliteReaderSlot(scratch.file);
 });
 after(async () => {
   if (sqliteOnly) return;
   await slot.close();
-  await database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await scratch.remove();
 });
 
 /** Counts to `n` in SQL: tens of milliseconds per million on this kind of machine. */

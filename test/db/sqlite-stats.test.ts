@@ -3,25 +3,22 @@
 // Plans are asserted, never times.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
-import { createDatabase, migrate, type Database } from '../../src/db/index.js';
+import { migrate, type Database } from '../../src/db/index.js';
 import { installStatLines, measuringStatements, statLine } from '../../src/db/sqlite-stats.js';
-import { DIALECT, testConfig } from '../helpers/app.js';
+import { DIALECT, scratchSqlite, type ScratchSqlite } from '../helpers/app.js';
 
 const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL analyzes by itself)';
 /** Contacts of the large tenant: 4 owners, scores 0–99, each created a second after the previous. */
 const N = 20_000;
 const OWNERS = 4;
 
-let dir: string;
+let scratch: ScratchSqlite;
 let database: Database;
 before(async () => {
   if (sqliteOnly) return;
-  dir = mkdtempSync(path.join(os.tmpdir(), 'crm-stats-'));
-  database = createDatabase(testConfig({ DATA_DIR: dir }));
+  scratch = scratchSqlite('crm-stats-');
+  database = scratch.database;
   await migrate(database);
   const now = '2026-01-01T00:00:00.000Z';
   for (const id of ['ten_big', 'ten_small']) await database.db.insertInto('tenants').values({ id, name: id, slug: id, locale: 'en', created_at: now }).execute();
@@ -36,8 +33,7 @@ before(async () => {
 });
 after(async () => {
   if (sqliteOnly) return;
-  await database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await scratch.remove();
 });
 
 const statOf = async (index: string) =>
@@ -117,7 +113,7 @@ test('the read processes plan with the new lines at their next statement, not wi
   };
   // Lines written by hand, through a connection of the file of its own (the writer's is not exposed).
   const { default: SqliteDatabase } = await import('../../src/db/sqlite-driver.mjs');
-  const writer = new SqliteDatabase(path.join(dir, 'crm.db'));
+  const writer = new SqliteDatabase(scratch.file);
   writer.pragma('busy_timeout = 5000');
   const install = (owner: string, score: string) =>
     installStatLines(writer, [

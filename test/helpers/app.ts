@@ -22,6 +22,29 @@ export function testConfig(env: Record<string, string> = {}): Config {
   });
 }
 
+/** A SQLite database of its own in a scratch directory, for tests of the SQLite layer (`file` is its path). */
+export interface ScratchSqlite {
+  dir: string;
+  file: string;
+  database: Database;
+  /** Closes the database and deletes the directory. */
+  remove(): Promise<void>;
+}
+
+export function scratchSqlite(prefix: string): ScratchSqlite {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const database = createDatabase(testConfig({ DATA_DIR: dir }));
+  return {
+    dir,
+    file: path.join(dir, 'crm.db'),
+    database,
+    remove: async () => {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 export interface TestApp {
   app: FastifyInstance;
   database: Database;
