@@ -292,7 +292,7 @@ class FastSqliteDriver implements Driver {
   /**
    * Reads outside a transaction share one read transaction per turn of the event loop. On a file in WAL
    * mode every transaction takes and drops a read lock (two `fcntl` calls) and checks the WAL: 7 of the
-   * 8.3 µs of a point read on this VM, against 1.3 µs inside a transaction. Under load one turn serves
+   * 8.3 µs of a point read on the bench's VM, against 1.3 µs inside a transaction. Under load one turn serves
    * the point reads of many requests, so they pay for one. The transaction ends before any write (so a
    * write never upgrades it), at the end of the turn (setImmediate), and once it is READ_SNAPSHOT_MAX_MS
    * old (a turn held up by synchronous work): writes of this connection are always visible to its next
