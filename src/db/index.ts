@@ -166,8 +166,15 @@ export function createDatabase(
   const inMemory = file === ':memory:' || file === '';
   // The writer's checkpoints then find the WAL already copied (sqlite-checkpointer.ts).
   const checkpointer = inMemory ? undefined : new SqliteCheckpointer(sqliteFile);
-  const dialect = new FastSqliteDialect(raw, checkpointer && (() => checkpointer.wrote()));
-  const db = new Kysely<DB>({ dialect });
+  const driver = new FastSqliteDriver(raw, checkpointer && (() => checkpointer.wrote()));
+  const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw, driver) });
+  // Statements on `raw` go around the driver: they hold the (single) connection, which keeps them out of
+  // any transaction in progress, and end the turn's read transaction first (ANALYZE writes).
+  const onRawConnection = <T>(fn: () => T) =>
+    db.connection().execute(async () => {
+      driver.endRead();
+      return fn();
+    });
   const readPool = inMemory ? undefined : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile)), poolOptions);
   return withReads({
     db,
@@ -178,20 +185,14 @@ export function createDatabase(
     // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). Indexes without a line get a
     // sampled ANALYZE, then every index is measured on the read pool (sqlite-stats.ts: the sample misjudges
     // indexes that lead with tenant_id, and a full ANALYZE would hold the write lock for seconds).
-    // Holding the (single) connection keeps it out of any transaction in progress.
     optimize: async (onError = () => {}) => {
-      // Statements on `raw` go around the driver: the turn's read transaction must end first (ANALYZE writes).
-      const shapes = await db.connection().execute(async () => {
-        dialect.endRead();
+      const shapes = await onRawConnection(() => {
         sampleIndexesWithoutLines(raw);
         return indexesWithStatistics(raw);
       });
       if (!readPool || shapes.length === 0) return;
       const lines = await measureIndexes(shapes, readPool, onError);
-      await db.connection().execute(async () => {
-        dialect.endRead();
-        installStatLines(raw, lines);
-      });
+      await onRawConnection(() => installStatLines(raw, lines));
     },
     close: async () => {
       await readPool?.close();
@@ -225,20 +226,14 @@ function registerSqliteFunctions(raw: BetterSqlite.Database): void {
 const parseSavepoint = (command: string, name: string) => RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
 
 class FastSqliteDialect extends SqliteDialect {
-  private driver?: FastSqliteDriver;
   constructor(
-    private readonly raw: BetterSqlite.Database,
-    private readonly onCommit?: () => void,
+    raw: BetterSqlite.Database,
+    private readonly driver: FastSqliteDriver,
   ) {
     super({ database: raw });
   }
   override createDriver(): Driver {
-    this.driver = new FastSqliteDriver(this.raw, this.onCommit);
     return this.driver;
-  }
-  /** Ends the turn's read transaction (FastSqliteDriver.endRead), for statements run on the raw connection. */
-  endRead(): void {
-    this.driver?.endRead();
   }
 }
 
@@ -261,7 +256,7 @@ class FastSqliteDriver implements Driver {
     /** Called after a write outside a transaction and after each COMMIT (the checkpointer's wake-up). */
     onCommit: () => void = () => {},
   ) {
-    this.beginRead = raw.prepare('begin');
+    this.beginReadStmt = raw.prepare('begin');
     this.endReadStmt = raw.prepare('commit');
     this.connection = {
       executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
@@ -274,14 +269,14 @@ class FastSqliteDriver implements Driver {
           return { rows: stmt.all(params) as R[] };
         }
         this.endRead();
-        if (stmt.reader) {
-          const rows = stmt.all(params) as R[];
-          if (!raw.inTransaction) onCommit();
-          return { rows };
+        let result: QueryResult<R>;
+        if (stmt.reader) result = { rows: stmt.all(params) as R[] };
+        else {
+          const { changes, lastInsertRowid } = stmt.run(params);
+          result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
         }
-        const { changes, lastInsertRowid } = stmt.run(params);
         if (!raw.inTransaction) onCommit();
-        return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+        return result;
       },
       streamQuery: async function* <R>(this: void, query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
         for (const row of raw.prepare(query.sql).iterate(query.parameters as unknown[])) yield { rows: [row as R] };
@@ -298,14 +293,14 @@ class FastSqliteDriver implements Driver {
    * old (a turn held up by synchronous work): writes of this connection are always visible to its next
    * read, another process's within a few milliseconds.
    */
-  private readonly beginRead: BetterSqlite.Statement;
+  private readonly beginReadStmt: BetterSqlite.Statement;
   private readonly endReadStmt: BetterSqlite.Statement;
   private reading = false;
   private readSince = 0;
   private readonly endReadSoon = () => this.endRead();
 
   private openRead(): void {
-    this.beginRead.run();
+    this.beginReadStmt.run();
     this.reading = true;
     this.readSince = performance.now();
     setImmediate(this.endReadSoon);
