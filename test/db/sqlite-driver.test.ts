@@ -1,15 +1,18 @@
-// The SQLite driver's read transaction per turn of the event loop (db/index.ts FastSqliteDriver): reads
-// outside a transaction share one snapshot until the turn ends (or the snapshot is READ_SNAPSHOT_MAX_MS
-// old), and nothing else changes — a write, a
-// transaction or an INSERT … RETURNING after a read in the same turn is committed and visible to another
-// connection at once, and the connection closes cleanly with a read transaction open.
+// The SQLite driver (db/index.ts FastSqliteDriver):
+// - its read transaction per turn of the event loop: reads outside a transaction share one snapshot until
+//   the turn ends (or the snapshot is READ_SNAPSHOT_MAX_MS old), and nothing else changes — a write, a
+//   transaction or an INSERT … RETURNING after a read in the same turn is committed and visible to another
+//   connection at once, and the connection closes cleanly with a read transaction open;
+// - its group commit: the write transactions of one turn share one COMMIT, each is answered only once that
+//   COMMIT has run, a failed one is undone alone, a statement outside a transaction never sees or joins an
+//   uncommitted group, and a COMMIT that fails fails every member.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type BetterSqlite from 'better-sqlite3';
 import SqliteDatabase from '../../src/db/sqlite-driver.mjs';
 import { sql, type Kysely } from 'kysely';
-import { createDatabase, READ_SNAPSHOT_MAX_MS, type Database } from '../../src/db/index.js';
+import { createDatabase, withTx, READ_SNAPSHOT_MAX_MS, type Database, type Db } from '../../src/db/index.js';
 import { DIALECT, scratchSqlite, testConfig, type ScratchSqlite } from '../helpers/app.js';
 
 const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (the driver of the embedded database)';
@@ -108,4 +111,77 @@ test('a database closed in the turn of a read closes cleanly', { skip: sqliteOnl
   await sql`select count(*) from t`.execute(second.db);
   await second.close();
   await nextTurn(); // the end of the turn must not run a statement on the closed connection
+});
+
+const insert = (tx: Db, x: number) => (tx as unknown as typeof db).insertInto('t').values({ x }).execute();
+
+test('the transactions of one turn share one COMMIT, and each is answered only after it', { skip: sqliteOnly }, async () => {
+  await nextTurn();
+  const before = countThere();
+  let seenByOther = -1;
+  const first = withTx(database.db, (tx) => insert(tx, 10));
+  const second = withTx(database.db, async (tx) => {
+    await insert(tx, 11);
+    // The first transaction has ended, but its group has not committed yet.
+    seenByOther = countThere();
+  });
+  await first;
+  assert.equal(countThere(), before + 2, 'once the first is answered, both are committed');
+  await second;
+  assert.equal(seenByOther, before, 'another connection saw neither before the group committed');
+});
+
+test('a failed transaction of a group is undone alone', { skip: sqliteOnly }, async () => {
+  await nextTurn();
+  const before = countThere();
+  const results = await Promise.allSettled([
+    withTx(database.db, (tx) => insert(tx, 20)),
+    withTx(database.db, async (tx) => {
+      await insert(tx, 21);
+      throw new Error('no');
+    }),
+    withTx(database.db, (tx) => insert(tx, 22)),
+  ]);
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  assert.deepEqual((other.prepare('select x from t where x in (20, 21, 22) order by x').all() as { x: number }[]).map((r) => r.x), [20, 22]);
+  assert.equal(countThere(), before + 2);
+});
+
+test('a statement outside a transaction commits the group first', { skip: sqliteOnly }, async () => {
+  await nextTurn();
+  const before = countThere();
+  const member = withTx(database.db, (tx) => insert(tx, 30));
+  // A read in the same turn, after the member: it reads committed data only.
+  const n = await countHere();
+  assert.equal(n, before + 1);
+  assert.equal(countThere(), before + 1, 'what the read saw was committed');
+  const lone = withTx(database.db, (tx) => insert(tx, 31));
+  await db.insertInto('t').values({ x: 32 }).execute();
+  assert.equal(countThere(), before + 3, 'a lone write is committed when it returns, with the group before it');
+  await Promise.all([member, lone]);
+});
+
+test('a COMMIT that fails fails every transaction of its group, and keeps none of them', { skip: sqliteOnly }, async () => {
+  // The service's schema has no deferred constraint; this table's makes the group's COMMIT fail.
+  await sql`create table parent (id integer primary key)`.execute(db);
+  await sql`create table child (parent_id integer references parent (id) deferrable initially deferred)`.execute(db);
+  await sql`pragma foreign_keys = on`.execute(db);
+  try {
+    await nextTurn();
+    const before = countThere();
+    const results = await Promise.allSettled([
+      withTx(database.db, (tx) => insert(tx, 40)),
+      withTx(database.db, (tx) => sql`insert into child (parent_id) values (1)`.execute(tx)),
+      withTx(database.db, (tx) => insert(tx, 41)),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    assert.match(String((results[0] as PromiseRejectedResult).reason), /FOREIGN KEY/);
+    assert.equal(countThere(), before);
+    assert.equal((other.prepare('select count(*) n from child').get() as { n: number }).n, 0);
+    // The connection is usable again.
+    await withTx(database.db, (tx) => insert(tx, 42));
+    assert.equal(countThere(), before + 1);
+  } finally {
+    await sql`pragma foreign_keys = off`.execute(db);
+  }
 });
