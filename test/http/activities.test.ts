@@ -283,7 +283,10 @@ test('GET /activities: relatedType and relatedId required; related record must e
   assert.deepEqual(after[1].dealIds, []);
   await ten.api.delete(`/contacts/${c.id}`);
   assert.equal((await ten.api.get(`/activities?relatedType=contact&relatedId=${c.id}`)).status, 404);
-  assert.equal((await ten.api.get(`/activities/${a1.id}`)).status, 200);
+  const single = await ten.api.get(`/activities/${a1.id}`);
+  assert.equal(single.status, 200);
+  assert.deepEqual([single.body.contactIds, single.body.dealIds], [[], []], 'a single read hides links to deleted records too');
+  assert.deepEqual((await ten.api.get(`/activities/${a2.id}`)).body.companyIds, [co.id], 'and keeps the live ones');
 });
 
 test('GET /activities: ties on createdAt break by id; many activities in one answer', async () => {

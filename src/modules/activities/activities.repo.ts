@@ -1,6 +1,7 @@
 import { selectInChunks } from '../../db/batch.js';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../../db/index.js';
+import { prepared } from '../../db/prepared.js';
 import type { Reads } from '../../db/reads.js';
 import type { ActivitiesTable } from '../../db/tables/records.js';
 import type { DB } from '../../db/tables/schema.js';
@@ -19,8 +20,12 @@ export interface LinkRow {
 
 const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 
-export function findActivity(db: Db, tenantId: string, id: string): Promise<ActivityRow | undefined> {
-  return db.selectFrom('activities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+const findActivityQuery = prepared((db: Db, tenantId: string, id: string) =>
+  db.selectFrom('activities').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id),
+);
+
+export async function findActivity(db: Db, tenantId: string, id: string): Promise<ActivityRow | undefined> {
+  return (await findActivityQuery(db, tenantId, id))[0];
 }
 
 /** Activities of the tenant among `ids` (any order). */
@@ -68,7 +73,8 @@ function linkedRecordAlive(eb: ExpressionBuilder<DB, 'activity_links'>) {
             .select(sql.lit(1).as('one'))
             .whereRef(`${TABLE_OF[type]}.tenant_id`, '=', 'activity_links.tenant_id')
             .whereRef(`${TABLE_OF[type]}.id`, '=', 'activity_links.object_id')
-            .where('activity_links.object_type', '=', type)
+            // A literal, not a parameter: linksOfOne is compiled once (db/prepared.ts).
+            .where('activity_links.object_type', '=', sql.lit(type))
             .where(`${TABLE_OF[type]}.deleted_at`, 'is not', null),
         ),
       ),
@@ -76,19 +82,25 @@ function linkedRecordAlive(eb: ExpressionBuilder<DB, 'activity_links'>) {
   );
 }
 
-/** Visible links of the given activities, in their stored order. One query. */
-export async function linksOf(db: Db, tenantId: string, activityIds: string[]): Promise<LinkRow[]> {
-  if (activityIds.length === 0) return [];
+function visibleLinks(db: Db, tenantId: string) {
   return db
     .selectFrom('activity_links')
     .select(['activity_id', 'object_type', 'object_id'])
     .where('tenant_id', '=', tenantId)
-    .where('activity_id', 'in', activityIds)
     .where(linkedRecordAlive)
     .orderBy('activity_id')
     .orderBy('object_type')
-    .orderBy('position')
-    .execute();
+    .orderBy('position');
+}
+
+/** The links of one activity (a single read, each write's answer): compiled once (db/prepared.ts). */
+const linksOfOne = prepared((db: Db, tenantId: string, activityId: string) => visibleLinks(db, tenantId).where('activity_id', '=', activityId));
+
+/** Visible links of the given activities, in their stored order. One query. */
+export async function linksOf(db: Db, tenantId: string, activityIds: string[]): Promise<LinkRow[]> {
+  if (activityIds.length === 0) return [];
+  if (activityIds.length === 1) return linksOfOne(db, tenantId, activityIds[0]);
+  return visibleLinks(db, tenantId).where('activity_id', 'in', activityIds).execute();
 }
 
 /** Activities linked to one record, newest first (id breaks ties). */

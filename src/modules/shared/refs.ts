@@ -1,6 +1,7 @@
 import type { Db } from '../../db/index.js';
 import { errors } from '../../errors.js';
 import { selectInChunks } from '../../db/batch.js';
+import { prepared } from '../../db/prepared.js';
 
 /**
  * Existence checks for ids given inside bodies (B.2): an id that does not exist in the tenant, or is
@@ -21,13 +22,26 @@ const TABLES: Record<RefKind, { table: string; softDelete: boolean }> = {
   list: { table: 'lists', softDelete: true },
 };
 
+function existing(db: Db, kind: RefKind) {
+  const { table, softDelete } = TABLES[kind];
+  const q = db.selectFrom(table as 'contacts').select('id');
+  return softDelete ? q.where('deleted_at', 'is', null) : q;
+}
+
+/** One id, the common case (a `companyId`, an `ownerId`): compiled once per kind (db/prepared.ts). */
+const oneExisting = Object.fromEntries(
+  (Object.keys(TABLES) as RefKind[]).map((kind) => [
+    kind,
+    prepared((db: Db, tenantId: string, id: string) => existing(db, kind).where('tenant_id', '=', tenantId).where('id', '=', id)),
+  ]),
+) as Record<RefKind, (db: Db, tenantId: string, id: string) => Promise<{ id: string }[]>>;
+
 /** The subset of `ids` that exist (and are not deleted) in the tenant. */
 export async function existingIds(db: Db, tenantId: string, kind: RefKind, ids: string[]): Promise<Set<string>> {
-  const { table, softDelete } = TABLES[kind];
-  const rows = await selectInChunks(ids, (chunk) => {
-    const q = db.selectFrom(table as 'contacts').select('id').where('tenant_id', '=', tenantId).where('id', 'in', chunk);
-    return (softDelete ? q.where('deleted_at', 'is', null) : q).execute();
-  });
+  const rows =
+    ids.length === 1 || (ids.length > 0 && ids.every((id) => id === ids[0]))
+      ? await oneExisting[kind](db, tenantId, ids[0])
+      : await selectInChunks(ids, (chunk) => existing(db, kind).where('tenant_id', '=', tenantId).where('id', 'in', chunk).execute());
   return new Set(rows.map((r) => r.id));
 }
 
