@@ -227,11 +227,9 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
   return withTx(ctx.db, async (tx) => {
     const tctx = inTx(ctx, tx);
     const { tenantId } = ctx;
-    const [current, currentTags] = await Promise.all([
-      repo.findContactForUpdate(tx, tenantId, id, ctx.dialect.name === 'postgres'),
-      tagIdsOf(tx, tenantId, 'contact', [id]).then((m) => m.get(id) ?? []),
-    ]);
+    const current = await repo.findContactForUpdate(tx, tenantId, id, ctx.dialect.name === 'postgres');
     if (!current) throw notFound();
+    const currentTags = parseTagIds(current.tag_ids);
     if (input.companyId !== undefined) {
       await assertRef(tx, tenantId, 'company', 'companyId', input.companyId);
       set.company_id = input.companyId;
