@@ -1,5 +1,6 @@
 import type { Expression, SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
+import { prepared } from '../../db/prepared.js';
 import { containsExactly, searchMatches } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
@@ -14,14 +15,19 @@ export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { dele
 /** A row of a page: the company and its tag ids (`tagIdsColumn`). */
 export type ListedCompanyRow = CompanyRow & { tag_ids: string | null };
 
-export function findCompany(db: Db, tenantId: string, id: string): Promise<CompanyRow | undefined> {
-  return db
+const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
+  db
     .selectFrom('companies')
     .select(COLUMNS)
+    .select(tagIdsColumn('company', 'companies').as('tag_ids'))
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+    .where('deleted_at', 'is', null),
+);
+
+/** A live company and its tag ids, in one statement compiled once (the single-read path). */
+export async function findCompany(db: Db, tenantId: string, id: string): Promise<ListedCompanyRow | undefined> {
+  return (await findCompanyQuery(db, tenantId, id))[0];
 }
 
 /** The live companies among `ids` (any order). */

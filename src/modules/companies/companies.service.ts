@@ -103,8 +103,7 @@ const hasNul = (s: string | undefined) => s !== undefined && s.includes('\u0000'
 export async function getCompany(ctx: Ctx, id: string): Promise<CompanyT> {
   const row = hasNul(id) ? undefined : await repo.findCompany(ctx.db, ctx.tenantId, id);
   if (!row) throw errors.notFound('Company not found');
-  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', [row.id]);
-  return toCompany(row, tags.get(row.id) ?? []);
+  return toCompany(row, parseTagIds(row.tag_ids));
 }
 
 /** Live companies among `ids`, by id (missing or deleted ones are left out); for expansions. */
@@ -112,6 +111,12 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
   const wanted = ids.filter((id) => typeof id === 'string' && !hasNul(id));
   const out = new Map<string, CompanyT>();
   if (wanted.length === 0) return out;
+  if (wanted.every((id) => id === wanted[0])) {
+    // One company (a deal's, a contact's): the single read's statement.
+    const row = await repo.findCompany(ctx.db, ctx.tenantId, wanted[0]);
+    if (row) out.set(row.id, toCompany(row, parseTagIds(row.tag_ids)));
+    return out;
+  }
   const rows = await repo.findCompanies(ctx.db, ctx.tenantId, wanted);
   const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', rows.map((r) => r.id));
   for (const r of rows) out.set(r.id, toCompany(r, tags.get(r.id) ?? []));

@@ -62,6 +62,11 @@ async function withTags(db: Db, tenantId: string, rows: repo.ContactRow[]): Prom
 /** Live contacts by id (missing and deleted ones are simply absent from the map). */
 export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, ContactT>> {
   if (ids.length === 0) return new Map();
+  if (ids.every((id) => id === ids[0])) {
+    // One contact (a deal's): the single read's statement.
+    const row = await repo.findContact(ctx.db, ctx.tenantId, ids[0]);
+    return new Map(row ? [[row.id, toContact(row, parseTagIds(row.tag_ids))]] : []);
+  }
   const contacts = await withTags(ctx.db, ctx.tenantId, await repo.findContacts(ctx.db, ctx.tenantId, ids));
   return new Map(contacts.map((c) => [c.id, c]));
 }

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
+import { prepared } from '../../db/prepared.js';
+import { tagIdsColumn } from '../shared/record-tags.js';
 import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
@@ -18,6 +20,21 @@ export type DealRow = Pick<DealsTable, (typeof COLUMNS)[number]> & { deleted_at?
 export function findDeal(db: Db, dialect: SqlDialect, tenantId: string, id: string, lock = false): Promise<DealRow | undefined> {
   const q = db.selectFrom('deals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null);
   return (lock ? forUpdate(dialect, q) : q).executeTakeFirst();
+}
+
+const findDealWithTagsQuery = prepared((db: Db, tenantId: string, id: string) =>
+  db
+    .selectFrom('deals')
+    .select(COLUMNS)
+    .select(tagIdsColumn('deal', 'deals').as('tag_ids'))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null),
+);
+
+/** A live deal and its tag ids, in one statement compiled once (the single-read path). */
+export async function findDealWithTags(db: Db, tenantId: string, id: string): Promise<(DealRow & { tag_ids: string | null }) | undefined> {
+  return (await findDealWithTagsQuery(db, tenantId, id))[0];
 }
 
 export function findDeals(db: Db, tenantId: string, ids: string[]): Promise<DealRow[]> {

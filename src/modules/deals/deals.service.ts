@@ -16,7 +16,7 @@ import { assertRefs, existingIds, type RefKind } from '../shared/refs.js';
 import { companiesByIds } from '../companies/companies.service.js';
 import { contactsByIds } from '../contacts/contacts.service.js';
 import { getStage } from '../pipelines/pipelines.service.js';
-import { replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
+import { parseTagIds, replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import { assertTagsExist } from '../tags/tags.service.js';
 import { provideRecordReader } from '../shared/records.js';
 import * as repo from './deals.repo.js';
@@ -56,9 +56,12 @@ function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], comp
 }
 
 /** Full deals for a page of rows: tags, contacts and companies in one query per kind, not per row. */
-async function expand(ctx: Ctx, rows: repo.DealRow[]): Promise<DealT[]> {
+/** Deals with their tags, contact and company; rows read with their `tag_ids` need no second statement. */
+async function expand(ctx: Ctx, rows: (repo.DealRow & { tag_ids?: string | null })[]): Promise<DealT[]> {
   if (rows.length === 0) return [];
-  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'deal', rows.map((r) => r.id));
+  const tags = rows.every((r) => r.tag_ids !== undefined)
+    ? new Map(rows.map((r) => [r.id, parseTagIds(r.tag_ids!)]))
+    : await tagIdsOf(ctx.db, ctx.tenantId, 'deal', rows.map((r) => r.id));
   const contactIds = [...new Set(rows.map((r) => r.contact_id).filter((x): x is string => x !== null))];
   const companyIds = [...new Set(rows.map((r) => r.company_id).filter((x): x is string => x !== null))];
   const contacts = contactIds.length ? await contactsByIds(ctx, contactIds) : new Map();
@@ -74,7 +77,7 @@ async function expand(ctx: Ctx, rows: repo.DealRow[]): Promise<DealT[]> {
 }
 
 export async function getDeal(ctx: Ctx, id: string): Promise<DealT> {
-  const row = await repo.findDeal(ctx.db, ctx.dialect, ctx.tenantId, id);
+  const row = await repo.findDealWithTags(ctx.db, ctx.tenantId, id);
   if (!row) throw errors.notFound('Deal not found');
   return (await expand(ctx, [row]))[0];
 }
