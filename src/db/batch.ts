@@ -12,6 +12,11 @@ export async function selectInChunks<T>(ids: readonly string[], query: (chunk: s
   return out;
 }
 
+/** The id when `ids` name exactly one (repeated or not), for the single-read fast paths; else undefined. */
+export function onlyId(ids: readonly string[]): string | undefined {
+  return ids.length > 0 && ids.every((id) => id === ids[0]) ? ids[0] : undefined;
+}
+
 /** Runs a write over de-duplicated `ids` in chunks. */
 export async function forEachChunk(ids: readonly string[], write: (chunk: string[]) => Promise<unknown>): Promise<void> {
   const unique = [...new Set(ids)];

@@ -388,7 +388,7 @@ class FastSqliteDriver implements Driver {
    * part of their uncommitted writes: the group commits first. The caller holds the connection.
    */
   private commitBeforeLoneStatement(): void {
-    if (this.group && !this.member) this.commitGroup();
+    if (!this.member) this.commitGroup();
   }
 
   /** Commits the open group; the caller holds the connection and is not a member. */
@@ -413,7 +413,7 @@ class FastSqliteDriver implements Driver {
   /** Ends the turn's read transaction and commits the open group, for statements that go around the driver. */
   settle(): void {
     this.endRead();
-    this.commitGroup();
+    this.commitBeforeLoneStatement();
   }
 
   private prepare(sqlText: string): BetterSqlite.Statement {

@@ -17,6 +17,7 @@ import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { provideRecordReader, recordsOf } from '../shared/records.js';
+import { onlyId } from '../../db/batch.js';
 import * as repo from './companies.repo.js';
 import type { CompanyCreateT, CompanyListQueryT, CompanyT, CompanyUpdateT } from './companies.schema.js';
 
@@ -111,9 +112,10 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
   const wanted = ids.filter((id) => typeof id === 'string' && !hasNul(id));
   const out = new Map<string, CompanyT>();
   if (wanted.length === 0) return out;
-  if (wanted.every((id) => id === wanted[0])) {
+  const one = onlyId(wanted);
+  if (one !== undefined) {
     // One company (a deal's, a contact's): the single read's statement.
-    const row = await repo.findCompany(ctx.db, ctx.tenantId, wanted[0]);
+    const row = await repo.findCompany(ctx.db, ctx.tenantId, one);
     if (row) out.set(row.id, toCompany(row, parseTagIds(row.tag_ids)));
     return out;
   }

@@ -7,7 +7,7 @@ import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { selectInChunks } from '../../db/batch.js';
 import { prepared } from '../../db/prepared.js';
-import { tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
+import { parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 
@@ -54,17 +54,18 @@ export async function findContact(db: Db, tenantId: string, id: string): Promise
 const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select(COLUMNS).where('id', '=', id).forUpdate());
 
 /**
- * A live contact and its tag ids, as findContact, for the update that follows. `lock` (PostgreSQL): the row
- * is locked first (`FOR UPDATE`), then its tags read by a statement of their own, whose snapshot is taken
- * once the lock is held; in the locking statement they would be read as they were before a concurrent
- * update it waited for. SQLite's writer holds the database's write lock already: one statement.
+ * A live contact and its tag ids (sorted), for the update that follows. `lock` (PostgreSQL): the row is
+ * locked first (`FOR UPDATE`), then its tags read by a statement of their own, whose snapshot is taken once
+ * the lock is held; in the locking statement they would be read as they were before a concurrent update it
+ * waited for. SQLite's writer holds the database's write lock already: findContact's one statement.
  */
-export async function findContactForUpdate(db: Db, tenantId: string, id: string, lock: boolean): Promise<ListedContactRow | undefined> {
-  if (!lock) return (await findContactQuery(db, tenantId, id))[0];
+export async function findContactForUpdate(db: Db, tenantId: string, id: string, lock: boolean): Promise<{ row: ContactRow; tags: string[] } | undefined> {
+  if (!lock) {
+    const row = await findContact(db, tenantId, id);
+    return row && { row, tags: parseTagIds(row.tag_ids) };
+  }
   const row = (await lockContactQuery(db, tenantId, id))[0];
-  if (!row) return undefined;
-  const tags = (await tagIdsOf(db, tenantId, 'contact', [id])).get(id) ?? [];
-  return { ...row, tag_ids: tags.length ? tags.join(',') : null };
+  return row && { row, tags: (await tagIdsOf(db, tenantId, 'contact', [id])).get(id) ?? [] };
 }
 
 export function findContacts(db: Db, tenantId: string, ids: string[]): Promise<ContactRow[]> {

@@ -18,6 +18,7 @@ import { checkCustomProperties, customPropertiesJson, propertyDefs, readCustomPr
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
 import { provideRecordReader } from '../shared/records.js';
+import { onlyId } from '../../db/batch.js';
 import * as repo from './contacts.repo.js';
 import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
 
@@ -62,9 +63,10 @@ async function withTags(db: Db, tenantId: string, rows: repo.ContactRow[]): Prom
 /** Live contacts by id (missing and deleted ones are simply absent from the map). */
 export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, ContactT>> {
   if (ids.length === 0) return new Map();
-  if (ids.every((id) => id === ids[0])) {
+  const one = onlyId(ids);
+  if (one !== undefined) {
     // One contact (a deal's): the single read's statement.
-    const row = await repo.findContact(ctx.db, ctx.tenantId, ids[0]);
+    const row = await repo.findContact(ctx.db, ctx.tenantId, one);
     return new Map(row ? [[row.id, toContact(row, parseTagIds(row.tag_ids))]] : []);
   }
   const contacts = await withTags(ctx.db, ctx.tenantId, await repo.findContacts(ctx.db, ctx.tenantId, ids));
@@ -232,9 +234,9 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
   return withTx(ctx.db, async (tx) => {
     const tctx = inTx(ctx, tx);
     const { tenantId } = ctx;
-    const current = await repo.findContactForUpdate(tx, tenantId, id, ctx.dialect.name === 'postgres');
-    if (!current) throw notFound();
-    const currentTags = parseTagIds(current.tag_ids);
+    const found = await repo.findContactForUpdate(tx, tenantId, id, ctx.dialect.name === 'postgres');
+    if (!found) throw notFound();
+    const { row: current, tags: currentTags } = found;
     if (input.companyId !== undefined) {
       await assertRef(tx, tenantId, 'company', 'companyId', input.companyId);
       set.company_id = input.companyId;

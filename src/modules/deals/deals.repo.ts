@@ -17,24 +17,20 @@ const COLUMNS = [
 ] as const;
 export type DealRow = Pick<DealsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 
-export function findDeal(db: Db, dialect: SqlDialect, tenantId: string, id: string, lock = false): Promise<DealRow | undefined> {
-  const q = db.selectFrom('deals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null);
-  return (lock ? forUpdate(dialect, q) : q).executeTakeFirst();
+function liveDeal(db: Db, tenantId: string, id: string) {
+  return db.selectFrom('deals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null);
 }
 
-const findDealWithTagsQuery = prepared((db: Db, tenantId: string, id: string) =>
-  db
-    .selectFrom('deals')
-    .select(COLUMNS)
-    .select(tagIdsColumn('deal', 'deals').as('tag_ids'))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null),
-);
+/** A live deal, locked for the update that follows (PostgreSQL; dialect.ts forUpdate). */
+export function findDealForUpdate(db: Db, dialect: SqlDialect, tenantId: string, id: string): Promise<DealRow | undefined> {
+  return forUpdate(dialect, liveDeal(db, tenantId, id)).executeTakeFirst();
+}
+
+const findDealQuery = prepared((db: Db, tenantId: string, id: string) => liveDeal(db, tenantId, id).select(tagIdsColumn('deal', 'deals').as('tag_ids')));
 
 /** A live deal and its tag ids, in one statement compiled once (the single-read path). */
-export async function findDealWithTags(db: Db, tenantId: string, id: string): Promise<(DealRow & { tag_ids: string | null }) | undefined> {
-  return (await findDealWithTagsQuery(db, tenantId, id))[0];
+export async function findDeal(db: Db, tenantId: string, id: string): Promise<(DealRow & { tag_ids: string | null }) | undefined> {
+  return (await findDealQuery(db, tenantId, id))[0];
 }
 
 export function findDeals(db: Db, tenantId: string, ids: string[]): Promise<DealRow[]> {

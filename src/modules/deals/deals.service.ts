@@ -55,8 +55,10 @@ function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], comp
   };
 }
 
-/** Full deals for a page of rows: tags, contacts and companies in one query per kind, not per row. */
-/** Deals with their tags, contact and company; rows read with their `tag_ids` need no second statement. */
+/**
+ * Full deals for rows: tags, contacts and companies in one query per kind, not per row; rows read with their
+ * `tag_ids` (the single read) need no query for their tags.
+ */
 async function expand(ctx: Ctx, rows: (repo.DealRow & { tag_ids?: string | null })[]): Promise<DealT[]> {
   if (rows.length === 0) return [];
   const tags = rows.every((r) => r.tag_ids !== undefined)
@@ -77,7 +79,7 @@ async function expand(ctx: Ctx, rows: (repo.DealRow & { tag_ids?: string | null 
 }
 
 export async function getDeal(ctx: Ctx, id: string): Promise<DealT> {
-  const row = await repo.findDealWithTags(ctx.db, ctx.tenantId, id);
+  const row = await repo.findDeal(ctx.db, ctx.tenantId, id);
   if (!row) throw errors.notFound('Deal not found');
   return (await expand(ctx, [row]))[0];
 }
@@ -383,7 +385,7 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
   const { title, valueCents, currency, expectedCloseDate, closing: closingIn, customValues } = await checkedFields(ctx, input);
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
-    const cur = await repo.findDeal(tx, ctx.dialect, ctx.tenantId, id, true);
+    const cur = await repo.findDealForUpdate(tx, ctx.dialect, ctx.tenantId, id);
     if (!cur) throw errors.notFound('Deal not found');
     if (Object.keys(input).length === 0) return (await expand(c, [cur]))[0];
     // The state before, for deal.updated: the expansions are left out of the diff (they follow their ids),

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/index.js';
 import { errors } from '../../errors.js';
-import { selectInChunks } from '../../db/batch.js';
+import { onlyId, selectInChunks } from '../../db/batch.js';
 import { prepared } from '../../db/prepared.js';
 
 /**
@@ -38,9 +38,10 @@ const oneExisting = Object.fromEntries(
 
 /** The subset of `ids` that exist (and are not deleted) in the tenant. */
 export async function existingIds(db: Db, tenantId: string, kind: RefKind, ids: string[]): Promise<Set<string>> {
+  const one = onlyId(ids);
   const rows =
-    ids.length === 1 || (ids.length > 0 && ids.every((id) => id === ids[0]))
-      ? await oneExisting[kind](db, tenantId, ids[0])
+    one !== undefined
+      ? await oneExisting[kind](db, tenantId, one)
       : await selectInChunks(ids, (chunk) => existing(db, kind).where('tenant_id', '=', tenantId).where('id', 'in', chunk).execute());
   return new Set(rows.map((r) => r.id));
 }
