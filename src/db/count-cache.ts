@@ -17,6 +17,8 @@ const changeVersion = prepared((db: Db, tenantId: string, objectType: string) =>
   db.selectFrom('change_versions').select('version').where('tenant_id', '=', tenantId).where('object_type', '=', objectType),
 );
 const cache = new Map<string, { version: number; total: number }>();
+/** Counts running now, by key and version: concurrent misses of one total share one count. */
+const counting = new Map<string, Promise<number>>();
 
 export async function cachedCount(
   reads: Reads,
@@ -37,8 +39,20 @@ export async function cachedCount(
     cache.set(key, hit);
     return hit.total;
   }
-  const total = await count();
-  if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-  cache.set(key, { version, total });
-  return total;
+  // A burst of pages of a list whose total is not cached (at start, after a write) would otherwise count
+  // it once per page, on the read pool, one tenant's share at a time: 50 pages, 50 counts in a row.
+  const running = `${key}\u0001${version}`;
+  const shared = counting.get(running);
+  // The shared count runs under its first caller's deadline and client: if that one fails, count anew.
+  if (shared) return shared.catch(count);
+  const mine = count();
+  counting.set(running, mine);
+  try {
+    const total = await mine;
+    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(key, { version, total });
+    return total;
+  } finally {
+    counting.delete(running);
+  }
 }

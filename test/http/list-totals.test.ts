@@ -65,3 +65,40 @@ test('refreshing planner statistics keeps every read working (SQLite: stat1 kept
     assert.ok(Number(stat1.rows[0].n) > 0);
   }
 });
+
+test('pages asked at once while their total is not cached share one count; a failed shared count is retried by the others', async () => {
+  const { api } = await newTenant(t);
+  for (let i = 0; i < 5; i++) await api.post('/contacts', { firstName: `C${i}` });
+  const pool = t.database.readPool;
+  const counts: string[] = [];
+  const run = pool?.run;
+  // Every count statement of this tenant, on the pool or (no pool) on the connection.
+  const spy = (sqlText: string) => /count\(\*\)/.test(sqlText) && counts.push(sqlText);
+  const exec = t.database.db.executeQuery;
+  if (pool && run) pool.run = (tenant, text, ...rest) => (spy(text), run.call(pool, tenant, text, ...rest));
+  else t.database.db.executeQuery = ((q: { sql: string }) => (spy(q.sql), exec.call(t.database.db, q as never))) as typeof exec;
+  try {
+    const pages = await Promise.all(Array.from({ length: 10 }, (_, i) => api.get(`/contacts?pageSize=1&page=${(i % 5) + 1}`)));
+    assert.deepEqual(pages.map((p) => p.body.pagination.total), Array(10).fill(5));
+    assert.equal(counts.length, 1, 'one count for ten pages');
+
+    // The shared count fails (its first caller's client went away, its deadline passed): the others count anew.
+    await api.post('/contacts', { firstName: 'C5' });
+    counts.length = 0;
+    let failed = false;
+    if (pool && run) {
+      pool.run = (tenant, text, ...rest) => {
+        spy(text);
+        // Fails once the others have joined it.
+        if (/count\(\*\)/.test(text) && !failed) return (failed = true), new Promise((_, reject) => setTimeout(() => reject(new Error('client gone')), 100));
+        return run.call(pool, tenant, text, ...rest);
+      };
+      const again = await Promise.allSettled(Array.from({ length: 4 }, () => api.get('/contacts?pageSize=1')));
+      assert.equal(again.filter((r) => r.status === 'fulfilled' && r.value.status === 200 && r.value.body.pagination.total === 6).length, 3);
+      assert.equal(counts.length, 4, 'the first count failed; each of the three others counted anew');
+    }
+  } finally {
+    if (pool && run) pool.run = run;
+    t.database.db.executeQuery = exec;
+  }
+});

@@ -8,7 +8,7 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
-import { emptyPage, listPage } from '../shared/listing.js';
+import { emptyPage, listPage, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -155,6 +155,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
       select,
       sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
       countCache: 'company',
+      walksIndex: walksTimeIndex(sortKey, filter, true),
       keyId,
       endpoint: 'GET /companies',
       filters: filter,

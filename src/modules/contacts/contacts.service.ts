@@ -9,7 +9,7 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
-import { listPage } from '../shared/listing.js';
+import { listPage, walksTimeIndex } from '../shared/listing.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -115,7 +115,14 @@ async function pageOf(ctx: Ctx, args: PageArgs, filter: repo.ContactFilter, boun
   const { base, select } = repo.contactListing(ctx.reads.db, ctx.tenantId, filter);
   const { rows, pagination } = await listPage<repo.ListedContactRow>(
     ctx,
-    { base, select, sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] }, countCache: 'contact', ...bound },
+    {
+      base,
+      select,
+      sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] },
+      countCache: 'contact',
+      walksIndex: walksTimeIndex(sortKey, filter, true),
+      ...bound,
+    },
     { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
   );
   return { data: rows.map((r) => toContact(r, parseTagIds(r.tag_ids))), pagination };

@@ -1,0 +1,138 @@
+// Pages that walk their own index run on the main connection (listing.ts walksTimeIndex, reads.ts): a page
+// of contacts, companies or deals with no filter but the owner's, sorted by a time with an index, reads at
+// most offset + pageSize + 1 entries of that index whatever the tenant's size. These tests hold that claim
+// to the statements the API really runs: every such page is answered without the read pool, and the plan of
+// each statement it ran walks an index with no sort. Any other filter, a sort with no index, or an offset
+// past MAIN_MAX_OFFSET goes to the read pool (with its deadline).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql, type CompiledQuery } from 'kysely';
+import { MAIN_MAX_OFFSET } from '../../src/modules/shared/listing.js';
+import { DIALECT, newTenant, testApp, type Tenant } from '../helpers/app.js';
+
+const ROWS = 6_000;
+
+after(async () => {
+  if (!tenant) return;
+  for (const table of ['contacts', 'companies', 'deals'] as const) {
+    await db.deleteFrom(table).where('tenant_id', '=', tenant.tenantId).where('id', 'like', 'li%').execute();
+  }
+});
+const t = await testApp();
+const db = t.database.db;
+let tenant: Tenant;
+
+before(async () => {
+  tenant = await newTenant(t);
+  const series = (n: number) =>
+    DIALECT === 'postgres'
+      ? sql`select g as i from generate_series(1, ${n}) g`
+      : sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${n}) select i from n`;
+  // Times spread over a year, owners round-robin: an owner's rows are spread over the whole table.
+  const at = DIALECT === 'postgres' ? sql`to_char(timestamp '2026-01-01' + (i || ' minutes')::interval, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes')`;
+  await sql`insert into contacts (tenant_id, id, first_name, owner_id, custom_properties, created_at, updated_at, search_text)
+    select ${tenant.tenantId}, 'li' || i, 'F' || i, 'own' || (i % 4), '{}', ${at}, ${at}, 'f' || i from (${series(ROWS)}) s`.execute(db);
+  await sql`insert into companies (tenant_id, id, name, owner_id, custom_properties, created_at, updated_at, search_text)
+    select ${tenant.tenantId}, 'li' || i, 'C' || i, 'own' || (i % 4), '{}', ${at}, ${at}, 'c' || i from (${series(ROWS)}) s`.execute(db);
+  await sql`insert into deals (tenant_id, id, title, pipeline_id, stage_id, currency, owner_id, custom_properties, created_at, updated_at, search_text)
+    select ${tenant.tenantId}, 'li' || i, 'D' || i, 'p', 's', 'BRL', 'own' || (i % 4), '{}', ${at}, ${at}, 'd' || i from (${series(ROWS)}) s`.execute(db);
+  if (DIALECT === 'postgres') await sql`analyze contacts, companies, deals`.execute(db);
+  else await t.database.optimize();
+});
+
+/** Runs `fn` counting the statements sent to the read pool and recording those run on the main connection. */
+async function observed<T>(fn: () => Promise<T>): Promise<{ result: T; pooled: number; main: CompiledQuery[] }> {
+  const pool = t.database.readPool;
+  const main: CompiledQuery[] = [];
+  let pooled = 0;
+  const run = pool?.run;
+  const exec = db.executeQuery;
+  if (pool && run) pool.run = (...args: Parameters<typeof run>) => (pooled++, run.apply(pool, args));
+  db.executeQuery = ((q: CompiledQuery) => (main.push(q), exec.call(db, q))) as typeof exec;
+  try {
+    return { result: await fn(), pooled, main };
+  } finally {
+    if (pool && run) pool.run = run;
+    db.executeQuery = exec;
+  }
+}
+
+async function planOf(q: CompiledQuery): Promise<string> {
+  const text = DIALECT === 'postgres' ? `explain ${q.sql}` : `explain query plan ${q.sql}`;
+  const rows = (await db.executeQuery({ ...q, sql: text })).rows as Record<string, unknown>[];
+  return rows.map((r) => String(r['QUERY PLAN'] ?? r.detail)).join('\n');
+}
+
+const walking: [string, string][] = [];
+for (const path of ['/contacts', '/companies', '/deals']) {
+  for (const sort of ['', 'sortKey=createdAt', 'sortKey=updatedAt', 'sortKey=createdAt&sortOrder=asc', 'sortKey=updatedAt&sortOrder=asc']) {
+    walking.push([path, sort]);
+  }
+}
+walking.push(['/contacts', 'ownerId=own1'], ['/contacts', 'ownerId=own1&sortOrder=asc'], ['/companies', 'ownerId=own1'], ['/companies', 'ownerId=own1&sortOrder=asc']);
+
+test(`pages that walk their index run on the main connection, and each of their statements walks an index with no sort (${DIALECT})`, async () => {
+  for (const [path, query] of walking) {
+    const tableName = path.slice(1);
+    for (const page of [1, MAIN_MAX_OFFSET / 50 + 1]) {
+      const url = `${path}?pageSize=50&page=${page}${query ? '&' + query : ''}`;
+      await tenant.api.get(url); // the total is counted (on the read pool) once, then cached
+      const { result: res, pooled, main } = await observed(() => tenant.api.get(url));
+      assert.equal(res.status, 200, url);
+      assert.equal(res.body.data.length, 50, url);
+      assert.equal(pooled, 0, `${url}: no statement on the read pool`);
+      const pages = main.filter((q) => new RegExp(`from "${tableName}"`).test(q.sql) && /order by/.test(q.sql));
+      assert.equal(pages.length, 1, `${url}: its page on the main connection`);
+      const plan = await planOf(pages[0]);
+      assert.match(plan, new RegExp(`${tableName}__(created|updated|owner)`), `${url}\n${plan}`);
+      assert.doesNotMatch(plan, /TEMP B-TREE|Sort|Seq Scan/, `${url}\n${plan}`);
+    }
+    // A cursor page, at any depth, too.
+    const q = query ? '&' + query : '';
+    const { nextCursor } = (await tenant.api.get(`${path}?pageSize=50&page=${MAIN_MAX_OFFSET / 50 + 1}${q}`)).body.pagination;
+    const { result: next, pooled } = await observed(() => tenant.api.get(`${path}?pageSize=50${q}&cursor=${encodeURIComponent(nextCursor)}`));
+    assert.equal(next.status, 200);
+    assert.equal(pooled, 0, `${path}?${query}: a cursor page, no statement on the read pool`);
+  }
+});
+
+test(`the rows of a page read on the main connection are the ones the read pool gives (${DIALECT})`, async () => {
+  // Same order and content as a page by a filter that goes to the pool and selects every row (updatedAfter
+  // before the first row): a main-connection page is not a different listing.
+  for (const path of ['/contacts', '/companies', '/deals']) {
+    for (const page of [1, 7]) {
+      const mine = await tenant.api.get(`${path}?pageSize=50&page=${page}&sortKey=createdAt`);
+      const pooled = await observed(() => tenant.api.get(`${path}?pageSize=50&page=${page}&sortKey=createdAt&updatedAfter=2000-01-01T00:00:00Z`));
+      if (t.database.readPool) assert.ok(pooled.pooled > 0, 'the filtered page went to the read pool');
+      assert.deepEqual(
+        mine.body.data.map((r: { id: string }) => r.id),
+        pooled.result.body.data.map((r: { id: string }) => r.id),
+        `${path} page ${page}`,
+      );
+    }
+  }
+});
+
+test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSET} goes to the read pool (${DIALECT})`, async (c) => {
+  if (!t.database.readPool) return c.skip('no read pool (in-memory database)');
+  const others = [
+    '/contacts?search=F12',
+    '/contacts?sortKey=firstName',
+    '/contacts?ownerId=own1&sortKey=updatedAt',
+    '/contacts?includeDeleted=true',
+    '/contacts?updatedAfter=2026-02-01T00:00:00Z',
+    `/contacts?page=${MAIN_MAX_OFFSET / 50 + 2}&pageSize=50`,
+    '/companies?search=C12',
+    '/companies?sortKey=name',
+    '/deals?ownerId=own1',
+    '/deals?pipelineId=p',
+    '/deals?isWon=false',
+  ];
+  for (const url of others) {
+    const { result: res, pooled } = await observed(() => tenant.api.get(url));
+    assert.equal(res.status, 200, url);
+    assert.ok(pooled > 0, `${url}: on the read pool`);
+  }
+  const { pooled } = await observed(() => tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'eq', value: 'F1' }] } }));
+  assert.ok(pooled > 0, 'POST /contacts/search with a filter: on the read pool');
+});
