@@ -29,6 +29,7 @@ import { PgReaderSlot } from './pg-reader.js';
 import { useNamedStatements } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { objects } from './row-objects.js';
 import { SqliteReaderSlot } from './sqlite-reader.js';
 import { indexesWithStatistics, installStatLines, measureIndexes, sampleIndexesWithoutLines } from './sqlite-stats.js';
 import type { DB } from './tables/schema.js';
@@ -300,11 +301,11 @@ class FastSqliteDriver implements Driver {
       if (stmt.reader && stmt.readonly) {
         if (this.reading && performance.now() - this.readSince > READ_SNAPSHOT_MAX_MS) this.endRead();
         if (!raw.inTransaction) this.openRead();
-        return { rows: stmt.all(params) as R[] };
+        return { rows: this.rowsOf(stmt, params) as R[] };
       }
       this.endRead();
       let result: QueryResult<R>;
-      if (stmt.reader) result = { rows: stmt.all(params) as R[] };
+      if (stmt.reader) result = { rows: this.rowsOf(stmt, params) as R[] };
       else {
         const { changes, lastInsertRowid } = stmt.run(params);
         result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
@@ -420,10 +421,18 @@ class FastSqliteDriver implements Driver {
     let stmt = this.statements.get(sqlText);
     if (!stmt) {
       stmt = this.raw.prepare(sqlText);
+      // Statements that return rows return arrays, made objects by rowsOf (row-objects.ts says why).
+      if (stmt.reader) this.columnNames.set(stmt, stmt.raw(true).columns().map((c) => c.name));
       if (this.statements.size >= 2000) this.statements.delete(this.statements.keys().next().value as string);
       this.statements.set(sqlText, stmt);
     }
     return stmt;
+  }
+
+  private readonly columnNames = new WeakMap<BetterSqlite.Statement, string[]>();
+
+  private rowsOf(stmt: BetterSqlite.Statement, params: unknown[]): Record<string, unknown>[] {
+    return objects(this.columnNames.get(stmt)!, stmt.all(params) as unknown[][]);
   }
 
   async init(): Promise<void> {}

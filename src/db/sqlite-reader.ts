@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReadSlot } from './reads.js';
+import { objects } from './row-objects.js';
 
 interface Request {
   id: number;
@@ -15,18 +16,6 @@ interface Request {
   params: unknown[];
 }
 type Reply = { ready: true } | { id: number; columns: string[]; rows: unknown[][] } | { id: number; error: { message: string; code?: string } };
-
-/** Row arrays → row objects, as better-sqlite3 returns them. */
-function objects(columns: string[], rows: unknown[][]): Record<string, unknown>[] {
-  const out = new Array<Record<string, unknown>>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i];
-    const o: Record<string, unknown> = {};
-    for (let j = 0; j < columns.length; j++) o[columns[j]] = r[j];
-    out[i] = o;
-  }
-  return out;
-}
 
 const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sqlite-reader.process.mjs');
 
