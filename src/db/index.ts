@@ -270,7 +270,8 @@ function commitGroup(): CommitGroup {
 const MEMBER = 'crm_member';
 
 class FastSqliteDriver implements Driver {
-  private readonly statements = new Map<string, BetterSqlite.Statement>();
+  /** Prepared once per SQL text; a statement that returns rows runs in raw mode, with its column names. */
+  private readonly statements = new Map<string, { stmt: BetterSqlite.Statement; columns: string[] | null }>();
   private readonly waiters: ((c: Lease) => void)[] = [];
   private busy = false;
   private readonly leases: Lease[] = [];
@@ -295,17 +296,17 @@ class FastSqliteDriver implements Driver {
     };
     this.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
       this.commitBeforeLoneStatement();
-      const stmt = this.prepare(query.sql);
+      const { stmt, columns } = this.prepare(query.sql);
       const params = query.parameters as unknown[];
       // `readonly` alone would include BEGIN and COMMIT; `reader` alone, INSERT … RETURNING.
       if (stmt.reader && stmt.readonly) {
         if (this.reading && performance.now() - this.readSince > READ_SNAPSHOT_MAX_MS) this.endRead();
         if (!raw.inTransaction) this.openRead();
-        return { rows: this.rowsOf(stmt, params) as R[] };
+        return { rows: objects(columns!, stmt.all(params) as unknown[][]) as R[] };
       }
       this.endRead();
       let result: QueryResult<R>;
-      if (stmt.reader) result = { rows: this.rowsOf(stmt, params) as R[] };
+      if (columns) result = { rows: objects(columns, stmt.all(params) as unknown[][]) as R[] };
       else {
         const { changes, lastInsertRowid } = stmt.run(params);
         result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
@@ -417,22 +418,16 @@ class FastSqliteDriver implements Driver {
     this.commitBeforeLoneStatement();
   }
 
-  private prepare(sqlText: string): BetterSqlite.Statement {
-    let stmt = this.statements.get(sqlText);
-    if (!stmt) {
-      stmt = this.raw.prepare(sqlText);
-      // Statements that return rows return arrays, made objects by rowsOf (row-objects.ts says why).
-      if (stmt.reader) this.columnNames.set(stmt, stmt.raw(true).columns().map((c) => c.name));
+  private prepare(sqlText: string): { stmt: BetterSqlite.Statement; columns: string[] | null } {
+    let entry = this.statements.get(sqlText);
+    if (!entry) {
+      const stmt = this.raw.prepare(sqlText);
+      // Statements that return rows return arrays; executeQuery makes them objects (row-objects.ts says why).
+      entry = { stmt, columns: stmt.reader ? stmt.raw(true).columns().map((c) => c.name) : null };
       if (this.statements.size >= 2000) this.statements.delete(this.statements.keys().next().value as string);
-      this.statements.set(sqlText, stmt);
+      this.statements.set(sqlText, entry);
     }
-    return stmt;
-  }
-
-  private readonly columnNames = new WeakMap<BetterSqlite.Statement, string[]>();
-
-  private rowsOf(stmt: BetterSqlite.Statement, params: unknown[]): Record<string, unknown>[] {
-    return objects(this.columnNames.get(stmt)!, stmt.all(params) as unknown[][]);
+    return entry;
   }
 
   async init(): Promise<void> {}

@@ -15,9 +15,9 @@
 // seeding thousands of rows (and analyzing) at the same time would move these plans.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql, type CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { MAIN_MAX_OFFSET } from '../../src/modules/shared/listing.js';
-import { DIALECT, newTenant, testApp, type Tenant } from '../helpers/app.js';
+import { DIALECT, newTenant, recordStatements, testApp, type RanStatement, type Tenant } from '../helpers/app.js';
 
 const CONTACTS = 20_000;
 const COMPANIES = 12_000;
@@ -90,26 +90,15 @@ for (const table of ['contacts', 'companies']) {
   });
 }
 
-/** Runs `fn` counting the statements sent to the read pool and recording those run on the main connection. */
-async function observed<T>(fn: () => Promise<T>): Promise<{ result: T; pooled: number; main: CompiledQuery[] }> {
-  const pool = t.database.readPool;
-  const main: CompiledQuery[] = [];
-  let pooled = 0;
-  const run = pool?.run;
-  const exec = db.executeQuery;
-  if (pool && run) pool.run = (...args: Parameters<typeof run>) => (pooled++, run.apply(pool, args));
-  db.executeQuery = ((q: CompiledQuery) => (main.push(q), exec.call(db, q))) as typeof exec;
-  try {
-    return { result: await fn(), pooled, main };
-  } finally {
-    if (pool && run) pool.run = run;
-    db.executeQuery = exec;
-  }
+/** The statements of `fn`: how many went to the read pool, and those run on the main connection. */
+async function observed<T>(fn: () => Promise<T>): Promise<{ result: T; pooled: number; main: RanStatement[] }> {
+  const { result, pooled, main } = await recordStatements(t.database, fn);
+  return { result, pooled: pooled.length, main };
 }
 
-async function planOfQuery(q: CompiledQuery): Promise<string> {
+async function planOfQuery(q: RanStatement): Promise<string> {
   const text = DIALECT === 'postgres' ? `explain ${q.sql}` : `explain query plan ${q.sql}`;
-  const rows = (await db.executeQuery({ ...q, sql: text })).rows as Record<string, unknown>[];
+  const rows = (await db.executeQuery(CompiledQuery.raw(text, [...q.parameters]))).rows as Record<string, unknown>[];
   return rows.map((r) => String(r['QUERY PLAN'] ?? r.detail)).join('\n');
 }
 

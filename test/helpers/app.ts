@@ -133,3 +133,30 @@ export async function newTenant(t: TestApp, setup: Record<string, any> = STANDAR
     as: (ref: string) => client(t.app, result.apiKeys[ref]),
   };
 }
+
+/** A statement as run: its SQL and parameters. */
+export interface RanStatement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/**
+ * Runs `fn` recording the statements it sends to the read pool (`pooled`) and those it runs on the main
+ * connection (`main`): where a request's statements run, and what they are (db/reads.ts).
+ */
+export async function recordStatements<T>(database: Database, fn: () => Promise<T>): Promise<{ result: T; pooled: RanStatement[]; main: RanStatement[] }> {
+  const pool = database.readPool;
+  const db = database.db;
+  const pooled: RanStatement[] = [];
+  const main: RanStatement[] = [];
+  const run = pool?.run;
+  const exec = db.executeQuery;
+  if (pool && run) pool.run = (tenantId, sql, parameters, ...rest) => (pooled.push({ sql, parameters }), run.call(pool, tenantId, sql, parameters, ...rest));
+  db.executeQuery = ((q: RanStatement) => (main.push({ sql: q.sql, parameters: q.parameters }), exec.call(db, q as never))) as typeof exec;
+  try {
+    return { result: await fn(), pooled, main };
+  } finally {
+    if (pool && run) pool.run = run;
+    db.executeQuery = exec;
+  }
+}

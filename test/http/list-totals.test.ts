@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { markChanged } from '../../src/modules/shared/changes.js';
-import { newTenant, testApp } from '../helpers/app.js';
+import { newTenant, recordStatements, testApp } from '../helpers/app.js';
 
 // List totals are cached against the tenant's change version (src/db/count-cache.ts): every write must
 // show in the next total, whichever path or process made it.
@@ -69,36 +69,26 @@ test('refreshing planner statistics keeps every read working (SQLite: stat1 kept
 test('pages asked at once while their total is not cached share one count; a failed shared count is retried by the others', async () => {
   const { api } = await newTenant(t);
   for (let i = 0; i < 5; i++) await api.post('/contacts', { firstName: `C${i}` });
-  const pool = t.database.readPool;
-  const counts: string[] = [];
-  const run = pool?.run;
-  // Every count statement of this tenant, on the pool or (no pool) on the connection.
-  const spy = (sqlText: string) => /count\(\*\)/.test(sqlText) && counts.push(sqlText);
-  const exec = t.database.db.executeQuery;
-  if (pool && run) pool.run = (tenant, text, ...rest) => (spy(text), run.call(pool, tenant, text, ...rest));
-  else t.database.db.executeQuery = ((q: { sql: string }) => (spy(q.sql), exec.call(t.database.db, q as never))) as typeof exec;
-  try {
-    const pages = await Promise.all(Array.from({ length: 10 }, (_, i) => api.get(`/contacts?pageSize=1&page=${(i % 5) + 1}`)));
-    assert.deepEqual(pages.map((p) => p.body.pagination.total), Array(10).fill(5));
-    assert.equal(counts.length, 1, 'one count for ten pages');
+  const isCount = (s: { sql: string }) => /count\(\*\)/.test(s.sql);
+  // Every count statement, on the pool or (no pool) on the connection.
+  const first = await recordStatements(t.database, () => Promise.all(Array.from({ length: 10 }, (_, i) => api.get(`/contacts?pageSize=1&page=${(i % 5) + 1}`))));
+  assert.deepEqual(first.result.map((p) => p.body.pagination.total), Array(10).fill(5));
+  assert.equal([...first.pooled, ...first.main].filter(isCount).length, 1, 'one count for ten pages');
 
-    // The shared count fails (its first caller's client went away, its deadline passed): the others count anew.
-    await api.post('/contacts', { firstName: 'C5' });
-    counts.length = 0;
-    let failed = false;
-    if (pool && run) {
-      pool.run = (tenant, text, ...rest) => {
-        spy(text);
-        // Fails once the others have joined it.
-        if (/count\(\*\)/.test(text) && !failed) return (failed = true), new Promise((_, reject) => setTimeout(() => reject(new Error('client gone')), 100));
-        return run.call(pool, tenant, text, ...rest);
-      };
-      const again = await Promise.allSettled(Array.from({ length: 4 }, () => api.get('/contacts?pageSize=1')));
-      assert.equal(again.filter((r) => r.status === 'fulfilled' && r.value.status === 200 && r.value.body.pagination.total === 6).length, 3);
-      assert.equal(counts.length, 4, 'the first count failed; each of the three others counted anew');
-    }
+  // The shared count fails (its first caller's client went away, its deadline passed): the others count anew.
+  const pool = t.database.readPool;
+  if (!pool) return;
+  await api.post('/contacts', { firstName: 'C5' });
+  const run = pool.run;
+  let failed = false;
+  pool.run = (tenant, text, ...rest) =>
+    // Fails once the others have joined it.
+    isCount({ sql: text }) && !failed ? ((failed = true), new Promise((_, reject) => setTimeout(() => reject(new Error('client gone')), 100))) : run.call(pool, tenant, text, ...rest);
+  try {
+    const again = await recordStatements(t.database, () => Promise.allSettled(Array.from({ length: 4 }, () => api.get('/contacts?pageSize=1'))));
+    assert.equal(again.result.filter((r) => r.status === 'fulfilled' && r.value.status === 200 && r.value.body.pagination.total === 6).length, 3);
+    assert.equal(again.pooled.filter(isCount).length, 4, 'the first count failed; each of the three others counted anew');
   } finally {
-    if (pool && run) pool.run = run;
-    t.database.db.executeQuery = exec;
+    pool.run = run;
   }
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { CompiledQuery } from 'kysely';
 import { STANDARD_SETUP } from '../helpers/fixtures.js';
 import { seedContacts, unseedContacts } from '../helpers/bulk.js';
-import { DIALECT, newTenant, testApp, type Client, type Tenant } from '../helpers/app.js';
+import { DIALECT, newTenant, recordStatements, testApp, type Client, type RanStatement, type Tenant } from '../helpers/app.js';
 
 // CONTRACT C.1: cursor pagination and incremental sync, on every paginated endpoint (one listing layer,
 // src/modules/shared/listing.ts).
@@ -351,40 +351,21 @@ test('a cursor page is a keyset read (no OFFSET) that uses the tenant index, 2,0
   const { api } = ten;
   // 2,000 contacts sharing one createdAt: the walk rests on the id tie-break all the way down.
   await seedContacts(t.database.db, ten.tenantId, 2000, 'none');
-  const seen: { sql: string; parameters: readonly unknown[] }[] = [];
-  const database = t.database as any;
-  const original = database.readsFor;
-  database.readsFor = (...args: any[]) => {
-    const r = original.apply(database, args);
-    const log = (q: any) => {
-      const c = q.compile(r.db);
-      seen.push({ sql: c.sql, parameters: c.parameters });
-      return q;
-    };
-    return { db: r.db, all: (q: any) => r.all(log(q)), first: (q: any) => r.first(log(q)) };
-  };
-  // A page that walks its index runs on the main connection (listing.ts walksIndex): record it there too.
-  const db = t.database.db as any;
-  const exec = db.executeQuery;
-  db.executeQuery = (q: any) => (seen.push({ sql: q.sql, parameters: q.parameters }), exec.call(db, q));
-  let last: { sql: string; parameters: readonly unknown[] } | undefined;
+  let last: RanStatement | undefined;
   const ids: string[] = [];
-  try {
-    let r = await api.get('/contacts?pageSize=100');
+  let r = await api.get('/contacts?pageSize=100');
+  ids.push(...r.body.data.map((c: any) => c.id));
+  while (r.body.pagination.nextCursor) {
+    const cursor = r.body.pagination.nextCursor;
+    // Wherever the page runs: the read pool, or the main connection for a page that walks its index.
+    const ran = await recordStatements(t.database, () => api.get(`/contacts?pageSize=100&cursor=${enc(cursor)}`));
+    r = ran.result;
+    assert.equal(r.status, 200);
     ids.push(...r.body.data.map((c: any) => c.id));
-    while (r.body.pagination.nextCursor) {
-      seen.length = 0;
-      r = await api.get(`/contacts?pageSize=100&cursor=${enc(r.body.pagination.nextCursor)}`);
-      assert.equal(r.status, 200);
-      ids.push(...r.body.data.map((c: any) => c.id));
-      last = seen.find((s) => /order by/i.test(s.sql));
-      assert.ok(last, 'the page query ran');
-      assert.doesNotMatch(last.sql, /\boffset\b/i, 'no OFFSET in a cursor page');
-      assert.match(last.sql, /\("created_at", "id"\) < \(/, 'keyset predicate on (createdAt, id)');
-    }
-  } finally {
-    database.readsFor = original;
-    db.executeQuery = exec;
+    last = [...ran.pooled, ...ran.main].find((s) => /order by/i.test(s.sql));
+    assert.ok(last, 'the page query ran');
+    assert.doesNotMatch(last.sql, /\boffset\b/i, 'no OFFSET in a cursor page');
+    assert.match(last.sql, /\("created_at", "id"\) < \(/, 'keyset predicate on (createdAt, id)');
   }
   assert.equal(ids.length, 2000);
   assert.equal(new Set(ids).size, 2000);

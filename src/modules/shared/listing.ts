@@ -78,8 +78,9 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
   }
   const { q, next, keyset } = ordered(ctx, spec, req.cursor);
   const { reads } = ctx;
+  const { pageSize } = req;
   const page = req.page ?? 1;
-  const offset = (page - 1) * req.pageSize;
+  const offset = (page - 1) * pageSize;
   // Bounded by the page (see walksIndex): the hop to a read process would cost more than the statement.
   const rowReads = spec.walksIndex && (keyset || offset <= MAIN_MAX_OFFSET) ? directReads(ctx.db) : reads;
 
@@ -89,7 +90,6 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
     return Number((await reads.first(countQuery))?.n ?? 0);
   };
 
-  const { pageSize } = req;
   if (keyset) {
     // One extra row tells whether another page follows, without a second query.
     const fetched = await rowReads.all(q.limit(pageSize + 1));
