@@ -2,7 +2,16 @@
 // GET /api/v1/contacts/:id and GET /api/v1/contacts (any query) with the very JSON the real server returns
 // for a contact (CEILING_BODY_FILE) and for a page of 50 (CEILING_LIST_FILE). The real endpoints'
 // throughput is reported as a share of this one's.
+//
+// The floor (SQLite only, with CEILING_DB_FILE and CEILING_TENANT_ID): the same bare Fastify answering
+// GET /floor/v1/contacts/:id and GET /floor/v1/contacts?page=&pageSize= by running the statements the
+// service runs for them (the columns, the tags' `string_agg`, the index's order) on a read-only connection
+// with the service's page cache, mapping the rows as `toContact` does, and serializing with JSON.stringify.
+// No auth, rate limit, validation, Kysely, cursor or logging: what answering from this database costs at
+// the least, in this process model. The gap between it and the ceiling is the database's; the gap between
+// the service and it is the service's own work (bench/RESULTS.md, "The floor").
 import { readFileSync } from 'node:fs';
+import Sqlite from '../src/db/sqlite-driver.mjs';
 import Fastify from 'fastify';
 
 const body = JSON.parse(readFileSync(process.env.CEILING_BODY_FILE!, 'utf8'));
@@ -10,6 +19,50 @@ const list = JSON.parse(readFileSync(process.env.CEILING_LIST_FILE!, 'utf8'));
 const app = Fastify({ logger: false });
 app.get('/api/v1/contacts/:id', async () => body);
 app.get('/api/v1/contacts', async () => list);
+
+const dbFile = process.env.CEILING_DB_FILE;
+const tenantId = process.env.CEILING_TENANT_ID;
+if (dbFile && tenantId) {
+  const db = new Sqlite(dbFile, { readonly: true });
+  db.pragma('cache_size = -16384');
+  const columns = `id, first_name, last_name, email, phone, company_id, owner_id, score, custom_properties, created_at, updated_at,
+    (select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = contacts.tenant_id and rt.object_type = 'contact' and rt.object_id = contacts.id) as tag_ids`;
+  const byId = db.prepare<[string, string], Record<string, any>>(`select ${columns} from contacts where tenant_id = ? and deleted_at is null and id = ?`);
+  const page = db.prepare<[string, number, number], Record<string, any>>(`select ${columns}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit ? offset ?`);
+  const total = (db.prepare('select count(*) n from contacts where tenant_id = ? and deleted_at is null').get(tenantId) as { n: number }).n;
+  const toContact = (r: Record<string, any>) => ({
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    companyId: r.company_id,
+    ownerId: r.owner_id,
+    tags: r.tag_ids ? r.tag_ids.split(',').sort() : [],
+    customProperties: JSON.parse(r.custom_properties),
+    score: r.score === null ? null : Number(r.score),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  });
+  app.get('/floor/v1/contacts/:id', async (req, reply) => {
+    const row = byId.get(tenantId, (req.params as { id: string }).id);
+    if (!row) return reply.code(404).send({ error: 'not found' });
+    return toContact(row);
+  });
+  app.get('/floor/v1/contacts', async (req) => {
+    const q = req.query as { page?: string; pageSize?: string };
+    const pageNo = Number(q.page ?? 1);
+    const pageSize = Number(q.pageSize ?? 50);
+    const rows = page.all(tenantId, pageSize, (pageNo - 1) * pageSize);
+    const totalPages = Math.ceil(total / pageSize);
+    return {
+      data: rows.map(toContact),
+      // The service's cursor is an HMAC over the position; the floor sends the first page's, as the ceiling does.
+      pagination: { page: pageNo, pageSize, total, totalPages, hasNext: pageNo < totalPages, hasPrev: pageNo > 1, nextCursor: list.pagination?.nextCursor ?? null },
+    };
+  });
+}
+
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
 process.stderr.write(`ceiling listening on ${process.env.PORT}\n`);
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -8,6 +8,8 @@ export interface Scenario {
   name: string;
   target: 'ceiling' | 'api';
   method: 'GET' | 'POST' | 'PATCH';
+  /** Only where the database is SQLite (the floor reads its file). */
+  sqliteOnly?: boolean;
   /**
    * Connections of this scenario when fewer than --connections: for a statement that reads a whole tenant,
    * 50 clients only queue behind one tenant's share of the read pool until QUERY_TIMEOUT_MS answers 503.
@@ -48,6 +50,9 @@ export function scenarios(s: ScenarioData): Scenario[] {
     // The ceilings answer any id or query with one stored body: the requests only match the real ones'.
     { name: 'ceiling: bare Fastify, contact by id', target: 'ceiling', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
     { name: 'ceiling: bare Fastify, page of 50', target: 'ceiling', method: 'GET', next: (i) => ({ path: page50(i) }) },
+    // The floor (SQLite): the same bare Fastify running the service's statements (bench/ceiling.ts).
+    { name: 'floor: bare Fastify + SQLite, contact by id', target: 'ceiling', method: 'GET', sqliteOnly: true, next: (i) => ({ path: `/floor/v1/contacts/${pick(s.contactIds, i)}` }) },
+    { name: 'floor: bare Fastify + SQLite, page of 50', target: 'ceiling', method: 'GET', sqliteOnly: true, next: (i) => ({ path: `/floor${page50(i).slice('/api'.length)}` }) },
     { name: 'GET /contacts/:id', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
     { name: 'GET /contacts (page of 50)', target: 'api', method: 'GET', next: (i) => ({ path: page50(i) }) },
     {

@@ -147,12 +147,11 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'createdAt';
-  const { base, select } = repo.companyListing(ctx.reads.db, ctx.tenantId, filter);
   const { rows, pagination } = await listPage<repo.ListedCompanyRow>(
     ctx,
     {
-      base,
-      select,
+      query: () => repo.companyListing(ctx.reads.db, ctx.tenantId, filter),
+      compiledOnce: true,
       sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
       countCache: 'company',
       walksIndex: walksTimeIndex(sortKey, filter, true),

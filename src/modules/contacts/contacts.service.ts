@@ -110,14 +110,17 @@ interface PageArgs {
   sortOrder?: 'asc' | 'desc';
 }
 
-async function pageOf(ctx: Ctx, args: PageArgs, filter: repo.ContactFilter, bound: { keyId: string; endpoint: string; filters: unknown }): Promise<Page<ContactT>> {
+async function pageOf(
+  ctx: Ctx,
+  args: PageArgs,
+  filter: repo.ContactFilter,
+  bound: { keyId: string; endpoint: string; filters: unknown; compiledOnce: boolean },
+): Promise<Page<ContactT>> {
   const sortKey = args.sortKey ?? 'createdAt';
-  const { base, select } = repo.contactListing(ctx.reads.db, ctx.tenantId, filter);
   const { rows, pagination } = await listPage<repo.ListedContactRow>(
     ctx,
     {
-      base,
-      select,
+      query: () => repo.contactListing(ctx.reads.db, ctx.tenantId, filter),
       sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] },
       countCache: 'contact',
       walksIndex: walksTimeIndex(sortKey, filter, true),
@@ -132,18 +135,20 @@ async function pageOf(ctx: Ctx, args: PageArgs, filter: repo.ContactFilter, boun
 export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<Page<ContactT>> {
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   const filter = { search: q.search, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
-  return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts', filters: filter });
+  return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts', filters: filter, compiledOnce: true });
 }
 
 /** POST /contacts/search: the filter language (B.4), compiled to SQL. */
 export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<Page<ContactT>> {
   let filter;
+  // Property definitions are read only when the filter names a custom property. Their types then shape the
+  // SQL, and they can change under the same body: such a search is compiled anew every time.
+  const namesProperties = body.filters !== undefined && JSON.stringify(body.filters).includes('customProperties.');
   if (body.filters !== undefined) {
-    // Property definitions are read only when the filter names a custom property.
-    const properties = JSON.stringify(body.filters).includes('customProperties.') ? await propertyDefs(ctx, 'contact') : new Map();
+    const properties = namesProperties ? await propertyDefs(ctx, 'contact') : new Map();
     filter = compileFilter(body.filters, 'contact', { dialect: ctx.dialect, tenantId: ctx.tenantId, properties });
   }
-  return pageOf(ctx, body, { filter }, { keyId, endpoint: 'POST /contacts/search', filters: body.filters ?? null });
+  return pageOf(ctx, body, { filter }, { keyId, endpoint: 'POST /contacts/search', filters: body.filters ?? null, compiledOnce: !namesProperties });
 }
 
 // ------------------------------------------------------------------------------------------------

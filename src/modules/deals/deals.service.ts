@@ -126,10 +126,9 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'updatedAt';
-  const { base, select } = repo.dealListing(ctx.reads.db, ctx.tenantId, filters);
   const { rows, pagination } = await listPage<repo.DealRow>(
     ctx,
-    { base, select, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, false), keyId, endpoint: 'GET /deals', filters },
+    { query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters), compiledOnce: true, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, false), keyId, endpoint: 'GET /deals', filters },
     { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },
   );
   return { data: await expand(ctx, rows), pagination };

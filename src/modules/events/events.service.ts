@@ -73,10 +73,8 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
     if (!after) throw errors.refNotFound('after', q.after);
   }
   const filter: repo.EventFilter = { types, after };
-  const { base, select } = repo.eventListing(ctx.reads.db, ctx.tenantId, filter);
   const spec = {
-    base,
-    select,
+    query: () => repo.eventListing(ctx.reads.db, ctx.tenantId, filter),
     idColumn: 'seq',
     sort: { key: 'position', order: 'asc' as const, column: { column: 'seq', nullable: false } },
     keyId,

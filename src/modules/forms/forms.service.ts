@@ -81,10 +81,9 @@ export async function listSubmissions(ctx: Ctx, formId: string, q: SubmissionsQu
   const pageSize = pageSizeOf(q, 'limit');
   const form = await repo.findForm(ctx.db, ctx.tenantId, formId);
   if (!form) throw errors.notFound('Form not found');
-  const { base, select } = repo.submissionListing(ctx.reads.db, ctx.tenantId, form.id);
   const { rows, pagination } = await listPage<repo.SubmissionRow>(
     ctx,
-    { base, select, sort: { key: 'createdAt', order: 'desc', column: repo.SUBMISSION_SORT }, keyId, endpoint: `GET /forms/${form.id}/submissions`, filters: null },
+    { query: () => repo.submissionListing(ctx.reads.db, ctx.tenantId, form.id), sort: { key: 'createdAt', order: 'desc', column: repo.SUBMISSION_SORT }, keyId, endpoint: `GET /forms/${form.id}/submissions`, filters: null },
     { page: q.page, pageSize, cursor: q.cursor },
   );
   return { data: rows.map(toSubmission), pagination };

@@ -153,10 +153,9 @@ export async function listMembers(ctx: Ctx, id: string, q: MembersQueryT, keyId 
   const pageSize = pageSizeOf(q, 'pageSize');
   const list = await mustFind(ctx, id);
   const type = list.object_type as ListObjectType;
-  const { base, select } = repo.memberListing(ctx.reads.db, ctx.tenantId, list.id, type);
   const { rows, pagination } = await listPage<{ object_id: string }>(
     ctx,
-    { base, select, idColumn: 'm.object_id', sort: { key: 'joinedAt', order: 'asc', column: repo.MEMBER_SORT }, keyId, endpoint: `GET /lists/${list.id}/members`, filters: null },
+    { query: () => repo.memberListing(ctx.reads.db, ctx.tenantId, list.id, type), idColumn: 'm.object_id', sort: { key: 'joinedAt', order: 'asc', column: repo.MEMBER_SORT }, keyId, endpoint: `GET /lists/${list.id}/members`, filters: null },
     { page: q.page, pageSize, cursor: q.cursor },
   );
   const ids = rows.map((r) => r.object_id);

@@ -110,10 +110,9 @@ export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = '')
     return { data: [], pagination: emptyPage(req) };
   }
   const sortKey = q.sortKey ?? 'createdAt';
-  const { base, select } = repo.proposalListing(ctx.reads.db, ctx.tenantId, f);
   const { rows, pagination } = await listPage<repo.ProposalRow>(
     ctx,
-    { base, select, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.PROPOSAL_SORT[sortKey] }, keyId, endpoint: 'GET /proposals', filters: f },
+    { query: () => repo.proposalListing(ctx.reads.db, ctx.tenantId, f), sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.PROPOSAL_SORT[sortKey] }, keyId, endpoint: 'GET /proposals', filters: f },
     req,
   );
   return { data: await expand(ctx, rows), pagination };

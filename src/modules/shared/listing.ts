@@ -4,7 +4,7 @@
  * the offset guard, the cached total and keyset cursors follow one rule everywhere.
  */
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { createQueryId, sql, type Compilable, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Config } from '../../config.js';
 import { cachedCount } from '../../db/count-cache.js';
 import { sortableText } from '../../db/dialect.js';
@@ -32,11 +32,22 @@ export interface PageRequest {
   cursor?: string;
 }
 
-export interface ListingSpec {
-  /** The filtered FROM … WHERE (no selection); the same query counts the total. */
+/** A list's query: the filtered FROM … WHERE (no selection; the same query counts the total), and the row's columns. */
+export interface ListingQuery {
   base: SelectQueryBuilder<any, any, {}>;
   /** Adds the row's columns to a query built on `base`. */
   select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>;
+}
+
+export interface ListingSpec {
+  /** Builds the list's query; called only when its statements are not compiled already (`compiledOnce`). */
+  query: () => ListingQuery;
+  /**
+   * Set when `query()` depends on nothing but the tenant, `endpoint` and `filters` (no clock, no per-tenant
+   * definitions such as custom property types): its statements are then built and compiled once per shape and
+   * re-bound with each page's limit, offset and cursor position (compiledShape). Unset: built on every page.
+   */
+  compiledOnce?: boolean;
   /** Tie-breaking unique column (`id`, or `m.object_id` for list members). */
   idColumn?: string;
   sort: { key: string; order: SortOrder; column: SortColumn };
@@ -76,40 +87,41 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
   if (req.cursor !== undefined && req.page !== undefined) {
     throw errors.field('cursor', 'give either `cursor` or `page`, not both');
   }
-  const { q, next, keyset } = ordered(ctx, spec, req.cursor);
+  const shape = compiledShape(ctx, spec);
+  const after = req.cursor === undefined ? undefined : decodeCursor(ctx.config, shape.binding(spec.keyId), req.cursor);
   const { reads } = ctx;
   const { pageSize } = req;
   const page = req.page ?? 1;
   const offset = (page - 1) * pageSize;
   // Bounded by the page (see walksIndex): the hop to a read process would cost more than the statement.
-  const rowReads = spec.walksIndex && (keyset || offset <= MAIN_MAX_OFFSET) ? directReads(ctx.db) : reads;
+  const rowReads = spec.walksIndex && (after || offset <= MAIN_MAX_OFFSET) ? directReads(ctx.db) : reads;
 
   const count = async (): Promise<number> => {
-    const countQuery = spec.base.select((eb) => eb.fn.countAll<number>().as('n'));
-    if (spec.countCache) return cachedCount(reads, ctx.tenantId, spec.countCache, countQuery);
-    return Number((await reads.first(countQuery))?.n ?? 0);
+    const { query, key } = shape.count();
+    if (spec.countCache) return cachedCount(reads, ctx.tenantId, spec.countCache, query, key);
+    return Number((await reads.first({ compile: () => query }))?.n ?? 0);
   };
 
-  if (keyset) {
+  if (after) {
     // One extra row tells whether another page follows, without a second query.
-    const fetched = await rowReads.all(q.limit(pageSize + 1));
+    const fetched = await rowReads.all(shape.rows(after, pageSize + 1, undefined));
     const more = fetched.length > pageSize;
     const rows = fetched.slice(0, pageSize) as Record<string, unknown>[];
     const total = await count();
     return {
       rows: rows as R[],
-      pagination: { page: null, pageSize, total, totalPages: null, hasNext: more, hasPrev: null, nextCursor: next(rows, more) },
+      pagination: { page: null, pageSize, total, totalPages: null, hasNext: more, hasPrev: null, nextCursor: shape.next(rows, more) },
     };
   }
 
-  const rows = (Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await rowReads.all(q.limit(pageSize).offset(offset)) : []) as Record<string, unknown>[];
+  const rows = (Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await rowReads.all(shape.rows(undefined, pageSize, offset)) : []) as Record<string, unknown>[];
   // A partial page (or an empty first page) already tells the total; count only otherwise.
   const total = (rows.length > 0 || offset === 0) && rows.length < pageSize ? offset + rows.length : await count();
   const totalPages = Math.ceil(total / pageSize);
   const hasNext = page < totalPages;
   return {
     rows: rows as R[],
-    pagination: { page, pageSize, total, totalPages, hasNext, hasPrev: page > 1, nextCursor: next(rows, hasNext) },
+    pagination: { page, pageSize, total, totalPages, hasNext, hasPrev: page > 1, nextCursor: shape.next(rows, hasNext) },
   };
 }
 
@@ -123,37 +135,133 @@ export async function keysetPage<R>(
   spec: Omit<ListingSpec, 'countCache'>,
   req: { pageSize: number; cursor?: string },
 ): Promise<{ rows: R[]; hasNext: boolean; nextCursor: string | null }> {
-  const { q, next } = ordered(ctx, spec, req.cursor);
-  const fetched = await ctx.reads.all(q.limit(req.pageSize + 1));
+  const shape = compiledShape(ctx, spec);
+  const after = req.cursor === undefined ? undefined : decodeCursor(ctx.config, shape.binding(spec.keyId), req.cursor);
+  const fetched = await ctx.reads.all(shape.rows(after, req.pageSize + 1, undefined));
   const more = fetched.length > req.pageSize;
   const rows = fetched.slice(0, req.pageSize) as Record<string, unknown>[];
-  return { rows: rows as R[], hasNext: more, nextCursor: next(rows, more) };
+  return { rows: rows as R[], hasNext: more, nextCursor: shape.next(rows, more) };
 }
 
 /** The cursor that continues `spec` after `row`, a row of a keysetPage of the same spec (any key's). */
 export function keysetCursor(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, row: Record<string, unknown>): string {
-  return cursorAfter(ctx, cursorBinding(ctx, spec), spec.idColumn ?? 'id', row);
+  return cursorAfter(ctx, compiledShape(ctx, spec).binding(spec.keyId), spec.idColumn ?? 'id', row);
 }
 
 function cursorAfter(ctx: Ctx, binding: string, idColumn: string, row: Record<string, unknown>): string {
   return encodeCursor(ctx.config, binding, [normalizeSortValue(row[SORT_VALUE]), String(row[idColumn.replace(/^.*\./, '')])]);
 }
 
-/** The rows of `spec` in its order, after the cursor when one is given, and how to make the next cursor. */
-function ordered(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, cursor: string | undefined) {
-  const binding = cursorBinding(ctx, spec);
-  const after = cursor === undefined ? undefined : decodeCursor(ctx.config, binding, cursor);
+// ------------------------------------------------------------------------------------------------
+// Statements compiled once per shape. Building and compiling a page's query with Kysely cost ~10 % of a
+// page's CPU (the builders copy and freeze their nodes at every call), and a page of a given list differs
+// from the next one only in its limit, offset and cursor position. So a list whose query depends on nothing
+// but the tenant, its endpoint and its filters (ListingSpec.compiledOnce) keeps, per shape, each statement
+// compiled with markers in those places, and re-binds them: the same SQL text and the same values Kysely would
+// give. `prepared()` (db/prepared.ts) does the same for single reads; here the shape is part of the key.
+
+/** Stand-ins compiled where a page's own values go; each found again among the compiled parameters. */
+const LIMIT = Symbol('limit');
+const OFFSET = Symbol('offset');
+const AFTER_VALUE = Symbol('after value');
+const AFTER_ID = Symbol('after id');
+const MARKERS = [LIMIT, OFFSET, AFTER_VALUE, AFTER_ID] as const;
+
+/** A page's statement: first page by keyset, by offset, or after a position with a value or with none. */
+type Mode = 'first' | 'offset' | 'after' | 'afterNull';
+
+interface Plan {
+  sql: string;
+  query: CompiledQuery['query'];
+  parameters: readonly unknown[];
+  /** Index of each marker in `parameters`, -1 where a parameter is the shape's own. */
+  slots: number[];
+}
+
+interface Shape {
+  /** The cursor binding without the key (the key is bound per call: the statements do not depend on it). */
+  filtersHash: string;
+  plans: Partial<Record<Mode, Plan>>;
+  count?: { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
+}
+
+/** Shapes per database adapter (SQLite and PostgreSQL compile differently), most recently used last. */
+const shapes = new WeakMap<object, Map<string, Shape>>();
+const MAX_SHAPES = 2_000;
+
+interface CompiledShape {
+  binding(keyId: string): string;
+  rows(after: Position | undefined, limit: number, offset: number | undefined): Compilable<Record<string, unknown>>;
+  count(): { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
+  next(rows: Record<string, unknown>[], more: boolean): string | null;
+}
+
+function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): CompiledShape {
+  const filtersJson = stableJson(spec.filters);
+  let shape: Shape | undefined;
+  if (spec.compiledOnce) {
+    const adapter = ctx.db.getExecutor().adapter;
+    let byKey = shapes.get(adapter);
+    if (!byKey) shapes.set(adapter, (byKey = new Map()));
+    const key = JSON.stringify([ctx.tenantId, spec.endpoint, spec.sort.key, spec.sort.order, spec.idColumn ?? 'id', filtersJson]);
+    shape = byKey.get(key);
+    if (shape) {
+      byKey.delete(key); // LRU: most recently used last
+    } else {
+      if (byKey.size >= MAX_SHAPES) byKey.delete(byKey.keys().next().value as string);
+      shape = { filtersHash: hashFilters(filtersJson), plans: {} };
+    }
+    byKey.set(key, shape);
+  } else {
+    shape = { filtersHash: hashFilters(filtersJson), plans: {} };
+  }
+  const s = shape;
+  let built: ListingQuery | undefined;
+  const query = () => (built ??= spec.query());
+  const idColumn = spec.idColumn ?? 'id';
+  const binding = (keyId: string) => JSON.stringify(['v1', ctx.tenantId, keyId, spec.endpoint, spec.sort.key, spec.sort.order, s.filtersHash]);
+  return {
+    binding,
+    rows(after, limit, offset) {
+      const mode: Mode = after ? (after[0] === null ? 'afterNull' : 'after') : offset === undefined ? 'first' : 'offset';
+      const plan = (s.plans[mode] ??= compilePlan(ctx, spec, query(), mode));
+      const values = [limit, offset, after?.[0], after?.[1]];
+      const parameters = plan.slots.map((slot, i) => (slot < 0 ? plan.parameters[i] : values[slot]));
+      // As prepared() runs its queries: the compiled node, the re-bound values, a query id of its own.
+      const compiled: CompiledQuery<Record<string, unknown>> = { sql: plan.sql, query: plan.query, parameters, queryId: createQueryId() };
+      return { compile: () => compiled };
+    },
+    count() {
+      if (!s.count) {
+        const compiled = query().base.select((eb) => eb.fn.countAll<number>().as('n')).compile();
+        s.count = { query: compiled, key: `${ctx.tenantId}\u0001${compiled.sql}\u0001${JSON.stringify(compiled.parameters)}` };
+      }
+      return s.count;
+    },
+    next(rows, more) {
+      const last = rows[rows.length - 1];
+      if (!more || !last) return null;
+      return cursorAfter(ctx, binding(spec.keyId), idColumn, last);
+    },
+  };
+}
+
+/** The rows of `spec` in its order (after a position in modes `after*`), with markers for the page's values. */
+function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery, mode: Mode): Plan {
   const { dialect } = ctx;
   const { order, column } = spec.sort;
   const idColumn = spec.idColumn ?? 'id';
   const idRef = sql.ref(idColumn);
   const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
 
-  let q = spec.select(spec.base).select(key.as(SORT_VALUE));
+  let q = built.select(built.base).select(key.as(SORT_VALUE));
   // Sorted by the unique column itself (the event log's position): one key, so `(key, id) > (v, id)`
   // would only hide the index range from the planner.
   const byId = column.column === idColumn && !column.text && !column.nullable;
-  if (after) q = q.where(byId ? sql<boolean>`${idRef} ${sql.raw(order === 'asc' ? '>' : '<')} ${after[1]}` : keysetAfter(key, idRef, column.nullable, order, after));
+  if (mode === 'after' || mode === 'afterNull') {
+    const pos: [unknown, unknown] = [mode === 'afterNull' ? null : AFTER_VALUE, AFTER_ID];
+    q = q.where(byId ? sql<boolean>`${idRef} ${sql.raw(order === 'asc' ? '>' : '<')} ${AFTER_ID}` : keysetAfter(key, idRef, column.nullable, order, pos));
+  }
   // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
   // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
   if (!byId) {
@@ -163,13 +271,11 @@ function ordered(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, cursor: string
     });
   }
   q = q.orderBy(idRef, order);
-
-  const next = (rows: Record<string, unknown>[], more: boolean): string | null => {
-    const last = rows[rows.length - 1];
-    if (!more || !last) return null;
-    return cursorAfter(ctx, binding, idColumn, last);
-  };
-  return { q, next, keyset: after !== undefined };
+  q = q.limit(LIMIT as unknown as number);
+  if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
+  const compiled = q.compile();
+  const slots = compiled.parameters.map((p) => MARKERS.indexOf(p as (typeof MARKERS)[number]));
+  return { sql: compiled.sql, query: compiled.query, parameters: compiled.parameters, slots };
 }
 
 /**
@@ -200,7 +306,7 @@ type Position = [value: string | number | null, id: string];
  * Rows strictly after `pos` in the order (key [nulls last], id). Row values keep the predicate an index
  * range on (tenant_id, key, id) where such an index exists: page 10,000 costs what page 1 costs.
  */
-function keysetAfter(key: RawBuilder<unknown>, id: RawBuilder<unknown>, nullable: boolean, order: SortOrder, pos: Position): RawBuilder<boolean> {
+function keysetAfter(key: RawBuilder<unknown>, id: RawBuilder<unknown>, nullable: boolean, order: SortOrder, pos: [value: unknown, id: unknown]): RawBuilder<boolean> {
   const op = sql.raw(order === 'asc' ? '>' : '<');
   const [value, lastId] = pos;
   // Past the last non-empty value only empty ones remain, ordered by id.
@@ -234,9 +340,9 @@ function cursorKey(config: Config): Buffer {
   return k;
 }
 
-function cursorBinding(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): string {
-  const filters = createHash('sha256').update(stableJson(spec.filters)).digest('base64url');
-  return JSON.stringify(['v1', ctx.tenantId, spec.keyId, spec.endpoint, spec.sort.key, spec.sort.order, filters]);
+/** What a cursor's binding holds of the filters: a digest of their stable JSON (compiledShape binds the rest). */
+function hashFilters(filtersJson: string): string {
+  return createHash('sha256').update(filtersJson).digest('base64url');
 }
 
 function mac(config: Config, binding: string, payload: string): Buffer {

@@ -218,10 +218,9 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
 export async function listDeliveries(ctx: Ctx, id: string, q: DeliveriesQueryT, keyId = ''): Promise<{ data: DeliveryT[]; nextCursor: string | null }> {
   const hook = await mustFind(ctx, id);
   const filters: repo.DeliveryFilter = { status: q.status, event: q.event };
-  const { base, select } = repo.deliveryListing(ctx.reads.db, ctx.tenantId, hook.id, filters);
   const { rows, pagination } = await listPage<repo.DeliveryRow>(
     ctx,
-    { base, select, sort: { key: 'createdAt', order: 'desc', column: repo.DELIVERY_SORT }, keyId, endpoint: `GET /webhooks/${hook.id}/deliveries`, filters },
+    { query: () => repo.deliveryListing(ctx.reads.db, ctx.tenantId, hook.id, filters), sort: { key: 'createdAt', order: 'desc', column: repo.DELIVERY_SORT }, keyId, endpoint: `GET /webhooks/${hook.id}/deliveries`, filters },
     { pageSize: pageSizeOf(q, 'limit'), cursor: q.cursor },
   );
   return { data: rows.map(toDelivery), nextCursor: pagination.nextCursor };
