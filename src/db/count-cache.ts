@@ -25,7 +25,7 @@ export async function cachedCount(
   tenantId: string,
   objectType: 'contact' | 'company' | 'deal',
   countQuery: CompiledQuery<{ n: number | string | bigint }>,
-  /** Tells this total from others of the tenant: the tenant, the count's SQL and its values (listing.ts). */
+  /** Tells this total from the tenant's others: the count's SQL and its values (listing.ts). */
   queryKey: string,
 ): Promise<number> {
   const { db } = reads;
@@ -33,7 +33,7 @@ export async function cachedCount(
   if (db.isTransaction) return count(); // own writes may be uncommitted
   const [row] = await changeVersion(db, tenantId, objectType);
   const version = row?.version ?? 0;
-  const key = `${objectType}\u0001${queryKey}`;
+  const key = `${tenantId}\u0001${objectType}\u0001${queryKey}`;
   const hit = cache.get(key);
   if (hit && hit.version === version) {
     cache.delete(key); // keep recently used entries at the end (LRU)

@@ -234,7 +234,7 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
     count() {
       if (!s.count) {
         const compiled = query().base.select((eb) => eb.fn.countAll<number>().as('n')).compile();
-        s.count = { query: compiled, key: `${ctx.tenantId}\u0001${compiled.sql}\u0001${JSON.stringify(compiled.parameters)}` };
+        s.count = { query: compiled, key: `${compiled.sql}\u0001${JSON.stringify(compiled.parameters)}` };
       }
       return s.count;
     },
