@@ -6,12 +6,15 @@
 // The floor (SQLite only, with CEILING_DB_FILE and CEILING_TENANT_ID): the same bare Fastify answering
 // GET /floor/v1/contacts/:id and GET /floor/v1/contacts?page=&pageSize= by running the statements the
 // service runs for them (the columns, the tags' `string_agg`, the index's order) on a read-only connection
-// with the service's page cache, mapping the rows as `toContact` does, and serializing with JSON.stringify.
+// with the service's page cache, mapping the rows with the service's `toContact`, and serializing with JSON.stringify.
 // No auth, rate limit, validation, Kysely, cursor or logging: what answering from this database costs at
 // the least, in this process model. The gap between it and the ceiling is the database's; the gap between
 // the service and it is the service's own work (bench/RESULTS.md, "The floor").
 import { readFileSync } from 'node:fs';
 import Sqlite from '../src/db/sqlite-driver.mjs';
+import type { ListedContactRow } from '../src/modules/contacts/contacts.repo.js';
+import { toContact } from '../src/modules/contacts/contacts.service.js';
+import { parseTagIds } from '../src/modules/shared/record-tags.js';
 import Fastify from 'fastify';
 
 const body = JSON.parse(readFileSync(process.env.CEILING_BODY_FILE!, 'utf8'));
@@ -30,24 +33,12 @@ if (dbFile && tenantId) {
   const byId = db.prepare<[string, string], Record<string, any>>(`select ${columns} from contacts where tenant_id = ? and deleted_at is null and id = ?`);
   const page = db.prepare<[string, number, number], Record<string, any>>(`select ${columns}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit ? offset ?`);
   const total = (db.prepare('select count(*) n from contacts where tenant_id = ? and deleted_at is null').get(tenantId) as { n: number }).n;
-  const toContact = (r: Record<string, any>) => ({
-    id: r.id,
-    firstName: r.first_name,
-    lastName: r.last_name,
-    email: r.email,
-    phone: r.phone,
-    companyId: r.company_id,
-    ownerId: r.owner_id,
-    tags: r.tag_ids ? r.tag_ids.split(',').sort() : [],
-    customProperties: JSON.parse(r.custom_properties),
-    score: r.score === null ? null : Number(r.score),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  });
+  // The service's own mapping of a row (with its tag ids) to a contact.
+  const contactOf = (r: Record<string, any>) => toContact(r as ListedContactRow, parseTagIds(r.tag_ids));
   app.get('/floor/v1/contacts/:id', async (req, reply) => {
     const row = byId.get(tenantId, (req.params as { id: string }).id);
     if (!row) return reply.code(404).send({ error: 'not found' });
-    return toContact(row);
+    return contactOf(row);
   });
   app.get('/floor/v1/contacts', async (req) => {
     const q = req.query as { page?: string; pageSize?: string };
@@ -56,7 +47,7 @@ if (dbFile && tenantId) {
     const rows = page.all(tenantId, pageSize, (pageNo - 1) * pageSize);
     const totalPages = Math.ceil(total / pageSize);
     return {
-      data: rows.map(toContact),
+      data: rows.map(contactOf),
       // The service's cursor is an HMAC over the position; the floor sends the first page's, as the ceiling does.
       pagination: { page: pageNo, pageSize, total, totalPages, hasNext: pageNo < totalPages, hasPrev: pageNo > 1, nextCursor: list.pagination?.nextCursor ?? null },
     };

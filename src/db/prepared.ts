@@ -1,4 +1,4 @@
-import { CompiledQuery, createQueryId, type Compilable, type RootOperationNode } from 'kysely';
+import { createQueryId, type CompiledQuery, type Compilable, type RootOperationNode } from 'kysely';
 import type pg from 'pg';
 import type { Db } from './index.js';
 
@@ -33,6 +33,28 @@ export function useNamedStatements(client: pg.ClientBase): void {
 
 
 /**
+ * A query compiled once with stand-ins (markers) where some values go, to be run again with other values:
+ * `slots[i]` is the index of the marker that parameter i holds, or -1 where it is the query's own value.
+ */
+export interface SlottedQuery {
+  sql: string;
+  query: RootOperationNode;
+  parameters: readonly unknown[];
+  slots: number[];
+}
+
+/** Finds each marker among the compiled parameters (compared by identity or value). */
+export function slotted(compiled: CompiledQuery, markers: readonly unknown[]): SlottedQuery {
+  return { sql: compiled.sql, query: compiled.query, parameters: compiled.parameters, slots: compiled.parameters.map((p) => markers.indexOf(p)) };
+}
+
+/** The query with each marker's parameter replaced by `values[marker]`: the SQL and values Kysely would give. */
+export function rebound<R>(q: SlottedQuery, values: readonly unknown[]): CompiledQuery<R> {
+  // As CompiledQuery.raw makes it, less the three freezes and the node built anew; a query id of its own.
+  return { sql: q.sql, query: q.query, parameters: q.slots.map((slot, i) => (slot < 0 ? q.parameters[i] : values[slot])), queryId: createQueryId() };
+}
+
+/**
  * A query built and compiled once per dialect, then run with new parameter values. Building and
  * compiling a Kysely query costs tens of microseconds — more than SQLite needs to answer a point
  * read — so the hottest reads (a record by id) skip it.
@@ -41,22 +63,18 @@ export function useNamedStatements(client: pg.ClientBase): void {
  * parameters are then re-bound by position. Only for queries whose shape never depends on the values.
  */
 export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>) {
-  const byAdapter = new WeakMap<object, { sql: string; slots: number[]; query: RootOperationNode }>();
+  const byAdapter = new WeakMap<object, SlottedQuery>();
   return async (db: Db, ...args: A): Promise<R[]> => {
     const adapter = db.getExecutor().adapter;
     let plan = byAdapter.get(adapter);
     if (!plan) {
       const markers = args.map((_, i) => `\u0000arg${i}\u0000`);
-      const compiled = build(db, ...(markers as unknown as A)).compile();
-      const slots = compiled.parameters.map((p) => markers.indexOf(p as string));
-      if (slots.some((s) => s < 0)) throw new Error('prepared(): every parameter must come from an argument');
-      plan = { sql: compiled.sql, slots, query: CompiledQuery.raw(compiled.sql).query };
+      plan = slotted(build(db, ...(markers as unknown as A)).compile(), markers);
+      if (plan.slots.some((s) => s < 0)) throw new Error('prepared(): every parameter must come from an argument');
       if (!statementNames.has(plan.sql)) statementNames.set(plan.sql, `crm_${statementNames.size + 1}`);
       byAdapter.set(adapter, plan);
     }
-    // The compiled query as CompiledQuery.raw makes it, less the three freezes and the node built anew.
-    const query: CompiledQuery<R> = { sql: plan.sql, query: plan.query, parameters: plan.slots.map((s) => args[s]), queryId: createQueryId() };
-    const result = await db.executeQuery<R>(query);
+    const result = await db.executeQuery<R>(rebound<R>(plan, args));
     return result.rows;
   };
 }

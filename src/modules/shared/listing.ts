@@ -4,10 +4,11 @@
  * the offset guard, the cached total and keyset cursors follow one rule everywhere.
  */
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { createQueryId, sql, type Compilable, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type Compilable, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Config } from '../../config.js';
 import { cachedCount } from '../../db/count-cache.js';
 import { sortableText } from '../../db/dialect.js';
+import { rebound, slotted, type SlottedQuery } from '../../db/prepared.js';
 import { directReads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
 import type { Ctx } from '../../http/context.js';
@@ -158,8 +159,8 @@ function cursorAfter(ctx: Ctx, binding: string, idColumn: string, row: Record<st
 // freeze their nodes at every call), and a page of a given list differs
 // from the next one only in its limit, offset and cursor position. So a list whose query depends on nothing
 // but the tenant, its endpoint and its filters (ListingSpec.compiledOnce) keeps, per shape, each statement
-// compiled with markers in those places, and re-binds them: the same SQL text and the same values Kysely would
-// give. `prepared()` (db/prepared.ts) does the same for single reads; here the shape is part of the key.
+// compiled with markers in those places, and re-binds them (`slotted`/`rebound`, db/prepared.ts, which single
+// reads' `prepared()` uses too): the same SQL text and the same values Kysely would give.
 
 /** Stand-ins compiled where a page's own values go; each found again among the compiled parameters. */
 const LIMIT = Symbol('limit');
@@ -171,18 +172,10 @@ const MARKERS = [LIMIT, OFFSET, AFTER_VALUE, AFTER_ID] as const;
 /** A page's statement: first page by keyset, by offset, or after a position with a value or with none. */
 type Mode = 'first' | 'offset' | 'after' | 'afterNull';
 
-interface Plan {
-  sql: string;
-  query: CompiledQuery['query'];
-  parameters: readonly unknown[];
-  /** Index of each marker in `parameters`, -1 where a parameter is the shape's own. */
-  slots: number[];
-}
-
 interface Shape {
   /** The cursor binding without the key (the key is bound per call: the statements do not depend on it). */
   filtersHash: string;
-  plans: Partial<Record<Mode, Plan>>;
+  plans: Partial<Record<Mode, SlottedQuery>>;
   count?: { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
 }
 
@@ -226,10 +219,7 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
     rows(after, limit, offset) {
       const mode: Mode = after ? (after[0] === null ? 'afterNull' : 'after') : offset === undefined ? 'first' : 'offset';
       const plan = (s.plans[mode] ??= compilePlan(ctx, spec, query(), mode));
-      const values = [limit, offset, after?.[0], after?.[1]];
-      const parameters = plan.slots.map((slot, i) => (slot < 0 ? plan.parameters[i] : values[slot]));
-      // As prepared() runs its queries: the compiled node, the re-bound values, a query id of its own.
-      const compiled: CompiledQuery<Record<string, unknown>> = { sql: plan.sql, query: plan.query, parameters, queryId: createQueryId() };
+      const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
       return { compile: () => compiled };
     },
     count() {
@@ -248,7 +238,7 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
 }
 
 /** The rows of `spec` in its order (after a position in modes `after*`), with markers for the page's values. */
-function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery, mode: Mode): Plan {
+function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery, mode: Mode): SlottedQuery {
   const { dialect } = ctx;
   const { order, column } = spec.sort;
   const idColumn = spec.idColumn ?? 'id';
@@ -274,11 +264,10 @@ function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Lis
   q = q.orderBy(idRef, order);
   q = q.limit(LIMIT as unknown as number);
   if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
-  const compiled = q.compile();
-  const slots = compiled.parameters.map((p) => MARKERS.indexOf(p as (typeof MARKERS)[number]));
+  const plan = slotted(q.compile(), MARKERS);
   const expected = [0, ...(mode === 'offset' ? [1] : []), ...(mode === 'after' && !byId ? [2] : []), ...(mode.startsWith('after') ? [3] : [])];
-  if (expected.some((m) => !slots.includes(m))) throw new Error(`listing: a page's own value was not compiled as a parameter (${mode})`);
-  return { sql: compiled.sql, query: compiled.query, parameters: compiled.parameters, slots };
+  if (expected.some((m) => !plan.slots.includes(m))) throw new Error(`listing: a page's own value was not compiled as a parameter (${mode})`);
+  return plan;
 }
 
 /**
