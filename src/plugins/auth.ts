@@ -124,8 +124,7 @@ export const authPlugin = fp<AuthOptions>(
       const hash = hashApiKey(key);
       const cached = keys.peek(hash);
       const principal = cached !== undefined ? cached : await keys.get(hash);
-      const now = new Date().toISOString();
-      if (!principal || principal.revokedAt || (principal.expiresAt && principal.expiresAt <= now)) {
+      if (!principal || principal.revokedAt || (principal.expiresAt && principal.expiresAt <= new Date().toISOString())) {
         return rejectAuth(req, 'invalid_api_key');
       }
       req.principal = principal;

@@ -1,4 +1,5 @@
-import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
 import type { Config } from '../config.js';
 
 const REDACTED = '[redacted]';
@@ -84,4 +85,83 @@ export function loggerOptions(config: Config, given: LoggerOption): LoggerOption
     ...custom,
     serializers: { ...(custom.serializers ?? {}), req: serializeReq },
   } as LoggerOption;
+}
+
+type LogArgs = [obj: unknown, msg?: string, ...args: unknown[]];
+
+/**
+ * A request's logger that makes pino's child (`{ reqId }`) only when it first writes a line at an enabled
+ * level, and writes every line through it: the lines are the ones the child would have written.
+ *
+ * NOTE: Fastify makes a child logger for every request; with redaction on, pino serializes the child's
+ * bindings through the redactor at once. That was ~1.5 % of a point read's CPU (bench/RESULTS.md,
+ * 2026-11-26 20:00), for a logger that most requests, at the default level, never write to.
+ */
+class RequestLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bound: Bindings,
+  ) {}
+
+  /** pino's child, made on first need. */
+  private real(): Logger {
+    return (this.made ??= this.parent.child(this.bound));
+  }
+
+  get level(): string {
+    return this.made ? this.made.level : this.parent.level;
+  }
+  set level(level: string) {
+    this.real().level = level;
+  }
+  isLevelEnabled(level: Level): boolean {
+    return this.made ? this.made.isLevelEnabled(level) : this.parent.isLevelEnabled(level);
+  }
+  private write(level: Level, args: LogArgs): void {
+    if (this.isLevelEnabled(level)) (this.real()[level] as (...a: LogArgs) => void)(...args);
+  }
+  fatal(...args: LogArgs): void {
+    this.write('fatal', args);
+  }
+  error(...args: LogArgs): void {
+    this.write('error', args);
+  }
+  warn(...args: LogArgs): void {
+    this.write('warn', args);
+  }
+  info(...args: LogArgs): void {
+    this.write('info', args);
+  }
+  debug(...args: LogArgs): void {
+    this.write('debug', args);
+  }
+  trace(...args: LogArgs): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
+  /** A grandchild carries the request's bindings, as with pino's child. */
+  child(bindings: Bindings, opts?: ChildLoggerOptions): Logger {
+    return this.real().child(bindings, opts);
+  }
+  bindings(): Bindings {
+    return this.real().bindings();
+  }
+  setBindings(bindings: Bindings): void {
+    this.real().setBindings(bindings);
+  }
+  flush(cb?: (err?: Error) => void): void {
+    this.real().flush(cb);
+  }
+}
+
+/**
+ * Fastify's `childLoggerFactory`: a RequestLogger for a plain request; the logger's own child at once when
+ * the route sets options of its own (a `logLevel`: rare, and on no hot path).
+ */
+export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, opts: ChildLoggerOptions): FastifyBaseLogger {
+  // Fastify's stand-in when logging is off (`logger: false`) is no pino logger: it gets its own child.
+  if (Object.keys(opts).length > 0 || typeof (logger as Partial<Logger>).isLevelEnabled !== 'function') return logger.child(bindings, opts);
+  return new RequestLogger(logger as Logger, bindings) as unknown as FastifyBaseLogger;
 }

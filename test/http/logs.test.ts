@@ -9,7 +9,7 @@ import { newTenant, testApp } from '../helpers/app.js';
 
 const t = await testApp();
 
-function capturingApp() {
+function capturingApp(level = 'trace') {
   let text = '';
   const stream = new Writable({
     write(chunk, _enc, cb) {
@@ -17,7 +17,7 @@ function capturingApp() {
       cb();
     },
   });
-  return { app: buildApp({ config: t.config, database: t.database, logger: { level: 'trace', stream } }), logs: () => text };
+  return { app: buildApp({ config: t.config, database: t.database, logger: { level, stream } }), logs: () => text };
 }
 
 test('no API key and no searched personal data reach the logs, whatever the query parameter', async () => {
@@ -54,6 +54,51 @@ test('no API key and no searched personal data reach the logs, whatever the quer
   assert.ok(!text.includes(key.slice(9, 25)), 'part of a key reached the logs');
   assert.ok(!/maria\.secret/.test(text), 'searched personal data reached the logs');
   assert.ok(!text.includes('5511999998888'), 'a searched phone reached the logs');
+});
+
+test('a request makes its child logger only to write a line, and its lines carry the request id', async () => {
+  const { apiKeys } = await newTenant(t);
+  const { app: building, logs } = capturingApp('warn');
+  const app = await building;
+  app.get('/log-probe', async (req) => {
+    req.log.info('below the level');
+    req.log.warn({ probe: 1 }, 'probe line');
+    req.log.warn('second line');
+    return { level: req.log.level };
+  });
+  app.get('/log-probe-inner', async (req) => {
+    req.log.child({ part: 'inner' }).error('inner line');
+    return {};
+  });
+  await app.ready();
+  let made = 0;
+  // Counts every child made from the app's logger (pino's children inherit this property: `this` is kept).
+  const child = app.log.child;
+  app.log.child = function (this: typeof app.log, ...args: Parameters<typeof child>) {
+    made++;
+    return child.apply(this, args);
+  } as typeof child;
+
+  const quiet = await app.inject({ method: 'GET', url: '/api/v1/contacts', headers: { 'x-api-key': apiKeys.full, 'x-request-id': 'req-quiet' } });
+  assert.equal(quiet.statusCode, 200);
+  assert.equal(made, 0, 'a request that wrote no line made a child logger');
+
+  const probe = await app.inject({ method: 'GET', url: '/log-probe', headers: { 'x-request-id': 'req-probe' } });
+  assert.equal(probe.statusCode, 200);
+  assert.deepEqual(probe.json(), { level: 'warn' });
+  assert.equal(made, 1, 'the child is made once, on the first line written');
+  await app.inject({ method: 'GET', url: '/log-probe-inner', headers: { 'x-request-id': 'req-inner' } });
+  await app.close();
+  const lines = logs().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.ok(!lines.some((l) => l.msg === 'below the level'), 'a line below the level was written');
+  assert.ok(!lines.some((l) => l.reqId === 'req-quiet'), 'the quiet request wrote a line');
+  const probeLine = lines.find((l) => l.msg === 'probe line');
+  assert.equal(probeLine?.reqId, 'req-probe');
+  assert.equal(probeLine?.probe, 1);
+  const inner = lines.find((l) => l.msg === 'inner line');
+  assert.equal(lines.filter((l) => l.reqId === 'req-probe').length, 2);
+  assert.equal(inner?.reqId, 'req-inner', 'a grandchild keeps the request id');
+  assert.equal(inner?.part, 'inner');
 });
 
 test('redactUrl keeps the path and plain parameters, and redacts the rest', () => {
