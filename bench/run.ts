@@ -394,6 +394,7 @@ async function main() {
   const profileDir = path.join(ROOT, '.bench/profiles');
   let noisyReport: NoisyReport | undefined;
   let rssMiBAfterAll: number | undefined;
+  let pssMiBAfterAll: number | undefined;
   let memoryAfterAll: ReturnType<typeof treeMemory> = [];
 
   let api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
@@ -441,9 +442,13 @@ async function main() {
     }
     // What the server holds once every scenario has run through it (before the noisy scenario restarts it).
     if (all.some((sc) => sc.target === 'api')) {
-      // One reading of /proc: the tree's RSS is the sum of its processes'.
+      // One reading of /proc. The target is judged on the tree's Pss: the memory the server takes from the
+      // machine, each page once. Summed VmRSS counts the node binary's pages once per process (see memoryLine).
       memoryAfterAll = treeMemory(api.proc.pid);
-      if (memoryAfterAll.length) rssMiBAfterAll = treeSum(memoryAfterAll, 'rss');
+      if (memoryAfterAll.length) {
+        rssMiBAfterAll = treeSum(memoryAfterAll, 'rss');
+        pssMiBAfterAll = treeSum(memoryAfterAll, 'pss');
+      }
     }
     if (noisy) {
       // A fresh server: the scenarios above leave caches and read processes in states of their own.
@@ -480,7 +485,11 @@ async function main() {
   }
 
   const rs = ratios(results);
-  const rssMet = rssMiBAfterAll === undefined ? undefined : rssMiBAfterAll < 200;
+  const memoryMet = pssMiBAfterAll === undefined ? undefined : pssMiBAfterAll < 200;
+  const memoryVerdict =
+    pssMiBAfterAll === undefined
+      ? undefined
+      : `Server memory after all scenarios: ${pssMiBAfterAll} MiB, the Pss of its process tree (target < 200 MiB: ${memoryMet ? 'met' : 'MISSED'}); summed VmRSS ${rssMiBAfterAll} MiB`;
   const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAvgAtStart, loadAvgAtEnd: os.loadavg() };
   const databaseLabel = databaseUrl ? `PostgreSQL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}), Redis ${redisUrl ? 'yes' : 'no'}` : 'SQLite (WAL, temporary DATA_DIR)';
   const report = {
@@ -493,6 +502,7 @@ async function main() {
     tails,
     ratios: rs,
     rssMiBAfterAll,
+    pssMiBAfterAll,
     memoryAfterAll,
     noisy: noisyReport,
   };
@@ -501,7 +511,7 @@ async function main() {
   const out: string[] = [resultsTable(results)];
   if (rs.length) out.push('', ratiosTable(rs));
   if (tails.length) out.push('', tailsTable(tails));
-  if (rssMiBAfterAll !== undefined) out.push('', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'})`, memoryLine(memoryAfterAll));
+  if (memoryVerdict) out.push('', memoryVerdict, memoryLine(memoryAfterAll));
   const batch = results.find((r) => r.name.startsWith('POST /contacts/batch/create'));
   if (batch) out.push(`batch/create: ${batch.requestsPerSec * 100} contacts/s with their events (target ≥ 10,000 on SQLite)`);
   process.stdout.write(out.join('\n') + '\n');
@@ -536,7 +546,7 @@ async function main() {
     resultsTable(results),
     ...(rs.length ? ['', ratiosTable(rs)] : []),
     ...(tails.length ? ['', tailsTable(tails)] : []),
-    ...(rssMiBAfterAll !== undefined ? ['', `Server RSS after all scenarios: ${rssMiBAfterAll} MiB (target < 200 MiB: ${rssMet ? 'met' : 'MISSED'}).`, memoryLine(memoryAfterAll)] : []),
+    ...(memoryVerdict ? ['', `${memoryVerdict}.`, memoryLine(memoryAfterAll)] : []),
     '',
   ].join('\n');
   writeFileSync(path.join(ROOT, 'bench/results.md'), md);
