@@ -20,7 +20,8 @@ import {
   type QueryResult,
   type Transaction,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { postgres } from './pg-module.js';
 import type { Config } from '../config.js';
 import { FOLD_FUNCTION, postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
 import { sqlFold } from '../domain/fold.mjs';
@@ -54,10 +55,6 @@ export interface Database {
   optimize(onError?: (index: string, err: unknown) => void): Promise<void>;
   close(): Promise<void>;
 }
-
-// pg returns int8/numeric as strings; our bigints are cents and counts, far below 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
 
 export interface DbOptions {
   /** SQLite file; defaults to DATA_DIR/crm.db. ':memory:' for tests. */
@@ -112,7 +109,7 @@ export function createDatabase(
     // NOTE: statement classes (DESIGN §4): the main pool runs point reads and writes by key, bounded by
     // nature; its timeout only catches a runaway (a lock held forever). Data-dependent reads run on the
     // read pool below, whose sessions time out just past QUERY_TIMEOUT_MS. Migrations lift the limit.
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? config.databasePoolSize ?? 10, statement_timeout: WRITE_STATEMENT_TIMEOUT_MS });
+    const pool = new (postgres().Pool)({ connectionString: url, max: opts.poolSize ?? config.databasePoolSize ?? 10, statement_timeout: WRITE_STATEMENT_TIMEOUT_MS });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
     pool.on('connect', useNamedStatements);
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

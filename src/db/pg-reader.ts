@@ -3,7 +3,8 @@
  * `statement_timeout` as a server-side backstop; cancelling sends `pg_cancel_backend` for its backend
  * through the main pool, so the statement stops on the server, not only in the client.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { postgres } from './pg-module.js';
 import type { ReadSlot } from './reads.js';
 
 export class PgReaderSlot implements ReadSlot {
@@ -22,7 +23,7 @@ export class PgReaderSlot implements ReadSlot {
   private connect(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.connectionString, statement_timeout: this.statementTimeoutMs });
+      const client = new (postgres().Client)({ connectionString: this.connectionString, statement_timeout: this.statementTimeoutMs });
       client.on('error', () => {
         if (this.client === client) this.client = null;
       });

@@ -1,4 +1,5 @@
-import sanitize from 'sanitize-html';
+import type sanitize from 'sanitize-html';
+import { onUse } from '../util/on-use.js';
 
 // Allow-list for rich-text notes (activity descriptions). Anything not listed
 // is dropped but its text is kept; script/style/textarea/noscript contents are
@@ -38,5 +39,6 @@ const OPTIONS: sanitize.IOptions = {
  */
 export function sanitizeHtml(s: string): string {
   if (!s.includes('<')) return s;
-  return sanitize(s, OPTIONS);
+  // Loaded with the first markup (util/on-use.ts): the parser and its dependencies are ~0.5 MiB of code.
+  return onUse<typeof sanitize>('sanitize-html')(s, OPTIONS);
 }

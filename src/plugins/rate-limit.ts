@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { onUse } from '../util/on-use.js';
 
 /**
  * Per-key fixed-window counters (CONTRACT B.10): the window starts at a key's first call and resets
@@ -66,7 +67,8 @@ export class RedisStore implements RateLimitStore {
     url: string,
     private onError: (err: unknown) => void = () => {},
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: 1000, lazyConnect: false });
+    const { Redis: Client } = onUse<typeof import('ioredis')>('ioredis');
+    this.redis = new Client(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: 1000, lazyConnect: false });
     this.redis.on('error', () => {}); // reported per call below
     this.redis.defineCommand('crmHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
   }

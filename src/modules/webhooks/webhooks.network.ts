@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
-import { Agent, buildConnector } from 'undici';
+import type { Agent, buildConnector as BuildConnector } from 'undici';
+import { onUse } from '../../util/on-use.js';
 
 /**
  * Outbound network rules of webhook deliveries (CONTRACT B.9): a destination that resolves to a loopback,
@@ -150,11 +151,12 @@ export interface DispatcherOptions {
 
 /** An undici Agent whose every new connection goes through the address rules above. */
 export function createDeliveryDispatcher(opts: DispatcherOptions): Agent {
+  const { Agent: DeliveryAgent, buildConnector } = onUse<typeof import('undici')>('undici');
   const base = buildConnector({
     timeout: opts.timeoutMs,
     ...(opts.allowPrivateNetworks ? {} : { lookup: guardedLookup as unknown as typeof dns.lookup }),
   });
-  const connect: buildConnector.connector = (options, callback) => {
+  const connect: BuildConnector.connector = (options, callback) => {
     if (!opts.allowPrivateNetworks) {
       const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
       if (net.isIP(host) && isBlockedAddress(host)) {
@@ -164,7 +166,7 @@ export function createDeliveryDispatcher(opts: DispatcherOptions): Agent {
     }
     return base(options, callback);
   };
-  return new Agent({
+  return new DeliveryAgent({
     connect,
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
