@@ -27,7 +27,7 @@ const dbFile = process.env.CEILING_DB_FILE;
 const tenantId = process.env.CEILING_TENANT_ID;
 if (dbFile && tenantId) {
   const db = new Sqlite(dbFile, { readonly: true });
-  db.pragma('cache_size = -16384');
+  db.pragma('cache_size = -8192'); // the service's writer connection's (src/db/index.ts)
   const columns = `id, first_name, last_name, email, phone, company_id, owner_id, score, custom_properties, created_at, updated_at,
     (select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = contacts.tenant_id and rt.object_type = 'contact' and rt.object_id = contacts.id) as tag_ids`;
   const byId = db.prepare<[string, string], Record<string, any>>(`select ${columns} from contacts where tenant_id = ? and deleted_at is null and id = ?`);

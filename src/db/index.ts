@@ -142,10 +142,12 @@ export function createDatabase(
   // (only an OS crash or power loss could drop the last commits).
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
-  // NOTE: 16 MiB of page cache on the writer. Pages it misses come from the OS's file cache, a copy away: at
-  // 64 MiB the server held ~47 MiB more after the bench (the cache fills at start), for no CPU measured on
-  // point reads and writes (bench/RESULTS.md, 2026-11-25 15:45).
-  raw.pragma('cache_size = -16384');
+  // NOTE: 8 MiB of page cache on the writer. Pages it misses come from the OS's file cache, a copy away: at
+  // 64 MiB the server held ~47 MiB more after the bench than at 16 (the cache fills under load), for no CPU
+  // measured on point reads and writes (bench/RESULTS.md, 2026-11-25 15:45); 16 → 8 MiB held 12 MiB less,
+  // again for no CPU measured on point reads, pages, owner filters and writes (2026-11-26 21:30). The
+  // interior pages of the indexes, read by every statement, take a few hundred KiB.
+  raw.pragma('cache_size = -8192');
   // NOTE: a write inside a savepoint (each batch input, each unique-guarded insert, an idempotent request)
   // keeps a statement journal so the statement alone can be undone; with the default temp_store that is a
   // temporary file per statement, which tripled the cost of an insert (18 → 62 µs). This connection's
