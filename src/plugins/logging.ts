@@ -119,26 +119,9 @@ class RequestLogger {
   isLevelEnabled(level: Level): boolean {
     return this.made ? this.made.isLevelEnabled(level) : this.parent.isLevelEnabled(level);
   }
-  private write(level: Level, args: LogArgs): void {
+  /** One line at `level`, through pino's child (made here when the level is enabled). */
+  write(level: Level, args: LogArgs): void {
     if (this.isLevelEnabled(level)) (this.real()[level] as (...a: LogArgs) => void)(...args);
-  }
-  fatal(...args: LogArgs): void {
-    this.write('fatal', args);
-  }
-  error(...args: LogArgs): void {
-    this.write('error', args);
-  }
-  warn(...args: LogArgs): void {
-    this.write('warn', args);
-  }
-  info(...args: LogArgs): void {
-    this.write('info', args);
-  }
-  debug(...args: LogArgs): void {
-    this.write('debug', args);
-  }
-  trace(...args: LogArgs): void {
-    this.write('trace', args);
   }
   silent(): void {}
   /** A grandchild carries the request's bindings, as with pino's child. */
@@ -156,12 +139,22 @@ class RequestLogger {
   }
 }
 
+// pino's six level methods, each a `write` at its level.
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+interface RequestLogger extends Record<(typeof LEVELS)[number], (...args: LogArgs) => void> {}
+for (const level of LEVELS) {
+  RequestLogger.prototype[level] = function (this: RequestLogger, ...args: LogArgs) {
+    this.write(level, args);
+  };
+}
+
 /**
  * Fastify's `childLoggerFactory`: a RequestLogger for a plain request; the logger's own child at once when
  * the route sets options of its own (a `logLevel`: rare, and on no hot path).
  */
 export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, opts: ChildLoggerOptions): FastifyBaseLogger {
   // Fastify's stand-in when logging is off (`logger: false`) is no pino logger: it gets its own child.
-  if (Object.keys(opts).length > 0 || typeof (logger as Partial<Logger>).isLevelEnabled !== 'function') return logger.child(bindings, opts);
+  // Fastify passes a route's `logLevel` and `logSerializers`, and nothing else, as options.
+  if (opts.level !== undefined || opts.serializers !== undefined || typeof (logger as Partial<Logger>).isLevelEnabled !== 'function') return logger.child(bindings, opts);
   return new RequestLogger(logger as Logger, bindings) as unknown as FastifyBaseLogger;
 }
