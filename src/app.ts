@@ -120,6 +120,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(errorsPlugin);
+  // Before every plugin that adds routes: each route gets its recorder when it is added (onRoute).
+  await app.register(metricsPlugin);
   await app.register(openapiPlugin, { webhooks: WEBHOOK_DOCS });
   await app.register(authPlugin, { db: database.db, store });
   await app.register(idempotencyPlugin, {
@@ -129,7 +131,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     outboundLeaseMs: config.webhookTimeoutMs + 10_000,
   });
   await app.register(healthRoutes);
-  await app.register(metricsPlugin);
   for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
   for (const mod of PUBLIC_MODULES) await app.register(mod);
   return app;

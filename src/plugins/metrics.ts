@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin';
 import { Gauge, Registry } from 'prom-client';
 import { ApiError } from '../errors.js';
-import { authFailures, collectProcessMetrics, httpDuration, httpRequests, processRegistry, refusedRequests } from '../metrics.js';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { authFailures, collectProcessMetrics, httpMetrics, processRegistry, refusedRequests } from '../metrics.js';
 
 const AUTH_CODES = new Set(['missing_api_key', 'invalid_api_key']);
 const REFUSAL_CODES = new Set(['rate_limit_exceeded', 'too_many_concurrent_queries', 'too_many_waiting_requests']);
@@ -57,10 +58,23 @@ export const metricsPlugin = fp(
       });
     }
 
+    // Each route records its own responses with a recorder made once (the route template is known here;
+    // req.routeOptions would build an object on every request). Registered before any route (app.ts).
+    app.addHook('onRoute', (route) => {
+      const record = httpMetrics.recorder(route.url);
+      const existing = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : [];
+      route.onResponse = [
+        (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+          record(req.method, reply.statusCode, reply.elapsedTime / 1000);
+          done();
+        },
+        ...existing,
+      ];
+    });
+    // Requests no route matched (404s of unknown paths) have no route hooks: this one records them.
+    const unmatched = httpMetrics.recorder('unmatched');
     app.addHook('onResponse', (req, reply, done) => {
-      const labels = { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-      httpRequests.inc(labels);
-      httpDuration.observe(labels, reply.elapsedTime / 1000);
+      if (req.is404) unmatched(req.method, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
     app.addHook('onError', (_req, _reply, err, done) => {

@@ -41,6 +41,35 @@ test('requests are counted and timed by method, route template and status; no id
   for (const secret of [ten.tenantId, ten.api.key, c.body.id]) assert.ok(!after.includes(secret), `no ${secret} in the metrics`);
 });
 
+test('every route is counted under its template, whichever plugin added it; unknown paths as `unmatched`', async () => {
+  const before = await scrape();
+  const series = [
+    ['GET', '/healthz', 200],
+    ['HEAD', '/healthz', 200],
+    ['GET', '/api/v1/openapi.json', 200],
+    ['GET', '/metrics', 200],
+  ] as const;
+  for (const [method, url] of series) assert.equal((await t.app.inject({ method, url })).statusCode, 200);
+  assert.equal((await t.app.inject({ method: 'GET', url: '/no/such/path' })).statusCode, 404);
+  assert.equal((await t.app.inject({ method: 'DELETE', url: '/no/such/path' })).statusCode, 404);
+  const after = await scrape();
+  const diff = (s: string) => sample(after, s) - sample(before, s);
+  for (const [method, route] of series) {
+    // The scrape before this one is answered after it is counted: /metrics counts one more.
+    const n = route === '/metrics' ? 2 : 1;
+    assert.equal(diff(`crm_http_requests_total{method="${method}",route="${route}",status="200"}`), n, `${method} ${route}`);
+    assert.equal(diff(`crm_http_request_duration_seconds_count{method="${method}",route="${route}",status="200"}`), n, `${method} ${route}`);
+  }
+  assert.equal(diff('crm_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
+  assert.equal(diff('crm_http_requests_total{method="DELETE",route="unmatched",status="404"}'), 1);
+  // Buckets are cumulative and end with +Inf = count.
+  const route = 'method="GET",route="/healthz",status="200"';
+  const buckets = after.split('\n').filter((l) => l.startsWith('crm_http_request_duration_seconds_bucket{') && l.includes(route)).map((l) => Number(l.split(' ').pop()));
+  assert.equal(buckets.length, 16);
+  for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i] >= buckets[i - 1]);
+  assert.equal(buckets.at(-1), sample(after, `crm_http_request_duration_seconds_count{${route}}`));
+});
+
 test('authentication failures and 429 refusals are counted by error code', async () => {
   const setup = STANDARD_SETUP();
   setup.apiKeys.push({ ref: 'slow', name: 'Slow', user: 'ana', scopes: ['*'], rateLimit: 1 });
