@@ -30,7 +30,7 @@ import { PgReaderSlot } from './pg-reader.js';
 import { useNamedStatements } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
-import { objects } from './row-objects.js';
+import { rowMaker, type RowMaker } from './row-objects.js';
 import { SqliteReaderSlot } from './sqlite-reader.js';
 import { indexesWithStatistics, installStatLines, measureIndexes, sampleIndexesWithoutLines } from './sqlite-stats.js';
 import type { DB } from './tables/schema.js';
@@ -269,8 +269,8 @@ function commitGroup(): CommitGroup {
 const MEMBER = 'crm_member';
 
 class FastSqliteDriver implements Driver {
-  /** Prepared once per SQL text; a statement that returns rows runs in raw mode, with its column names. */
-  private readonly statements = new Map<string, { stmt: BetterSqlite.Statement; columns: string[] | null }>();
+  /** Prepared once per SQL text; a statement that returns rows runs in raw mode, with the row maker of its columns. */
+  private readonly statements = new Map<string, { stmt: BetterSqlite.Statement; rows: RowMaker | null }>();
   private readonly waiters: ((c: Lease) => void)[] = [];
   private busy = false;
   private readonly leases: Lease[] = [];
@@ -295,17 +295,17 @@ class FastSqliteDriver implements Driver {
     };
     this.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
       this.commitBeforeLoneStatement();
-      const { stmt, columns } = this.prepare(query.sql);
+      const { stmt, rows } = this.prepare(query.sql);
       const params = query.parameters as unknown[];
       // `readonly` alone would include BEGIN and COMMIT; `reader` alone, INSERT … RETURNING.
       if (stmt.reader && stmt.readonly) {
         if (this.reading && performance.now() - this.readSince > READ_SNAPSHOT_MAX_MS) this.endRead();
         if (!raw.inTransaction) this.openRead();
-        return { rows: objects(columns!, stmt.all(params) as unknown[][]) as R[] };
+        return { rows: rows!(stmt.all(params) as unknown[][]) as R[] };
       }
       this.endRead();
       let result: QueryResult<R>;
-      if (columns) result = { rows: objects(columns, stmt.all(params) as unknown[][]) as R[] };
+      if (rows) result = { rows: rows(stmt.all(params) as unknown[][]) as R[] };
       else {
         const { changes, lastInsertRowid } = stmt.run(params);
         result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
@@ -417,12 +417,12 @@ class FastSqliteDriver implements Driver {
     this.commitBeforeLoneStatement();
   }
 
-  private prepare(sqlText: string): { stmt: BetterSqlite.Statement; columns: string[] | null } {
+  private prepare(sqlText: string): { stmt: BetterSqlite.Statement; rows: RowMaker | null } {
     let entry = this.statements.get(sqlText);
     if (!entry) {
       const stmt = this.raw.prepare(sqlText);
       // Statements that return rows return arrays; executeQuery makes them objects (row-objects.ts says why).
-      entry = { stmt, columns: stmt.reader ? stmt.raw(true).columns().map((c) => c.name) : null };
+      entry = { stmt, rows: stmt.reader ? rowMaker(stmt.raw(true).columns().map((c) => c.name)) : null };
       if (this.statements.size >= 2000) this.statements.delete(this.statements.keys().next().value as string);
       this.statements.set(sqlText, entry);
     }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReadSlot } from './reads.js';
-import { objects } from './row-objects.js';
+import { rowMakerOf } from './row-objects.js';
 
 interface Request {
   id: number;
@@ -59,7 +59,7 @@ export class SqliteReaderSlot implements ReadSlot {
         const p = this.pending;
         if (!p || p.id !== m.id) return;
         this.pending = null;
-        if ('rows' in m) p.resolve(objects(m.columns, m.rows));
+        if ('rows' in m) p.resolve(rowMakerOf(m.columns)(m.rows));
         else p.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
       });
       child.on('exit', (code, signal) => {
