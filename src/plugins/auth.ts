@@ -6,6 +6,7 @@ import { missingScopes } from '../auth/scopes.js';
 import type { Db } from '../db/index.js';
 import { ApiError } from '../errors.js';
 import { parseJson } from '../util/json.js';
+import { routeHooks } from '../http/route-hooks.js';
 import { MemoryStore, type RateLimitStore } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -158,10 +159,9 @@ export const authPlugin = fp<AuthOptions>(
 
     app.addHook('onRoute', (route) => {
       if (!route.url.startsWith('/api/v1/') || route.config?.public) return;
-      const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
       // The route's scopes are read here, once: req.routeOptions builds a new object on every access.
       const required = route.config?.scopes;
-      route.onRequest = [(req: FastifyRequest, reply: FastifyReply) => authenticate(req, reply, required), ...existing];
+      route.onRequest = [(req: FastifyRequest, reply: FastifyReply) => authenticate(req, reply, required), ...routeHooks(route.onRequest)];
     });
   },
   { name: 'auth' },

@@ -8,6 +8,7 @@ import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
 import { errors } from '../errors.js';
 import { canonicalJson } from '../util/json.js';
+import { routeHooks } from '../http/route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -329,7 +330,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         !route.config?.public &&
         methods.some((m) => m === 'PATCH' || m === 'PUT' || m === 'DELETE')
       ) {
-        route.preHandler = [...(route.preHandler ? [route.preHandler].flat() : []), refuseReuse] as typeof route.preHandler;
+        route.preHandler = [...routeHooks(route.preHandler), refuseReuse] as typeof route.preHandler;
         return;
       }
       if (!isMutatingPost(route)) return;

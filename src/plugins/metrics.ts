@@ -3,6 +3,7 @@ import { Gauge, Registry } from 'prom-client';
 import { ApiError } from '../errors.js';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { authFailures, collectProcessMetrics, httpMetrics, processRegistry, refusedRequests } from '../metrics.js';
+import { routeHooks } from '../http/route-hooks.js';
 
 const AUTH_CODES = new Set(['missing_api_key', 'invalid_api_key']);
 const REFUSAL_CODES = new Set(['rate_limit_exceeded', 'too_many_concurrent_queries', 'too_many_waiting_requests']);
@@ -62,13 +63,12 @@ export const metricsPlugin = fp(
     // req.routeOptions would build an object on every request). Registered before any route (app.ts).
     app.addHook('onRoute', (route) => {
       const record = httpMetrics.recorder(route.url);
-      const existing = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : [];
       route.onResponse = [
         (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
           record(req.method, reply.statusCode, reply.elapsedTime / 1000);
           done();
         },
-        ...existing,
+        ...routeHooks(route.onResponse),
       ];
     });
     // Requests no route matched (404s of unknown paths) have no route hooks: this one records them.
