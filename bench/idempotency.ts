@@ -20,7 +20,7 @@ import { createDatabase, migrate } from '../src/db/index.js';
 import { treeCpuSeconds } from './proc.js';
 import { openConnections, quantile } from './raw-http.js';
 import { DEFAULT_COUNTS, seed } from './seed.js';
-import { CLI, startProcess } from './serve.js';
+import { CLI, SERVE_NODE_ARGS, startProcess } from './serve.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -48,7 +48,7 @@ const seeded = await seed(database, counts, () => {}, path.join(dataDir, 'crm.db
 await database.close();
 say(`seeded ${contacts} contacts in ${seeded.seconds.toFixed(1)} s`);
 
-const server = await startProcess([...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []), CLI, 'serve'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' }, '/healthz');
+const server = await startProcess([...SERVE_NODE_ARGS, ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []), CLI, 'serve'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' }, '/healthz');
 const run = randomBytes(4).toString('hex');
 type Kind = 'plain' | 'keyed';
 interface Tally {

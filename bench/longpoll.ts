@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openConnections, type RawConnection } from './raw-http.js';
-import { CLI, crmSetup, startProcess } from './serve.js';
+import { CLI, SERVE_NODE_ARGS, crmSetup, startProcess } from './serve.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,7 +50,7 @@ const { apiKeys, tenantId } = crmSetup(env, dataDir, {
 });
 
 const profiling = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] : [];
-const server = await startProcess([...profiling, CLI, 'serve'], env, '/healthz');
+const server = await startProcess([...SERVE_NODE_ARGS, ...profiling, CLI, 'serve'], env, '/healthz');
 const { url } = server;
 // Hand-written keep-alive connections (raw-http.ts): the client's own cost per answer stays in microseconds.
 const port = Number(new URL(url).port);

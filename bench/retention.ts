@@ -21,7 +21,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/index.js';
 import { openConnections, quantile } from './raw-http.js';
-import { CLI, crmSetup, startProcess } from './serve.js';
+import { CLI, SERVE_NODE_ARGS, crmSetup, startProcess } from './serve.js';
 
 const { values: args } = parseArgs({
   options: { events: { type: 'string', default: '1000000' }, connections: { type: 'string', default: '4' }, rate: { type: 'string', default: '0' } },
@@ -117,7 +117,7 @@ const forSeconds = (s: number) => {
   return () => Date.now() >= end;
 };
 
-const server = await startProcess([CLI, 'serve'], { ...env, WORKERS: 'true' }, '/healthz');
+const server = await startProcess([...SERVE_NODE_ARGS, CLI, 'serve'], { ...env, WORKERS: 'true' }, '/healthz');
 try {
   const ids: string[] = [];
   for (let i = 0; i < 1000; i += 100) {

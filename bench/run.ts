@@ -39,7 +39,7 @@ import { createDatabase, migrate } from '../src/db/index.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
 import { TreeMonitor, round1, treeMemory, treeRssMiB } from './proc.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadEvent, type LoadJob, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
-import { CLI, ROOT, startProcess, type Proc } from './serve.js';
+import { CLI, ROOT, SERVE_NODE_ARGS, startProcess, type Proc } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
 
 const { values: args } = parseArgs({
@@ -69,8 +69,11 @@ const WARMUP = Number(args.warmup);
 /** Seconds of each scenario's run at one connection (tails). */
 const TAIL_DURATION = Math.min(5, DURATION);
 const LOADGEN = path.join(ROOT, 'bench/loadgen.ts');
-/** Node options of the server process only (BENCH_SERVER_NODE_ARGS, e.g. `--trace-gc`; NODE_OPTIONS refuses some). */
-const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/**
+ * Node options of the server process: those of `npm start` (SERVE_NODE_ARGS), then BENCH_SERVER_NODE_ARGS
+ * (e.g. `--trace-gc`; NODE_OPTIONS refuses some), whose later options win.
+ */
+const serverNodeArgs = [...SERVE_NODE_ARGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 const log = (m: string) => process.stderr.write(m + '\n');
 
 interface Result {
@@ -422,7 +425,7 @@ async function main() {
       if (profiling) {
         await api.stop();
         mkdirSync(profileDir, { recursive: true });
-        api = await startProcess(['--cpu-prof', `--cpu-prof-dir=${profileDir}`, CLI, 'serve'], serverEnv, '/healthz');
+        api = await startProcess([...serverNodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, CLI, 'serve'], serverEnv, '/healthz');
       }
       const target = sc.target === 'ceiling' ? ceiling : api;
       const phases: LoadPhase[] = [{ connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: DURATION }];

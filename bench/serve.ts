@@ -1,12 +1,23 @@
 // The processes a bench drives: the real `crm serve` (or the ceiling) on a free port, waited for until it
 // answers, and `crm setup apply` for a tenant of its own. Shared by run.ts, longpoll.ts and retention.ts.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 export const CLI = path.join(ROOT, 'dist/cli/index.js');
+
+/**
+ * The Node options `npm start` runs the server with (package.json's `start`: `node <options> dist/cli/index.js
+ * serve`), so that the benches measure the server as it is started.
+ */
+export const SERVE_NODE_ARGS: string[] = (() => {
+  const start: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
+  const words = start.split(/\s+/);
+  if (words[0] !== 'node' || !words.includes('dist/cli/index.js')) throw new Error(`package.json start is not \`node … dist/cli/index.js serve\`: ${start}`);
+  return words.slice(1, words.indexOf('dist/cli/index.js'));
+})();
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -23,7 +23,7 @@ import { createDatabase, withTx } from '../src/db/index.js';
 import { emitEvent } from '../src/events/outbox.js';
 import { makeTestCert, opensslAvailable } from '../test/helpers/test-cert.js';
 import { startReceiver } from '../test/helpers/https-receiver.js';
-import { freePort } from './serve.js';
+import { SERVE_NODE_ARGS, freePort } from './serve.js';
 import { STANDARD_SETUP } from '../test/helpers/fixtures.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -71,7 +71,7 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
 
   async function start() {
-    server = spawn(process.execPath, [CLI, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    server = spawn(process.execPath, [...SERVE_NODE_ARGS, CLI, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
     const until = Date.now() + 30_000;
     for (;;) {
       try {

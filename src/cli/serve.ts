@@ -22,6 +22,13 @@ const FORCE_EXIT_MS = 9_000;
  * (concurrently, on a helper thread): 186–192 MiB in every run. 1.25 held 183–188 MiB but made the full
  * collections frequent enough to triple the p99 of a heavy page at one connection (bench/RESULTS.md,
  * 2026-11-26). A factor given on the command line wins.
+ *
+ * NOTE: the young generation is capped at 8 MiB per semi-space (V8's default grows it to 16) by the Node
+ * options `npm start` and the `crm` executable's first line give (`--max-semi-space-size=8`): V8 reads that
+ * size once, when the heap is made, so it cannot be set from here. Measured on the full bench: the server's
+ * tree holds 193–199 MiB after it instead of 212–220 MiB, for ~5 % more CPU on a page of 50 and ~8 % on a
+ * create (more frequent scavenges; bench/RESULTS.md, 2026-11-27). test/e2e/node-options.test.ts keeps the two
+ * places, and the bench that reads them, in step.
  */
 const HEAP_GROWING_PERCENT = 50;
 

@@ -1,0 +1,61 @@
+// The Node options the server runs with (src/cli/serve.ts, "the young generation is capped"): `npm start`
+// gives them on its command line, the `crm` executable on its first line (`env -S`), and the benches read
+// them from `npm start` (bench/serve.ts). V8 reads them once, when the heap is made, so no code can set
+// them later: these tests keep the places in step and the options valid for this Node.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const startScript: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
+
+/** The options between `node` and the script in `npm start`. */
+function startOptions(): string[] {
+  const words = startScript.split(/\s+/);
+  assert.equal(words[0], 'node', startScript);
+  const script = words.indexOf('dist/cli/index.js');
+  assert.ok(script > 0, startScript);
+  assert.deepEqual(words.slice(script + 1), ['serve'], startScript);
+  return words.slice(1, script);
+}
+
+/** The options of a file's first line, `#!/usr/bin/env -S node <options>`. */
+function shebangOptions(file: string): string[] {
+  const first = readFileSync(path.join(ROOT, file), 'utf8').split('\n')[0];
+  const prefix = '#!/usr/bin/env -S node';
+  assert.ok(first.startsWith(prefix), `${file}: ${first}`);
+  return first.slice(prefix.length).split(/\s+/).filter(Boolean);
+}
+
+test('npm start caps the young generation, and the crm executable (source and build) gives the same options', () => {
+  const options = startOptions();
+  assert.ok(options.includes('--max-semi-space-size=8'), startScript);
+  assert.deepEqual(shebangOptions('src/cli/index.ts'), options);
+  assert.deepEqual(shebangOptions('dist/cli/index.js'), options);
+});
+
+test('the benches start the server with the options of npm start', async () => {
+  const { SERVE_NODE_ARGS } = await import('../../bench/serve.js');
+  assert.deepEqual(SERVE_NODE_ARGS, startOptions());
+});
+
+test('this Node accepts the options and applies them: the new space stops at 2 × 8 MiB (32 MiB without them)', () => {
+  // Objects that survive a scavenge or two make V8 grow the new space up to its cap.
+  const probe = [
+    "const v8 = require('v8'); let keep = []; let max = 0;",
+    'for (let i = 0; i < 3e6; i++) {',
+    "  keep.push({ a: i, b: 'x' + i }); if (keep.length > 200000) keep = [];",
+    "  if (i % 100000 === 0) max = Math.max(max, v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space').space_size);",
+    '}',
+    'process.stdout.write(String(max));',
+  ].join('\n');
+  const newSpace = (options: string[]) => {
+    const r = spawnSync(process.execPath, [...options, '-e', probe], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return Number(r.stdout);
+  };
+  assert.ok(newSpace([]) > 16 * 1024 * 1024, 'the probe grows an uncapped new space past 16 MiB');
+  assert.ok(newSpace(startOptions()) <= 16 * 1024 * 1024, 'npm start caps it');
+});
