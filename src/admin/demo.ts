@@ -186,7 +186,7 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
   const refs = setup.refs;
   const users = ['ana', 'bruno', 'carla', 'diego', 'elisa'].map((r) => refs[r]);
   const ctx: Ctx = contextFor(database, config, setup.tenantId, refs.ana);
-  const as = (userId: string): Ctx => ({ ...ctx, userId });
+  const as = (userId: string): Ctx => contextFor(database, config, setup.tenantId, userId);
   const step = (m: string) => progress(`demo: ${m}`);
 
   // Tags.

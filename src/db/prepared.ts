@@ -51,7 +51,24 @@ export function slotted(compiled: CompiledQuery, markers: readonly unknown[]): S
 /** The query with each marker's parameter replaced by `values[marker]`: the SQL and values Kysely would give. */
 export function rebound<R>(q: SlottedQuery, values: readonly unknown[]): CompiledQuery<R> {
   // As CompiledQuery.raw makes it, less the three freezes and the node built anew; a query id of its own.
-  return { sql: q.sql, query: q.query, parameters: q.slots.map((slot, i) => (slot < 0 ? q.parameters[i] : values[slot])), queryId: createQueryId() };
+  return { sql: q.sql, query: q.query, parameters: boundValues(q, values), queryId: createQueryId() };
+}
+
+function boundValues(q: SlottedQuery, values: readonly unknown[]): unknown[] {
+  return q.slots.map((slot, i) => (slot < 0 ? q.parameters[i] : values[slot]));
+}
+
+/** Runs a statement at once when its connection is idle, or answers undefined (the caller goes through Kysely). */
+export type DirectRunner = (sql: string, parameters: unknown[]) => unknown[] | undefined;
+
+const directRunners = new WeakMap<Db, DirectRunner>();
+
+/**
+ * prepared()'s statements on `db` itself (not on its transactions, which are other instances) try `runner`
+ * first: SQLite's main connection (FastSqliteDriver.runNow in index.ts).
+ */
+export function runDirectly(db: Db, runner: DirectRunner): void {
+  directRunners.set(db, runner);
 }
 
 /**
@@ -74,7 +91,10 @@ export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => 
       if (!statementNames.has(plan.sql)) statementNames.set(plan.sql, `crm_${statementNames.size + 1}`);
       byAdapter.set(adapter, plan);
     }
-    const result = await db.executeQuery<R>(rebound<R>(plan, args));
+    const parameters = boundValues(plan, args);
+    const direct = directRunners.get(db)?.(plan.sql, parameters);
+    if (direct) return direct as R[];
+    const result = await db.executeQuery<R>({ sql: plan.sql, query: plan.query, parameters, queryId: createQueryId() });
     return result.rows;
   };
 }

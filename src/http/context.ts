@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/index.js';
@@ -26,20 +27,35 @@ export function contextFor(
   userId: string | null,
   signal?: AbortSource,
 ): Ctx {
-  const { db, dialect } = database;
-  let reads: Reads | undefined;
-  return {
-    db,
-    // Made on first use: point reads and writes, most requests, never need it.
-    get reads() {
-      // Inside a caller's transaction (setup and demo in the CLI) everything runs on it.
-      return (reads ??= db.isTransaction ? directReads(db) : database.readsFor(tenantId, signal));
-    },
-    dialect,
-    config,
-    tenantId,
-    userId,
-  };
+  return new DatabaseCtx(database, config, tenantId, userId, signal);
+}
+
+/**
+ * A class, not an object literal with a getter and closures: one allocation per request, on the point
+ * reads' path (bench/RESULTS.md, 2026-11-27). Its `reads` is on the prototype, so a copy (`{ ...ctx }`)
+ * would lose it: make another context with contextFor or inTx instead.
+ */
+class DatabaseCtx implements Ctx {
+  readonly db: Db;
+  readonly dialect: SqlDialect;
+  private made: Reads | undefined;
+
+  constructor(
+    private readonly database: Database,
+    readonly config: Config,
+    readonly tenantId: string,
+    readonly userId: string | null,
+    private readonly signal: AbortSource | undefined,
+  ) {
+    this.db = database.db;
+    this.dialect = database.dialect;
+  }
+
+  /** Made on first use: point reads and writes, most requests, never need it. */
+  get reads(): Reads {
+    // Inside a caller's transaction (setup and demo in the CLI) everything runs on it.
+    return (this.made ??= this.db.isTransaction ? directReads(this.db) : this.database.readsFor(this.tenantId, this.signal));
+  }
 }
 
 /**
@@ -48,21 +64,26 @@ export function contextFor(
  * outlive many requests).
  */
 export function requestSignal(req: FastifyRequest): AbortSource {
-  const socket = req.raw.socket;
-  return {
-    get aborted() {
-      return socket?.destroyed ?? false;
-    },
-    subscribe(onAbort) {
-      if (!socket) return () => {};
-      if (socket.destroyed) {
-        queueMicrotask(onAbort);
-        return () => {};
-      }
-      socket.once('close', onAbort);
-      return () => socket.off('close', onAbort);
-    },
-  };
+  return new SocketSignal(req.raw.socket);
+}
+
+class SocketSignal implements AbortSource {
+  constructor(private readonly socket: Socket | null | undefined) {}
+
+  get aborted(): boolean {
+    return this.socket?.destroyed ?? false;
+  }
+
+  subscribe(onAbort: () => void): () => void {
+    const socket = this.socket;
+    if (!socket) return () => {};
+    if (socket.destroyed) {
+      queueMicrotask(onAbort);
+      return () => {};
+    }
+    socket.once('close', onAbort);
+    return () => socket.off('close', onAbort);
+  }
 }
 
 export function ctxOf(req: FastifyRequest): Ctx {

@@ -5,7 +5,9 @@
 //   connection at once, and the connection closes cleanly with a read transaction open;
 // - its group commit: the write transactions of one turn share one COMMIT, each is answered only once that
 //   COMMIT has run, a failed one is undone alone, a statement outside a transaction never sees or joins an
-//   uncommitted group, and a COMMIT that fails fails every member.
+//   uncommitted group, and a COMMIT that fails fails every member;
+// - prepared()'s statements on an idle connection, run at once around Kysely's executor, and queued through
+//   it while a transaction holds the connection.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -13,6 +15,7 @@ import type BetterSqlite from 'better-sqlite3';
 import SqliteDatabase from '../../src/db/sqlite-driver.mjs';
 import { sql, type Kysely } from 'kysely';
 import { createDatabase, withTx, READ_SNAPSHOT_MAX_MS, type Database, type Db } from '../../src/db/index.js';
+import { prepared } from '../../src/db/prepared.js';
 import { DIALECT, scratchSqlite, testConfig, type ScratchSqlite } from '../helpers/app.js';
 
 const sqliteOnly = DIALECT !== 'sqlite' && 'SQLite only (the driver of the embedded database)';
@@ -184,4 +187,36 @@ test('a COMMIT that fails fails every transaction of its group, and keeps none o
   } finally {
     await sql`pragma foreign_keys = off`.execute(db);
   }
+});
+
+// prepared()'s statements run at once on an idle connection (FastSqliteDriver.runNow), around Kysely's executor.
+const countPrepared = prepared((d: Db, min: number) => (d as unknown as Kysely<{ t: { x: number } }>).selectFrom('t').select((e) => e.fn.countAll<number>().as('n')).where('x', '>=', min));
+
+test('a prepared() statement on an idle connection runs at once, without Kysely’s executor', { skip: sqliteOnly }, async (t) => {
+  await nextTurn();
+  const viaKysely = t.mock.method(database.db, 'executeQuery');
+  const [{ n }] = await countPrepared(database.db, 0);
+  assert.equal(Number(n), countThere());
+  assert.equal(viaKysely.mock.callCount(), 0);
+});
+
+test('a prepared() statement while a transaction holds the connection waits for it and never sees its writes', { skip: sqliteOnly }, async (t) => {
+  await nextTurn();
+  const viaKysely = t.mock.method(database.db, 'executeQuery');
+  const before = countThere();
+  let read: Promise<{ n: number }[]> | undefined;
+  let readEnded = false;
+  const rolledBack = withTx(database.db, async (tx) => {
+    await insert(tx, 50);
+    // The transaction holds the connection: the read queues behind it.
+    read = countPrepared(database.db, 0);
+    void read.then(() => (readEnded = true));
+    await nextTurn();
+    assert.equal(readEnded, false, 'the read waited for the transaction');
+    throw new Error('undo');
+  });
+  await assert.rejects(rolledBack, /undo/);
+  const [{ n }] = await read!;
+  assert.equal(Number(n), before, 'the read never saw the rolled-back insert');
+  assert.equal(viaKysely.mock.callCount(), 1, 'it went through Kysely, which queued it');
 });
