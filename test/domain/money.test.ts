@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DomainError } from '../../src/domain/errors.js';
+import Big from 'big.js';
 import { fromCents, isIsoCurrency, itemTotal, MAX_AMOUNT, proposalTotals, toCents } from '../../src/domain/money.js';
 import { ISO_4217_CODES } from '../../src/domain/currencies.js';
 
@@ -34,6 +35,18 @@ test('fromCents gives back the decimal amount', () => {
   assert.equal(fromCents(1e15), 1e13);
   for (const n of [0.3, 19.99, 4.35, 1234567.89, -0.01]) assert.equal(fromCents(toCents(n)), n);
   for (const c of [1.5, NaN, 2 ** 53]) assert.throws(() => fromCents(c), DomainError, String(c));
+  assert.ok(Object.is(fromCents(-0), 0), 'no -0');
+});
+
+test('fromCents is the double closest to the exact decimal, for any safe integer of cents', () => {
+  const exact = (c: number) => Number(new Big(c).div(100).toString());
+  // Edges, every cent of a few units around zero, and random values across the whole safe range.
+  const cents = [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1e15, -1e15, 2 ** 52 + 1, 99, 101, 10_01, 123_456_789_01];
+  for (let c = -2_000; c <= 2_000; c++) cents.push(c);
+  let seed = 7;
+  const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  for (let i = 0; i < 20_000; i++) cents.push(Math.round((rand() - 0.5) * 2 * Number.MAX_SAFE_INTEGER * rand() ** 4));
+  for (const c of cents) assert.equal(fromCents(c), exact(c) === 0 ? 0 : exact(c), String(c));
 });
 
 test('itemTotal: qty × rate, less discount %, plus tax % of the discounted amount, half-up', () => {
