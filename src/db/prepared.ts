@@ -51,11 +51,15 @@ export function slotted(compiled: CompiledQuery, markers: readonly unknown[]): S
 /** The query with each marker's parameter replaced by `values[marker]`: the SQL and values Kysely would give. */
 export function rebound<R>(q: SlottedQuery, values: readonly unknown[]): CompiledQuery<R> {
   // As CompiledQuery.raw makes it, less the three freezes and the node built anew; a query id of its own.
-  return { sql: q.sql, query: q.query, parameters: boundValues(q, values), queryId: createQueryId() };
+  return compiledWith<R>(q, boundValues(q, values));
 }
 
 function boundValues(q: SlottedQuery, values: readonly unknown[]): unknown[] {
   return q.slots.map((slot, i) => (slot < 0 ? q.parameters[i] : values[slot]));
+}
+
+function compiledWith<R>(q: SlottedQuery, parameters: unknown[]): CompiledQuery<R> {
+  return { sql: q.sql, query: q.query, parameters, queryId: createQueryId() };
 }
 
 /** Runs a statement at once when its connection is idle, or answers undefined (the caller goes through Kysely). */
@@ -94,7 +98,7 @@ export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => 
     const parameters = boundValues(plan, args);
     const direct = directRunners.get(db)?.(plan.sql, parameters);
     if (direct) return direct as R[];
-    const result = await db.executeQuery<R>({ sql: plan.sql, query: plan.query, parameters, queryId: createQueryId() });
+    const result = await db.executeQuery<R>(compiledWith<R>(plan, parameters));
     return result.rows;
   };
 }

@@ -24,8 +24,12 @@ function amount(n: number, what = 'amount'): Big {
 }
 
 function toNumber(d: Big): number {
-  const n = Number(d.toString());
-  return n === 0 ? 0 : n; // no -0 in JSON-facing values
+  return withoutNegativeZero(Number(d.toString()));
+}
+
+/** No -0 in JSON-facing values. */
+function withoutNegativeZero(n: number): number {
+  return n === 0 ? 0 : n;
 }
 
 /** Decimal amount → integer minor units: `19.99` → `1999`. */
@@ -41,8 +45,7 @@ export function toCents(n: number): number {
  */
 export function fromCents(c: number): number {
   if (!Number.isSafeInteger(c)) throw new DomainError('must be an integer number of cents');
-  const n = c / 100;
-  return n === 0 ? 0 : n; // no -0 in JSON-facing values
+  return withoutNegativeZero(c / 100);
 }
 
 export interface ProposalItemInput {
