@@ -90,17 +90,31 @@ test('with measured statistics, owner + score range ordered by creation walks an
   await database.optimize();
   const page = `select id from contacts where tenant_id = ? and owner_id = ? and score >= ? and deleted_at is null order by created_at desc, id desc limit 50`;
   const plan = await planOf(page, ['ten_big', 'usr_1', 60]);
-  assert.doesNotMatch(plan, /contacts__score/, plan);
+  assert.match(plan, /contacts__owner \(/, plan);
+  assert.doesNotMatch(plan, /contacts__score|contacts__owner_score/, plan);
   assert.doesNotMatch(plan, /TEMP B-TREE/, plan);
   const rows = (await database.db.executeQuery({ sql: page, parameters: ['ten_big', 'usr_1', 60], query: { kind: 'RawNode' } as never, queryId: { queryId: 'page' } })).rows;
   assert.equal(rows.length, 50);
+});
+
+test('with measured statistics, the total of owner + score range counts one range of contacts__owner_score (migration 012), not the rows of one condition\'s index', { skip: sqliteOnly }, async () => {
+  await database.optimize();
+  const count = `select count(*) as n from contacts where tenant_id = ? and deleted_at is null and owner_id = ? and score >= ?`;
+  const plan = await planOf(count, ['ten_big', 'usr_1', 60]);
+  assert.match(plan, /contacts__owner_score \(tenant_id=\? AND owner_id=\? AND score>\?\)/, plan);
+  const rows = (await database.db.executeQuery({ sql: count, parameters: ['ten_big', 'usr_1', 60], query: { kind: 'RawNode' } as never, queryId: { queryId: 'count' } })).rows as { n: number }[];
+  // Live contacts of owner 1 (i % 4 = 1, i % 10 ≠ 0) with i % 100 ≥ 60.
+  let expected = 0;
+  for (let i = 1; i <= N; i++) if (i % OWNERS === 1 && i % 10 !== 0 && i % 100 >= 60) expected++;
+  assert.equal(Number(rows[0].n), expected);
 });
 
 test('the read processes plan with the new lines at their next statement, not with those they started with', { skip: sqliteOnly }, async () => {
   await database.optimize();
   const pool = database.readPool!;
   pool.warm();
-  const query = `explain query plan select id from contacts where tenant_id = ? and owner_id = ? and score = ? and deleted_at is null`;
+  // Two single-condition indexes (owner and score together have their own since migration 012).
+  const query = `explain query plan select id from contacts where tenant_id = ? and company_id = ? and score = ? and deleted_at is null`;
   const tenants = ['ten_big', 'ten_small'];
   let round = 0;
   /** The plan on each read connection (two tenants at once take both), after a statement that reads data. */
@@ -108,22 +122,22 @@ test('the read processes plan with the new lines at their next statement, not wi
     // A statement that reads the database is the one that notices a schema change (EXPLAIN reads nothing).
     await Promise.all(tenants.map((t) => pool.run(t, 'select count(*) as n from contacts where tenant_id = ?', [t])));
     round++; // a new text: a statement prepared anew
-    const plans = await Promise.all(tenants.map((t) => pool.run(t, `${query} -- ${round}`, ['ten_big', 'usr_1', 7])));
+    const plans = await Promise.all(tenants.map((t) => pool.run(t, `${query} -- ${round}`, ['ten_big', 'com_1', 7])));
     return plans.map((rows) => (rows as { detail: string }[]).map((r) => r.detail).join('\n'));
   };
   // Lines written by hand, through a connection of the file of its own (the writer's is not exposed).
   const { default: SqliteDatabase } = await import('../../src/db/sqlite-driver.mjs');
   const writer = new SqliteDatabase(scratch.file);
   writer.pragma('busy_timeout = 5000');
-  const install = (owner: string, score: string) =>
+  const install = (company: string, score: string) =>
     installStatLines(writer, [
-      { table: 'contacts', index: 'contacts__owner', stat: owner },
+      { table: 'contacts', index: 'contacts__company', stat: company },
       { table: 'contacts', index: 'contacts__score', stat: score },
     ]);
   try {
-    install('18001 9001 1 1', '18001 9001 9001'); // the owner pins one row; a score value holds all
-    for (const plan of await plansOnReaders()) assert.match(plan, /contacts__owner/);
-    install('18001 9001 9001 1', '18001 9001 1'); // the reverse
+    install('18001 9001 1', '18001 9001 9001'); // the company pins one row; a score value holds all
+    for (const plan of await plansOnReaders()) assert.match(plan, /contacts__company/);
+    install('18001 9001 9001', '18001 9001 1'); // the reverse
     for (const plan of await plansOnReaders()) assert.match(plan, /contacts__score/);
   } finally {
     writer.close();

@@ -11,6 +11,7 @@ import * as m008 from './008_event_log_commit_order.js';
 import * as m009 from './009_search_text.js';
 import * as m010 from './010_idempotency_sweep_order.js';
 import * as m011 from './011_owner_sort_indexes.js';
+import * as m012 from './012_contacts_owner_score.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -29,4 +30,5 @@ export const migrations: Record<string, DialectMigration> = {
   '009_search_text': m009,
   '010_idempotency_sweep_order': m010,
   '011_owner_sort_indexes': m011,
+  '012_contacts_owner_score': m012,
 };
