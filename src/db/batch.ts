@@ -1,3 +1,6 @@
+import { PostgresAdapter, sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { Db } from './index.js';
+
 /**
  * `IN (…)` lists are split so a statement's bound parameters stay far below SQLite's limit (32,766)
  * and PostgreSQL's (65,535), whatever the caller passes.
@@ -22,3 +25,23 @@ export async function forEachChunk(ids: readonly string[], write: (chunk: string
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += IN_CHUNK) await write(unique.slice(i, i + IN_CHUNK));
 }
+
+/**
+ * `column` is one of a set of ids bound as ONE parameter, so the statement reads the same for any number
+ * of ids: prepared() builds and compiles it once, PostgreSQL plans it once per session, and no list of
+ * ids meets a bound-parameter limit. Bind `idSet(db, ids)` where this expression's `ids` marker goes.
+ * SQLite: the ids as a JSON array, read by json_each (the planner probes the column's index once per id,
+ * as for `in (?, ?, …)`); PostgreSQL: a `text[]` parameter, `= any(…)`.
+ */
+export function inIdSet(db: Db, column: string, ids: unknown): RawBuilder<SqlBool> {
+  return isPostgres(db)
+    ? sql<SqlBool>`(${sql.ref(column)} = any(cast(${ids} as text[])))`
+    : sql<SqlBool>`(${sql.ref(column)} in (select value from json_each(${ids})))`;
+}
+
+/** The value of inIdSet's parameter for `ids` on `db`'s database. */
+export function idSet(db: Db, ids: readonly string[]): unknown {
+  return isPostgres(db) ? ids : JSON.stringify(ids);
+}
+
+const isPostgres = (db: Db) => db.getExecutor().adapter instanceof PostgresAdapter;

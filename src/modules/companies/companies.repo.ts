@@ -5,7 +5,7 @@ import { containsExactly, searchMatches } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
-import { selectInChunks } from '../../db/batch.js';
+import { idSet, inIdSet } from '../../db/batch.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 import { tagIdsColumn } from '../shared/record-tags.js';
@@ -30,11 +30,19 @@ export async function findCompany(db: Db, tenantId: string, id: string): Promise
   return (await findCompanyQuery(db, tenantId, id))[0];
 }
 
-/** The live companies among `ids` (any order). */
-export function findCompanies(db: Db, tenantId: string, ids: string[]): Promise<CompanyRow[]> {
-  return selectInChunks(ids, (chunk) =>
-    db.selectFrom('companies').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', chunk).where('deleted_at', 'is', null).execute(),
-  );
+const findCompaniesQuery = prepared((db: Db, tenantId: string, ids: unknown) =>
+  db
+    .selectFrom('companies')
+    .select(COLUMNS)
+    .select(tagIdsColumn('company', 'companies').as('tag_ids'))
+    .where('tenant_id', '=', tenantId)
+    .where(inIdSet(db, 'id', ids))
+    .where('deleted_at', 'is', null),
+);
+
+/** The live companies among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
+export function findCompanies(db: Db, tenantId: string, ids: readonly string[]): Promise<ListedCompanyRow[]> {
+  return findCompaniesQuery(db, tenantId, idSet(db, ids));
 }
 
 /** Live company holding a CNPJ / domain (both stored normalized). */

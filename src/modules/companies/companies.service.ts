@@ -119,9 +119,7 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
     if (row) out.set(row.id, toCompany(row, parseTagIds(row.tag_ids)));
     return out;
   }
-  const rows = await repo.findCompanies(ctx.db, ctx.tenantId, wanted);
-  const tags = await tagIdsOf(ctx.db, ctx.tenantId, 'company', rows.map((r) => r.id));
-  for (const r of rows) out.set(r.id, toCompany(r, tags.get(r.id) ?? []));
+  for (const r of await repo.findCompanies(ctx.db, ctx.tenantId, [...new Set(wanted)])) out.set(r.id, toCompany(r, parseTagIds(r.tag_ids)));
   return out;
 }
 

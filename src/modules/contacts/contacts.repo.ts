@@ -5,7 +5,7 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
-import { selectInChunks } from '../../db/batch.js';
+import { idSet, inIdSet } from '../../db/batch.js';
 import { prepared } from '../../db/prepared.js';
 import { parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
@@ -68,8 +68,13 @@ export async function findContactForUpdate(db: Db, tenantId: string, id: string,
   return row && { row, tags: (await tagIdsOf(db, tenantId, 'contact', [id])).get(id) ?? [] };
 }
 
-export function findContacts(db: Db, tenantId: string, ids: string[]): Promise<ContactRow[]> {
-  return selectInChunks(ids, (chunk) => live(db, tenantId).select(COLUMNS).where('id', 'in', chunk).execute());
+const findContactsQuery = prepared((db: Db, tenantId: string, ids: unknown) =>
+  live(db, tenantId).select(COLUMNS).select(tagIdsColumn('contact', 'contacts').as('tag_ids')).where(inIdSet(db, 'id', ids)),
+);
+
+/** The live contacts among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
+export function findContacts(db: Db, tenantId: string, ids: readonly string[]): Promise<ListedContactRow[]> {
+  return findContactsQuery(db, tenantId, idSet(db, ids));
 }
 
 /** A contact as services write it; the repo adds `search_text`. */

@@ -16,7 +16,7 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { checkCustomProperties, customPropertiesJson, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
+import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
 import { provideRecordReader } from '../shared/records.js';
 import { onlyId } from '../../db/batch.js';
 import * as repo from './contacts.repo.js';
@@ -55,11 +55,6 @@ export async function getContact(ctx: Ctx, id: string): Promise<ContactT> {
   return toContact(row, parseTagIds(row.tag_ids));
 }
 
-async function withTags(db: Db, tenantId: string, rows: repo.ContactRow[]): Promise<ContactT[]> {
-  const tags = await tagIdsOf(db, tenantId, 'contact', rows.map((r) => r.id));
-  return rows.map((r) => toContact(r, tags.get(r.id) ?? []));
-}
-
 /** Live contacts by id (missing and deleted ones are simply absent from the map). */
 export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, ContactT>> {
   if (ids.length === 0) return new Map();
@@ -69,8 +64,8 @@ export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string
     const row = await repo.findContact(ctx.db, ctx.tenantId, one);
     return new Map(row ? [[row.id, toContact(row, parseTagIds(row.tag_ids))]] : []);
   }
-  const contacts = await withTags(ctx.db, ctx.tenantId, await repo.findContacts(ctx.db, ctx.tenantId, ids));
-  return new Map(contacts.map((c) => [c.id, c]));
+  const rows = await repo.findContacts(ctx.db, ctx.tenantId, [...new Set(ids)]);
+  return new Map(rows.map((r) => [r.id, toContact(r, parseTagIds(r.tag_ids))]));
 }
 
 provideRecordReader('contact', contactsByIds);

@@ -6,7 +6,7 @@ import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
-import { selectInChunks } from '../../db/batch.js';
+import { idSet, inIdSet } from '../../db/batch.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 
@@ -33,10 +33,19 @@ export async function findDeal(db: Db, tenantId: string, id: string): Promise<(D
   return (await findDealQuery(db, tenantId, id))[0];
 }
 
-export function findDeals(db: Db, tenantId: string, ids: string[]): Promise<DealRow[]> {
-  return selectInChunks(ids, (chunk) =>
-    db.selectFrom('deals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', chunk).where('deleted_at', 'is', null).execute(),
-  );
+const findDealsQuery = prepared((db: Db, tenantId: string, ids: unknown) =>
+  db
+    .selectFrom('deals')
+    .select(COLUMNS)
+    .select(tagIdsColumn('deal', 'deals').as('tag_ids'))
+    .where('tenant_id', '=', tenantId)
+    .where(inIdSet(db, 'id', ids))
+    .where('deleted_at', 'is', null),
+);
+
+/** The live deals among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
+export function findDeals(db: Db, tenantId: string, ids: readonly string[]): Promise<(DealRow & { tag_ids: string | null })[]> {
+  return findDealsQuery(db, tenantId, idSet(db, ids));
 }
 
 /** A deal as services write it; the repo adds `search_text`. */
@@ -112,7 +121,8 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
   // The title, folded (db/search-text.ts).
   if (f.search) q = q.where(searchMatches('search_text', f.search));
-  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  // A page's tags come with its rows, from the same read (one statement, on the read pool, one snapshot).
+  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS)).select(tagIdsColumn('deal', 'deals').as('tag_ids'));
   return { base: q, select };
 }
 
