@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { isPostgres } from './dialect.js';
 import type { Db } from './index.js';
 
 /**
@@ -43,5 +44,3 @@ export function inIdSet(db: Db, column: string, ids: unknown): RawBuilder<SqlBoo
 export function idSet(db: Db, ids: readonly string[]): unknown {
   return isPostgres(db) ? ids : JSON.stringify(ids);
 }
-
-const isPostgres = (db: Db) => db.getExecutor().adapter instanceof PostgresAdapter;

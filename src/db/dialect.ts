@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type Expression } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder, type Expression } from 'kysely';
 import { foldText } from '../domain/fold.mjs';
 import { SEARCH_SEPARATOR } from './search-text.js';
 
@@ -23,6 +23,11 @@ export interface SqlDialect {
   jsonArrayHasAny(column: string, key: string, values: readonly string[]): RawBuilder<boolean>;
   /** JSON type name under `key`: 'null' | 'text' | 'number' | 'array' | 'true' | 'false'…, or null when absent. */
   jsonHasKey(column: string, key: string): RawBuilder<boolean>;
+}
+
+/** True when `db` (a Kysely instance or one of its transactions) runs on PostgreSQL. */
+export function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 function quotePath(key: string): string {

@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { sql } from 'kysely';
+import { isPostgres } from './dialect.js';
 import { errors, type ApiError } from '../errors.js';
 import { withSavepoint, type Db } from './index.js';
 
@@ -111,7 +112,7 @@ export async function guardUnique<T>(
   try {
     // NOTE: SQLite undoes only the failed statement (ON CONFLICT ABORT) and the transaction goes on, so
     // the savepoint (two statements more per write) is needed on PostgreSQL alone.
-    const savepoint = db.isTransaction && db.getExecutor().adapter instanceof PostgresAdapter;
+    const savepoint = db.isTransaction && isPostgres(db);
     return savepoint ? await withSavepoint(db, write, 'unique_guard') : await write();
   } catch (err) {
     const v = uniqueViolation(err);

@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { sql } from 'kysely';
+import { isPostgres } from './dialect.js';
 import type { Db } from './index.js';
 
 /**
@@ -26,7 +27,7 @@ import type { Db } from './index.js';
  * transaction of the database, of any tenant, held every tenant's log back for its whole duration.
  */
 export async function lockEventLogs(tx: Db, tenantIds: readonly string[]): Promise<void> {
-  if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return;
+  if (!isPostgres(tx)) return;
   for (const tenantId of [...tenantIds].sort()) {
     // The two-key form is a lock space apart from the one-key (bigint) locks of idempotency keys.
     await sql`select pg_advisory_xact_lock(${EVENT_LOG_LOCK}, hashtext(${tenantId}))`.execute(tx);

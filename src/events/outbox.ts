@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { sql } from 'kysely';
+import { isPostgres } from '../db/dialect.js';
 import { deferWrite, type Db, type DeferredWrites } from '../db/index.js';
 import { lockEventLogs } from '../db/event-log.js';
 import { prepared } from '../db/prepared.js';
@@ -178,10 +179,6 @@ export async function emitUpdated(
 
 /** The channel workers LISTEN on (PostgreSQL). */
 export const DELIVERY_CHANNEL = 'crm_deliveries';
-
-export function isPostgres(db: Db): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
 
 /**
  * Wakes the delivery workers once the deliveries are committed, never before:

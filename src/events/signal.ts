@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { sql } from 'kysely';
+import { isPostgres } from '../db/dialect.js';
 import { afterCommit, oncePerTransaction, type Db } from '../db/index.js';
 import { EVENTS_CHANNEL } from '../db/event-log.js';
 
@@ -23,7 +24,7 @@ export function eventsCommitted(tenantId: string): void {
  * - SQLite: in process, after the commit (db/index.ts afterCommit).
  */
 export async function signalEvents(tx: Db, tenantId: string): Promise<void> {
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(tx)) {
     await oncePerTransaction(tx, `events-notify\0${tenantId}`, async () => {
       await sql`select pg_notify(${EVENTS_CHANNEL}, ${tenantId})`.execute(tx);
     });

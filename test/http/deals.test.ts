@@ -573,3 +573,54 @@ test('deals: odd ids and hostile input answer 4xx, never 5xx', async () => {
   }
   assert.equal((await ten.api.post('/deals', 'title=x', { 'content-type': 'application/x-www-form-urlencoded' })).status, 415);
 });
+
+test('deals: the contact and company expanded in every read (create, single read, page on the main connection and on the read pool, empty PATCH) equal their own single reads, tags, custom properties and decimals included', async () => {
+  const ten = await newTenant(t);
+  const { api, refs } = ten;
+  const hot = (await api.post('/tags', { name: 'Hot' })).body.id;
+  const vip = (await api.post('/tags', { name: 'VIP' })).body.id;
+  const co = (
+    await api.post('/companies', {
+      name: 'Ação & Cia "Ltda"',
+      website: 'https://acao.example',
+      customProperties: { [refs.company_number]: 0.1 + 0.2, [refs.company_multi_select]: ['smb', 'ent'], [refs.company_boolean]: false, [refs.company_text]: 'uma "linha" \\ só', [refs.company_textarea]: 'linha\nduas' },
+      tags: [vip],
+    })
+  ).body;
+  const c = (
+    await api.post('/contacts', {
+      firstName: 'Zoë',
+      lastName: "O'Brien \\ \u00e9",
+      email: 'zoe@cliente.test',
+      phone: '+55 11 98888-7777',
+      companyId: co.id,
+      score: 72.35,
+      customProperties: { [refs.contact_number]: 123456789.123456789, [refs.contact_date]: '2026-02-03', [refs.contact_boolean]: true, [refs.contact_select]: 'ent' },
+      tags: [vip, hot],
+    })
+  ).body;
+  const created = await api.post('/deals', { title: 'Embedded', pipelineId: refs.sales, stageId: refs.proposal, contactId: c.id, companyId: co.id });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.ok(c.id && co.id, 'contact and company created');
+  const contactRead = (await api.get(`/contacts/${c.id}`)).body;
+  const companyRead = (await api.get(`/companies/${co.id}`)).body;
+  assert.deepEqual(contactRead.tags, [hot, vip].sort());
+  const reads = [
+    ['create', created.body],
+    ['single read', (await api.get(`/deals/${created.body.id}`)).body],
+    ['page (main connection)', (await api.get('/deals?pageSize=10')).body.data.find((d: { id: string }) => d.id === created.body.id)],
+    ['page (read pool)', (await api.get(`/deals?pipelineId=${refs.sales}&isWon=false`)).body.data.find((d: { id: string }) => d.id === created.body.id)],
+    ['page with deleted ones', (await api.get('/deals?includeDeleted=true')).body.data.find((d: { id: string }) => d.id === created.body.id)],
+    ['empty PATCH', (await api.patch(`/deals/${created.body.id}`, {})).body],
+  ] as const;
+  for (const [name, d] of reads) {
+    assert.ok(d, name);
+    assert.deepEqual(d.contact, contactRead, `${name}: contact`);
+    assert.deepEqual(d.company, companyRead, `${name}: company`);
+  }
+  // A deleted contact is no longer expanded.
+  assert.equal((await api.delete(`/contacts/${c.id}`)).status, 204);
+  const after = (await api.get(`/deals?pipelineId=${refs.sales}&isWon=false`)).body.data.find((d: { id: string }) => d.id === created.body.id);
+  assert.equal(after.contact, null);
+  assert.deepEqual(after.company, companyRead);
+});

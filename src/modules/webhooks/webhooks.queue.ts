@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { DELIVERY_CHANNEL, isPostgres, notifyDeliveriesQueued } from '../../events/outbox.js';
+import { isPostgres } from '../../db/dialect.js';
+import { DELIVERY_CHANNEL, notifyDeliveriesQueued } from '../../events/outbox.js';
 import type { WebhookDeliveriesTable } from '../../db/tables/webhooks.js';
 import type { WebhookRow } from './webhooks.repo.js';
 
