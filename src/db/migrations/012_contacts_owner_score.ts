@@ -9,8 +9,8 @@ import type { DialectName } from '../dialect.js';
  * through this index it is an index-only range of ~5 ms (bench/RESULTS.md, 2026-11-27).
  *
  * What it costs: a create writes this index at one of its (owner, score) groups, one more page in the
- * commit's WAL: POST /contacts −6 to −21 % and PATCH −11 to −19 % in six alternating runs on 100,000 contacts
- * (creates stay above the issue's 3,000/s).
+ * commit's WAL: in six alternating runs on 100,000 contacts, POST /contacts −6 to −32 % (median −15 %) and
+ * PATCH −10 to −29 % (median −12 %); creates stay above the issue's 3,000/s.
  *
  * Tried and not kept, because SQLite's planner then changed the plans of pages:
  * - `score` appended to `contacts__owner`: no write cost and a 31 ms total at 1,000,000, but with the
