@@ -1,4 +1,4 @@
-// The Node options the server runs with (src/cli/serve.ts, "the young generation is capped"): `npm start`
+// The Node options the server runs with (src/cli/serve.ts, "the young generation is capped", "no pretenuring"): `npm start`
 // gives them on its command line, the `crm` executable on its first line (`env -S`), and the benches read
 // them from `npm start` (bench/serve.ts). V8 reads them once, when the heap is made, so no code can set
 // them later: these tests keep the places in step and the options valid for this Node.
@@ -29,9 +29,10 @@ function shebangOptions(file: string): string[] {
   return first.slice(prefix.length).split(/\s+/).filter(Boolean);
 }
 
-test('npm start caps the young generation, and the crm executable (source and build) gives the same options', () => {
+test('npm start caps the young generation and turns allocation-site pretenuring off, and the crm executable (source and build) gives the same options', () => {
   const options = startOptions();
   assert.ok(options.includes('--max-semi-space-size=8'), startScript);
+  assert.ok(options.includes('--no-allocation-site-pretenuring'), startScript);
   assert.deepEqual(shebangOptions('src/cli/index.ts'), options);
   assert.deepEqual(shebangOptions('dist/cli/index.js'), options);
 });
