@@ -1,6 +1,7 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type Compilable, type RawBuilder, type SqlBool } from 'kysely';
 import { isPostgres } from './dialect.js';
 import type { Db } from './index.js';
+import { prepared } from './prepared.js';
 
 /**
  * `IN (…)` lists are split so a statement's bound parameters stay far below SQLite's limit (32,766)
@@ -30,7 +31,7 @@ export async function forEachChunk(ids: readonly string[], write: (chunk: string
 /**
  * `column` is one of a set of ids bound as ONE parameter, so the statement reads the same for any number
  * of ids: prepared() builds and compiles it once, PostgreSQL plans it once per session, and no list of
- * ids meets a bound-parameter limit. Bind `idSet(db, ids)` where this expression's `ids` marker goes.
+ * ids meets a bound-parameter limit. Build the query with preparedByIdSet, which binds the ids there.
  * SQLite: the ids as a JSON array, read by json_each (the planner probes the column's index once per id,
  * as for `in (?, ?, …)`); PostgreSQL: a `text[]` parameter, `= any(…)`.
  */
@@ -43,4 +44,13 @@ export function inIdSet(db: Db, column: string, ids: unknown): RawBuilder<SqlBoo
 /** The value of inIdSet's parameter for `ids` on `db`'s database. */
 export function idSet(db: Db, ids: readonly string[]): unknown {
   return isPostgres(db) ? ids : JSON.stringify(ids);
+}
+
+/**
+ * prepared() for a query of one tenant over a set of ids: `build` puts its `ids` marker in an inIdSet; the
+ * function returned takes the ids themselves (repeated ones sent once) and binds them as one value (idSet).
+ */
+export function preparedByIdSet<R>(build: (db: Db, tenantId: string, ids: unknown) => Compilable<R>) {
+  const query = prepared(build);
+  return (db: Db, tenantId: string, ids: readonly string[]): Promise<R[]> => query(db, tenantId, idSet(db, [...new Set(ids)]));
 }

@@ -5,10 +5,9 @@ import { containsExactly, searchMatches } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
-import { idSet, inIdSet } from '../../db/batch.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
-import { tagIdsColumn } from '../shared/record-tags.js';
+import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
@@ -30,20 +29,8 @@ export async function findCompany(db: Db, tenantId: string, id: string): Promise
   return (await findCompanyQuery(db, tenantId, id))[0];
 }
 
-const findCompaniesQuery = prepared((db: Db, tenantId: string, ids: unknown) =>
-  db
-    .selectFrom('companies')
-    .select(COLUMNS)
-    .select(tagIdsColumn('company', 'companies').as('tag_ids'))
-    .where('tenant_id', '=', tenantId)
-    .where(inIdSet(db, 'id', ids))
-    .where('deleted_at', 'is', null),
-);
-
 /** The live companies among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
-export function findCompanies(db: Db, tenantId: string, ids: readonly string[]): Promise<ListedCompanyRow[]> {
-  return findCompaniesQuery(db, tenantId, idSet(db, ids));
-}
+export const findCompanies = liveTaggedByIds<ListedCompanyRow>('companies', 'company', COLUMNS);
 
 /** Live company holding a CNPJ / domain (both stored normalized). */
 export function companyIdBy(db: Db, tenantId: string, column: 'cnpj' | 'domain', value: string): Promise<string | undefined> {

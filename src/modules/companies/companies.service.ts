@@ -119,7 +119,7 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
     if (row) out.set(row.id, toCompany(row, parseTagIds(row.tag_ids)));
     return out;
   }
-  for (const r of await repo.findCompanies(ctx.db, ctx.tenantId, [...new Set(wanted)])) out.set(r.id, toCompany(r, parseTagIds(r.tag_ids)));
+  for (const r of await repo.findCompanies(ctx.db, ctx.tenantId, wanted)) out.set(r.id, toCompany(r, parseTagIds(r.tag_ids)));
   return out;
 }
 

@@ -5,9 +5,8 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
-import { idSet, inIdSet } from '../../db/batch.js';
 import { prepared } from '../../db/prepared.js';
-import { parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
+import { liveTaggedByIds, parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 
@@ -68,14 +67,8 @@ export async function findContactForUpdate(db: Db, tenantId: string, id: string,
   return row && { row, tags: (await tagIdsOf(db, tenantId, 'contact', [id])).get(id) ?? [] };
 }
 
-const findContactsQuery = prepared((db: Db, tenantId: string, ids: unknown) =>
-  live(db, tenantId).select(COLUMNS).select(tagIdsColumn('contact', 'contacts').as('tag_ids')).where(inIdSet(db, 'id', ids)),
-);
-
 /** The live contacts among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
-export function findContacts(db: Db, tenantId: string, ids: readonly string[]): Promise<ListedContactRow[]> {
-  return findContactsQuery(db, tenantId, idSet(db, ids));
-}
+export const findContacts = liveTaggedByIds<ListedContactRow>('contacts', 'contact', COLUMNS);
 
 /** A contact as services write it; the repo adds `search_text`. */
 export type NewContactRow = Omit<ContactsTable, 'search_text'>;

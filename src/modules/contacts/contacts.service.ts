@@ -64,7 +64,7 @@ export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string
     const row = await repo.findContact(ctx.db, ctx.tenantId, one);
     return new Map(row ? [[row.id, toContact(row, parseTagIds(row.tag_ids))]] : []);
   }
-  const rows = await repo.findContacts(ctx.db, ctx.tenantId, [...new Set(ids)]);
+  const rows = await repo.findContacts(ctx.db, ctx.tenantId, ids);
   return new Map(rows.map((r) => [r.id, toContact(r, parseTagIds(r.tag_ids))]));
 }
 

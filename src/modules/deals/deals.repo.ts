@@ -1,12 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { tagIdsColumn } from '../shared/record-tags.js';
+import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
 import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
-import { idSet, inIdSet } from '../../db/batch.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 
@@ -33,20 +32,8 @@ export async function findDeal(db: Db, tenantId: string, id: string): Promise<(D
   return (await findDealQuery(db, tenantId, id))[0];
 }
 
-const findDealsQuery = prepared((db: Db, tenantId: string, ids: unknown) =>
-  db
-    .selectFrom('deals')
-    .select(COLUMNS)
-    .select(tagIdsColumn('deal', 'deals').as('tag_ids'))
-    .where('tenant_id', '=', tenantId)
-    .where(inIdSet(db, 'id', ids))
-    .where('deleted_at', 'is', null),
-);
-
 /** The live deals among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
-export function findDeals(db: Db, tenantId: string, ids: readonly string[]): Promise<(DealRow & { tag_ids: string | null })[]> {
-  return findDealsQuery(db, tenantId, idSet(db, ids));
-}
+export const findDeals = liveTaggedByIds<DealRow & { tag_ids: string | null }>('deals', 'deal', COLUMNS);
 
 /** A deal as services write it; the repo adds `search_text`. */
 export type NewDealRow = Omit<DealsTable, 'search_text'>;

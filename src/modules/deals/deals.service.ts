@@ -86,7 +86,7 @@ export async function getDeal(ctx: Ctx, id: string): Promise<DealT> {
 
 /** Deals by id (missing and soft-deleted ones absent), expanded; for other modules' expansions. */
 export async function dealsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, DealT>> {
-  const rows = await repo.findDeals(ctx.db, ctx.tenantId, [...new Set(ids)]);
+  const rows = await repo.findDeals(ctx.db, ctx.tenantId, ids);
   return new Map((await expand(ctx, rows)).map((d) => [d.id, d]));
 }
 

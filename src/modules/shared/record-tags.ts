@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { selectInChunks } from '../../db/batch.js';
+import { inIdSet, preparedByIdSet, selectInChunks } from '../../db/batch.js';
 import type { Db } from '../../db/index.js';
 
 /**
@@ -35,6 +35,22 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
  */
 export function tagIdsColumn(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
   return sql<string | null>`(select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)})`;
+}
+
+/**
+ * The live records of `table` among a set of ids, with their tag ids (`tag_ids`, as tagIdsColumn): one
+ * statement, compiled once, for any number of ids (the expansions of other records).
+ */
+export function liveTaggedByIds<R>(table: 'contacts' | 'companies' | 'deals', objectType: TaggableType, columns: readonly string[]) {
+  return preparedByIdSet((db: Db, tenantId: string, ids: unknown) =>
+    db
+      .selectFrom(table as 'contacts')
+      .select(columns as never)
+      .select(tagIdsColumn(objectType, table).as('tag_ids'))
+      .where('tenant_id', '=', tenantId)
+      .where('deleted_at', 'is', null)
+      .where(inIdSet(db, 'id', ids)),
+  ) as (db: Db, tenantId: string, ids: readonly string[]) => Promise<R[]>;
 }
 
 /** Parses `tagIdsColumn` (sorted, like tagIdsOf; the order a record's `tags` always have). */

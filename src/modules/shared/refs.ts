@@ -1,6 +1,6 @@
 import type { Db } from '../../db/index.js';
 import { errors } from '../../errors.js';
-import { idSet, inIdSet, onlyId } from '../../db/batch.js';
+import { inIdSet, onlyId, preparedByIdSet } from '../../db/batch.js';
 import { prepared } from '../../db/prepared.js';
 
 /**
@@ -40,15 +40,15 @@ const oneExisting = Object.fromEntries(
 const manyExisting = Object.fromEntries(
   (Object.keys(TABLES) as RefKind[]).map((kind) => [
     kind,
-    prepared((db: Db, tenantId: string, ids: unknown) => existing(db, kind).where('tenant_id', '=', tenantId).where(inIdSet(db, 'id', ids))),
+    preparedByIdSet((db: Db, tenantId: string, ids: unknown) => existing(db, kind).where('tenant_id', '=', tenantId).where(inIdSet(db, 'id', ids))),
   ]),
-) as Record<RefKind, (db: Db, tenantId: string, ids: unknown) => Promise<{ id: string }[]>>;
+) as Record<RefKind, (db: Db, tenantId: string, ids: readonly string[]) => Promise<{ id: string }[]>>;
 
 /** The subset of `ids` that exist (and are not deleted) in the tenant. */
 export async function existingIds(db: Db, tenantId: string, kind: RefKind, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const one = onlyId(ids);
-  const rows = one !== undefined ? await oneExisting[kind](db, tenantId, one) : await manyExisting[kind](db, tenantId, idSet(db, [...new Set(ids)]));
+  const rows = one !== undefined ? await oneExisting[kind](db, tenantId, one) : await manyExisting[kind](db, tenantId, ids);
   return new Set(rows.map((r) => r.id));
 }
 
