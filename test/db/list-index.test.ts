@@ -10,6 +10,9 @@
 //    that claim to the statements the API really runs: every such page is answered without the read pool,
 //    and the plan of each statement it ran walks an index with no sort. Any other filter, a sort with no
 //    index, or an offset past MAIN_MAX_OFFSET goes to the read pool (with its deadline).
+// 3. A page by number computes its rows' tags (listing.ts ListingQuery.perRow) for the page's rows only:
+//    PostgreSQL computes a SELECT list before OFFSET drops rows, so page 20 of 50 ran the tags' subquery
+//    1,000 times; each row still carries its own tags.
 //
 // One file, one data set: PostgreSQL's statistics are per table, not per tenant, so a second file
 // seeding thousands of rows (and analyzing) at the same time would move these plans.
@@ -30,6 +33,7 @@ after(async () => {
   await db.deleteFrom('contacts').where('tenant_id', '=', tenant.tenantId).where('id', 'like', 'oc%').execute();
   await db.deleteFrom('companies').where('tenant_id', '=', tenant.tenantId).where('id', 'like', 'oc%').execute();
   await db.deleteFrom('deals').where('tenant_id', '=', tenant.tenantId).where('id', 'like', 'oc%').execute();
+  await db.deleteFrom('record_tags').where('tenant_id', '=', tenant.tenantId).where('object_id', 'like', 'oc%').execute();
 });
 const t = await testApp();
 const db = t.database.db;
@@ -57,7 +61,16 @@ before(async () => {
     select cast(${tenant.tenantId} as text), 'oc' || i, 'D' || i, 'p', 's', 'BRL', 'own' || (i % ${sql.lit(OWNERS)}), '{}',
       '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'd' || i
     from n`.execute(db);
-  if (DIALECT === 'postgres') await sql`analyze contacts, companies, deals`.execute(db);
+  // Every third record has tag octag3, every fifth octag5 (tagsOf).
+  for (const [type, n] of [['contact', CONTACTS], ['company', COMPANIES], ['deal', DEALS]] as const) {
+    for (const k of [3, 5]) {
+      await sql`
+        with recursive n(i) as (select ${sql.lit(k)} union all select i + ${sql.lit(k)} from n where i + ${sql.lit(k)} <= ${sql.lit(n)})
+        insert into record_tags (tenant_id, object_type, object_id, tag_id)
+        select cast(${tenant.tenantId} as text), cast(${type} as text), 'oc' || i, cast(${'octag' + k} as text) from n`.execute(db);
+    }
+  }
+  if (DIALECT === 'postgres') await sql`analyze contacts, companies, deals, record_tags`.execute(db);
   else await t.database.optimize();
 });
 
@@ -196,4 +209,69 @@ test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSE
   }
   const { pooled } = await observed(() => tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'eq', value: 'F1' }] } }));
   assert.ok(pooled > 0, 'POST /contacts/search with a filter: on the read pool');
+});
+
+const tagsOf = (id: string) => {
+  const i = Number(id.slice(2));
+  return [...(i % 3 === 0 ? ['octag3'] : []), ...(i % 5 === 0 ? ['octag5'] : [])];
+};
+
+/** How many times the plan of `q` ran each of its subqueries (PostgreSQL's EXPLAIN ANALYZE). */
+async function subqueryLoops(q: RanStatement): Promise<number[]> {
+  const rows = (await db.executeQuery(CompiledQuery.raw(`explain (analyze, format json) ${q.sql}`, [...q.parameters]))).rows as { 'QUERY PLAN': unknown }[];
+  const loops: number[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (node['Parent Relationship'] === 'SubPlan') loops.push(Number(node['Actual Loops']));
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  const plan = rows[0]['QUERY PLAN'];
+  walk((typeof plan === 'string' ? JSON.parse(plan) : plan)[0].Plan);
+  return loops;
+}
+
+test(`a page by number computes its rows' tags for the page's rows only, each row with its own tags (${DIALECT})`, async () => {
+  const urls = [
+    // On the main connection (walks its index) …
+    '/contacts?pageSize=50&page=20',
+    '/companies?pageSize=50&page=20',
+    '/deals?pageSize=50&page=20',
+    '/contacts?pageSize=50&page=20&ownerId=own1',
+    // … and on the read pool.
+    '/contacts?pageSize=50&page=20&ownerId=own1&sortKey=updatedAt',
+    '/deals?pageSize=50&page=20&ownerId=own1',
+    `/contacts?pageSize=50&page=${MAIN_MAX_OFFSET / 50 + 3}`,
+  ];
+  for (const url of urls) {
+    const table = url.slice(1, url.indexOf('?'));
+    const { result: res, pooled, main } = await recordStatements(t.database, () => tenant.api.get(url));
+    assert.equal(res.status, 200, url);
+    const rows = res.body.data as { id: string; tags: string[] }[];
+    assert.equal(rows.length, 50, url);
+    assert.ok(rows.some((r) => r.tags.length === 2), `${url}: the page has tagged rows`);
+    for (const r of rows) assert.deepEqual(r.tags, tagsOf(r.id), `${url}: ${r.id}`);
+    // The page is the one the same list gives by cursor: the order is kept.
+    const pages = [...pooled, ...main].filter((q) => new RegExp(`from "${table}"`).test(q.sql) && /order by/.test(q.sql));
+    assert.equal(pages.length, 1, url);
+    if (DIALECT === 'postgres') {
+      const loops = await subqueryLoops(pages[0]);
+      assert.ok(loops.length > 0, `${url}: the tags' subquery is in the plan`);
+      for (const n of loops) assert.ok(n <= 50, `${url}: the tags' subquery ran ${n} times for a page of 50\n${pages[0].sql}`);
+    }
+  }
+});
+
+test(`a page by number and the same list walked by cursor give the same rows in the same order (${DIALECT})`, async () => {
+  for (const list of ['/contacts?pageSize=50&ownerId=own1', '/deals?pageSize=50&sortKey=updatedAt&sortOrder=asc', '/companies?pageSize=50&sortKey=name']) {
+    const byCursor: string[] = [];
+    let cursor: string | null = null;
+    for (let k = 0; k < 4; k++) {
+      const res = await tenant.api.get(`${list}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      byCursor.push(...res.body.data.map((r: { id: string }) => r.id));
+      cursor = res.body.pagination.nextCursor;
+    }
+    const byPage: string[] = [];
+    for (let page = 1; page <= 4; page++) byPage.push(...(await tenant.api.get(`${list}&page=${page}`)).body.data.map((r: { id: string }) => r.id));
+    assert.equal(byPage.length, 200, list);
+    assert.deepEqual(byPage, byCursor, list);
+  }
 });

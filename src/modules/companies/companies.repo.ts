@@ -7,7 +7,7 @@ import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
-import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
+import { liveTaggedByIds, tagIdsColumn, tagIdsPerRow } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
@@ -111,7 +111,7 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
       return eb.or(any);
     });
   }
-  // A page's tags come with its rows, from the same read (one statement, on the read pool, one snapshot).
-  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS)).select(tagIdsColumn('company', 'companies').as('tag_ids'));
-  return { base: q, select };
+  // A page's tags come with its rows, from the same read (one statement, one snapshot).
+  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  return { base: q, select, perRow: tagIdsPerRow('company', 'companies') };
 }

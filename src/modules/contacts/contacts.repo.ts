@@ -6,7 +6,7 @@ import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { prepared } from '../../db/prepared.js';
-import { liveTaggedByIds, parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
+import { liveTaggedByIds, parseTagIds, tagIdsColumn, tagIdsOf, tagIdsPerRow } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import type { SortTable } from '../shared/listing.js';
 
@@ -137,7 +137,7 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
       ]),
     );
   }
-  // A page's tags come with its rows, from the same read (one statement, on the read pool, one snapshot).
-  const select = (qb: typeof base) => (q.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS)).select(tagIdsColumn('contact', 'contacts').as('tag_ids'));
-  return { base, select };
+  // A page's tags come with its rows, from the same read (one statement, one snapshot).
+  const select = (qb: typeof base) => (q.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  return { base, select, perRow: tagIdsPerRow('contact', 'contacts') };
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
+import { liveTaggedByIds, tagIdsColumn, tagIdsPerRow } from '../shared/record-tags.js';
 import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
@@ -108,9 +108,9 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
   // The title, folded (db/search-text.ts).
   if (f.search) q = q.where(searchMatches('search_text', f.search));
-  // A page's tags come with its rows, from the same read (one statement, on the read pool, one snapshot).
-  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS)).select(tagIdsColumn('deal', 'deals').as('tag_ids'));
-  return { base: q, select };
+  // A page's tags come with its rows, from the same read (one statement, one snapshot).
+  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  return { base: q, select, perRow: tagIdsPerRow('deal', 'deals') };
 }
 
 export interface ContactDealRow {

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { inIdSet, preparedByIdSet, selectInChunks } from '../../db/batch.js';
 import type { Db } from '../../db/index.js';
 
@@ -35,6 +35,11 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
  */
 export function tagIdsColumn(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
   return sql<string | null>`(select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)})`;
+}
+
+/** A page's tags as `tag_ids` (tagIdsColumn), computed per row of the page (listing.ts ListingQuery.perRow). */
+export function tagIdsPerRow(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
+  return { table, select: <Q extends SelectQueryBuilder<any, any, any>>(qb: Q) => qb.select(tagIdsColumn(objectType, table).as('tag_ids')) };
 }
 
 /**
