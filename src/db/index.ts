@@ -671,6 +671,11 @@ export async function oncePerTransaction(db: Db, fact: string, write: () => Prom
 export interface DeferredWrites<T> {
   /** Writes every item the transaction queued, in the order queued; runs once, just before the commit. */
   flush(tx: Tx, items: T[]): Promise<void>;
+  /**
+   * Written after every other kind, as the last statements before the commit: for a write that locks a
+   * row every writer of a tenant updates (modules/shared/changes.ts), so the lock is held the shortest time.
+   */
+  last?: boolean;
 }
 
 const deferred = new WeakMap<Db, { kind: DeferredWrites<any>; item: unknown }[]>();
@@ -689,7 +694,10 @@ export async function deferWrite<T>(db: Db, kind: DeferredWrites<T>, item: T): P
   queue.push({ kind, item });
 }
 
-/** Makes the deferred writes of a transaction about to commit, grouped by kind in the order first queued. */
+/**
+ * Makes the deferred writes of a transaction about to commit, grouped by kind in the order first queued,
+ * the kinds marked `last` after the others.
+ */
 export async function flushDeferred(tx: Tx): Promise<void> {
   const queue = deferred.get(tx);
   if (!queue?.length) return;
@@ -700,7 +708,8 @@ export async function flushDeferred(tx: Tx): Promise<void> {
     if (items) items.push(item);
     else byKind.set(kind, [item]);
   }
-  for (const [kind, items] of byKind) await kind.flush(tx, items);
+  for (const [kind, items] of byKind) if (!kind.last) await kind.flush(tx, items);
+  for (const [kind, items] of byKind) if (kind.last) await kind.flush(tx, items);
 }
 
 /** What a savepoint must restore in this module's per-transaction state when it is rolled back to. */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import { deferWrite, type Db, type DeferredWrites } from '../db/index.js';
-import { lockEventLogs } from '../db/event-log.js';
+import { insertLoggedEvent, lockEventLogs, type LoggedEvent } from '../db/event-log.js';
 import { prepared } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -48,14 +48,6 @@ const activeWebhooks = prepared((tx: Db, tenantId: string, active: number) =>
   tx.selectFrom('webhooks').select(['id', 'events']).where('tenant_id', '=', tenantId).where('is_active', '=', active),
 );
 
-interface PendingEvent {
-  tenantId: string;
-  id: string;
-  type: string;
-  payload: string;
-  createdAt: string;
-}
-
 /** Rows per INSERT: well under every driver's limit on bound parameters. */
 const CHUNK = 200;
 
@@ -64,7 +56,7 @@ const CHUNK = 200;
  * the lock of each tenant's log (db/event-log.ts): so the log's order is the commit order of the
  * transactions, and the lock is held for these few statements and the commit only.
  */
-const eventWrites: DeferredWrites<PendingEvent> = {
+const eventWrites: DeferredWrites<LoggedEvent> = {
   async flush(tx, events) {
     const tenants = [...new Set(events.map((e) => e.tenantId))].sort();
     // Read before the lock, so that the lock is held as briefly as possible.
@@ -73,11 +65,16 @@ const eventWrites: DeferredWrites<PendingEvent> = {
       const rows = await activeWebhooks(tx, tenantId, 1);
       hooks.set(tenantId, rows.map((h) => ({ id: h.id, events: new Set(parseJson<string[]>(h.events, [])) })));
     }
-    await lockEventLogs(tx, tenants);
-    if (events.length === 1) {
+    // PostgreSQL, one event: its lock, insert and NOTIFY in one statement (event-log.ts insertLoggedEvent).
+    const signalled = events.length === 1 && isPostgres(tx);
+    if (signalled) {
+      await insertLoggedEvent(tx, events[0]);
+    } else if (events.length === 1) {
       const [e] = events;
+      await lockEventLogs(tx, tenants);
       await insertEvent(tx, e.tenantId, e.id, e.type, e.payload, e.createdAt);
     } else {
+      await lockEventLogs(tx, tenants);
       for (let i = 0; i < events.length; i += CHUNK) {
         const rows = events.slice(i, i + CHUNK).map((e) => ({ tenant_id: e.tenantId, id: e.id, type: e.type, payload: e.payload, created_at: e.createdAt }));
         await tx.insertInto('events').values(rows).execute();
@@ -110,7 +107,7 @@ const eventWrites: DeferredWrites<PendingEvent> = {
     for (let i = 0; i < deliveries.length; i += CHUNK) {
       await tx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
     }
-    for (const tenantId of tenants) await signalEvents(tx, tenantId);
+    if (!signalled) for (const tenantId of tenants) await signalEvents(tx, tenantId);
     if (deliveries.length) await queueDeliveryWakeup(tx);
   },
 };

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { markChanged } from '../../src/modules/shared/changes.js';
+import { withTx } from '../../src/db/index.js';
 import { newTenant, recordStatements, testApp } from '../helpers/app.js';
 
 // List totals are cached against the tenant's change version (src/db/count-cache.ts): every write must
@@ -40,8 +41,9 @@ test('a write made outside this process (another server sharing the database) in
   await api.post('/contacts', { firstName: 'A' });
   await api.post('/contacts', { firstName: 'B' });
   assert.equal((await api.get('/contacts?pageSize=1')).body.pagination.total, 2);
-  // What another process's create does inside its transaction: the row and the version bump.
-  await t.database.db.transaction().execute(async (tx) => {
+  // What another process's create does inside its transaction: the row and the version bump (made as the
+  // transaction's last statement, by withTx's commit).
+  await withTx(t.database.db, async (tx) => {
     const now = new Date().toISOString();
     await tx.insertInto('contacts').values({ tenant_id: tenantId, id: 'con_elsewhere', first_name: 'C', last_name: null, email: null, phone: null, company_id: null, owner_id: null, score: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null }).execute();
     await markChanged(tx, tenantId, 'contact');
