@@ -145,26 +145,39 @@ export const MAX_BODY_DEPTH = 64;
  * recursive walk is a stack overflow (a 500) on a 10 KB body nested 5,000 deep.
  */
 function checkBody(root: unknown, nul: boolean): { field: string; message: string } | null {
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value: root, path: '', depth: 0 }];
+  // A node's path is built only for the one named: a search's filter of 8,000 values built 8,000 paths
+  // (`filters.conditions[1].value[417]`) on every request otherwise.
+  type Node = { value: unknown; parent: Node | null; key: string | number; depth: number };
+  const pathOf = (n: Node): string => {
+    const keys: (string | number)[] = [];
+    for (let x: Node | null = n; x && x.parent; x = x.parent) keys.push(x.key);
+    return keys.reverse().reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : p ? `${p}.${k}` : k), '') || '(body)';
+  };
+  const stack: Node[] = [{ value: root, parent: null, key: '', depth: 0 }];
   while (stack.length > 0) {
-    const { value, path, depth } = stack.pop()!;
+    const node = stack.pop()!;
+    const { value, depth } = node;
     if (typeof value === 'string') {
-      if (nul && value.includes('\u0000')) return { field: path || '(body)', message: 'must not contain NUL characters' };
+      if (nul && value.includes('\u0000')) return { field: pathOf(node), message: 'must not contain NUL characters' };
       continue;
     }
     if (!value || typeof value !== 'object') continue;
-    if (depth >= MAX_BODY_DEPTH) return { field: path || '(body)', message: `is nested too deeply (at most ${MAX_BODY_DEPTH} levels)` };
+    if (depth >= MAX_BODY_DEPTH) return { field: pathOf(node), message: `is nested too deeply (at most ${MAX_BODY_DEPTH} levels)` };
     // Children are pushed in reverse so the first offending field in document order is the one named.
+    // Without a NUL in the body only objects and arrays can offend (by depth): other values are not pushed.
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
+      for (let i = value.length - 1; i >= 0; i--) {
+        const v: unknown = value[i];
+        if (nul || (v !== null && typeof v === 'object')) stack.push({ value: v, parent: node, key: i, depth: depth + 1 });
+      }
       continue;
     }
     const entries = Object.entries(value);
     for (let i = entries.length - 1; i >= 0; i--) {
       const [k, v] = entries[i];
-      const p = path ? `${path}.${k}` : k;
-      if (nul && k.includes('\u0000')) return { field: p, message: 'must not contain NUL characters' };
-      stack.push({ value: v, path: p, depth: depth + 1 });
+      const child: Node = { value: v, parent: node, key: k, depth: depth + 1 };
+      if (nul && k.includes('\u0000')) return { field: pathOf(child), message: 'must not contain NUL characters' };
+      if (nul || (v !== null && typeof v === 'object')) stack.push(child);
     }
   }
   return null;

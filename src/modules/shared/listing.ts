@@ -391,7 +391,11 @@ function decodeCursor(config: Config, binding: string, cursor: string): Position
 export function stableJson(v: unknown): string {
   if (v === undefined) return 'null';
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return '[' + v.map(stableJson).join(',') + ']';
+  if (Array.isArray(v)) {
+    // A list of plain values (a filter's 1,000 tag ids) has no keys to sort: JSON.stringify writes it as is.
+    if (v.every((x) => x === null || (typeof x !== 'object' && x !== undefined))) return JSON.stringify(v);
+    return '[' + v.map(stableJson).join(',') + ']';
+  }
   const entries = Object.entries(v as Record<string, unknown>)
     .filter(([, x]) => x !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
