@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { createDatabase, type Database } from './db/index.js';
 import { authPlugin } from './plugins/auth.js';
+import { bodySharePlugin } from './plugins/body-share.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
 import { loggerOptions, requestLogger } from './plugins/logging.js';
@@ -124,6 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(metricsPlugin);
   await app.register(openapiPlugin, { webhooks: WEBHOOK_DOCS });
   await app.register(authPlugin, { db: database.db, store });
+  await app.register(bodySharePlugin, { maxQueued: config.queryQueuePerTenant, timeoutMs: config.queryTimeoutMs });
   await app.register(idempotencyPlugin, {
     database,
     ttlHours: config.idempotencyTtlHours,

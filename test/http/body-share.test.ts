@@ -1,0 +1,163 @@
+// DESIGN §4: one tenant's large request bodies cannot crowd another tenant off the event loop
+// (plugins/body-share.ts). Each process lets a tenant have at most BUDGET_BYTES of large bodies in
+// process at once; a larger body runs alone; the rest of that tenant's large bodies wait, in order, with a
+// queue cap (429) and a deadline (503); other tenants, and ordinary bodies, never wait.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { BodyShare, BUDGET_BYTES, LARGE_BYTES } from '../../src/plugins/body-share.js';
+import { newTenant, testApp, type Tenant } from '../helpers/app.js';
+
+const settled = () => new Promise((r) => setImmediate(r));
+
+test('the share: a tenant passes its budget only alone; others never wait; order, queue cap and deadline', async () => {
+  const s = new BodyShare(100, 2, 200);
+  const a1 = await s.acquire('A', 60);
+  let a2: (() => void) | undefined;
+  const a2p = s.acquire('A', 60).then((r) => (a2 = r));
+  const b1 = await s.acquire('B', 60); // another tenant: at once
+  await settled();
+  assert.equal(a2, undefined, 'A past its budget waits');
+  assert.deepEqual(s.state('A'), { bytes: 60, running: 1, waiting: 1 });
+  // A third of A's waits too, and a fourth is refused (two may wait).
+  let a3: (() => void) | undefined;
+  const a3p = s.acquire('A', 10).then((r) => (a3 = r));
+  await assert.rejects(s.acquire('A', 10), (e: any) => e.statusCode === 429 && e.code === 'too_many_concurrent_queries');
+  a1();
+  await a2p;
+  await settled();
+  // In order: the 10 bytes fit beside the 60 only now that the first 60 are back.
+  assert.ok(a2);
+  await a3p;
+  assert.ok(a3);
+  assert.deepEqual(s.state('A'), { bytes: 70, running: 2, waiting: 0 });
+  a2!();
+  a2!(); // handing back twice counts once
+  a3!();
+  b1();
+  assert.deepEqual(s.state('A'), { bytes: 0, running: 0, waiting: 0 });
+
+  // A body larger than the budget runs alone, and what comes after it waits, even small.
+  const big = await s.acquire('A', 500);
+  let small: (() => void) | undefined;
+  const smallP = s.acquire('A', 5).then((r) => (small = r));
+  await settled();
+  assert.equal(small, undefined);
+  big();
+  (await smallP)();
+  // Past the deadline: 503 query_timeout, and the wait is forgotten.
+  const hold = await s.acquire('A', 90);
+  await assert.rejects(s.acquire('A', 90), (e: any) => e.statusCode === 503 && e.code === 'query_timeout' && e.headers?.['retry-after'] === '1');
+  assert.deepEqual(s.state('A'), { bytes: 90, running: 1, waiting: 0 });
+  hold();
+});
+
+const t = await testApp({ QUERY_QUEUE_PER_TENANT: '16' });
+
+/** A search whose body is `kib` KiB: e-mail conditions of up to 1,000 values that match nothing. */
+function largeSearch(kib: number) {
+  const values = Array.from({ length: Math.ceil((kib * 1024) / 32) }, (_, i) => `nobody-${String(i).padStart(6, '0')}@example.invalid`);
+  const conditions = [];
+  for (let i = 0; i < values.length; i += 1000) conditions.push({ field: 'email', operator: 'in', value: values.slice(i, i + 1000) });
+  const body = { filters: { operator: 'OR', conditions }, pageSize: 10 };
+  assert.ok(JSON.stringify(body).length >= kib * 1024 * 0.95, 'the body has the size asked');
+  return body;
+}
+
+/** Holds every read-pool statement of `tenantId` until the function returned is called. */
+function holdReads(tenantId: string): { held: () => number; release: () => void } {
+  const pool = t.database.readPool;
+  assert.ok(pool, 'a read pool');
+  const run = pool.run;
+  let held = 0;
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  pool.run = (tid, ...rest) => {
+    if (tid !== tenantId) return run.call(pool, tid, ...rest);
+    held++;
+    return gate.then(() => run.call(pool, tid, ...rest));
+  };
+  return {
+    held: () => held,
+    release: () => {
+      pool.run = run;
+      open();
+    },
+  };
+}
+
+async function until(cond: () => boolean) {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(cond(), 'reached');
+}
+
+test('one tenant sending large searches at once has one in process; another tenant is answered meanwhile', async () => {
+  const [a, b]: Tenant[] = [await newTenant(t), await newTenant(t)];
+  await b.api.post('/contacts', { firstName: 'Bia', email: 'bia@b.test' });
+  const body = largeSearch(100); // > BUDGET_BYTES: runs alone
+  assert.ok(JSON.stringify(body).length > BUDGET_BYTES);
+  const hold = holdReads(b.tenantId);
+  try {
+    const bs = [1, 2, 3].map(() => b.api.post('/contacts/search', body));
+    await until(() => hold.held() >= 1);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(hold.held(), 1, "one of B's searches reached its statement");
+    assert.deepEqual(t.app.bodyShare.state(b.tenantId), { bytes: JSON.stringify(body).length, running: 1, waiting: 2 });
+    // A's search of the same size, and A's ordinary writes, while B's wait.
+    const ra = await a.api.post('/contacts/search', body);
+    assert.equal(ra.status, 200);
+    assert.equal((await a.api.post('/contacts', { firstName: 'Ana' })).status, 201);
+    // B's own ordinary bodies do not wait behind its large ones either.
+    assert.equal((await b.api.post('/contacts', { firstName: 'Bob' })).status, 201);
+    assert.equal(t.app.bodyShare.state(b.tenantId).waiting, 2);
+    hold.release();
+    for (const r of await Promise.all(bs)) assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300));
+  } finally {
+    hold.release();
+  }
+  assert.deepEqual(t.app.bodyShare.state(b.tenantId), { bytes: 0, running: 0, waiting: 0 }, 'every share handed back');
+});
+
+test('large bodies of one tenant run side by side up to the budget (20 KiB each: three at once)', async () => {
+  const b = await newTenant(t);
+  const body = largeSearch(20);
+  const size = JSON.stringify(body).length;
+  assert.ok(size >= LARGE_BYTES && 3 * size <= BUDGET_BYTES && 4 * size > BUDGET_BYTES, String(size));
+  const hold = holdReads(b.tenantId);
+  try {
+    const bs = [1, 2, 3, 4].map(() => b.api.post('/contacts/search', body));
+    await until(() => hold.held() >= 3);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(hold.held(), 3);
+    assert.deepEqual(t.app.bodyShare.state(b.tenantId), { bytes: 3 * size, running: 3, waiting: 1 });
+    hold.release();
+    for (const r of await Promise.all(bs)) assert.equal(r.status, 200);
+  } finally {
+    hold.release();
+  }
+});
+
+test('a client that goes away hands its share back', async () => {
+  const b = await newTenant(t);
+  const body = largeSearch(100);
+  const hold = holdReads(b.tenantId);
+  const controller = new AbortController();
+  const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const gone = fetch(`${address}/api/v1/contacts/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': b.apiKeys.full },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    }).catch(() => 'aborted');
+    await until(() => hold.held() >= 1);
+    assert.equal(t.app.bodyShare.state(b.tenantId).running, 1);
+    controller.abort();
+    assert.equal(await gone, 'aborted');
+    await until(() => t.app.bodyShare.state(b.tenantId).running === 0);
+    hold.release();
+    // The next one is not kept waiting by the one that went away.
+    assert.equal((await b.api.post('/contacts/search', body)).status, 200);
+  } finally {
+    hold.release();
+  }
+});
