@@ -2749,7 +2749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2891,7 +2891,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2991,7 +2991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3066,7 +3066,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3196,7 +3196,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3273,7 +3273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3441,7 +3441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3559,7 +3559,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3643,7 +3643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3793,7 +3793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3910,7 +3910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4050,7 +4050,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4136,7 +4136,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4254,7 +4254,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4595,7 +4595,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4843,7 +4843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4918,7 +4918,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5240,7 +5240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5381,7 +5381,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5632,7 +5632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5782,7 +5782,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5857,7 +5857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6090,7 +6090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6181,7 +6181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6407,7 +6407,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6621,7 +6621,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6857,7 +6857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6941,7 +6941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7101,7 +7101,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7189,7 +7189,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7422,7 +7422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7568,7 +7568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7643,7 +7643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7839,7 +7839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7965,7 +7965,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8102,7 +8102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8217,7 +8217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8422,7 +8422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8601,7 +8601,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8734,7 +8734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8809,7 +8809,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8988,7 +8988,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9185,7 +9185,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9370,7 +9370,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9577,7 +9577,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9661,7 +9661,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9821,7 +9821,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9890,7 +9890,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9955,7 +9955,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10154,7 +10154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10282,7 +10282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10357,7 +10357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10532,7 +10532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10689,7 +10689,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10813,7 +10813,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10918,7 +10918,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11077,7 +11077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11215,7 +11215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11330,7 +11330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11545,7 +11545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11678,7 +11678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11753,7 +11753,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11948,7 +11948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12155,7 +12155,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12351,7 +12351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12568,7 +12568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12652,7 +12652,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12812,7 +12812,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12877,7 +12877,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12988,7 +12988,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13065,7 +13065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13130,7 +13130,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13285,7 +13285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13397,7 +13397,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13471,7 +13471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13545,7 +13545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13724,7 +13724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped */
+            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
             503: {
                 headers: {
                     [name: string]: unknown;

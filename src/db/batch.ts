@@ -1,5 +1,5 @@
 import { sql, type Compilable, type RawBuilder, type SqlBool } from 'kysely';
-import { isPostgres } from './dialect.js';
+import { isPostgres, postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
 import type { Db } from './index.js';
 import { prepared } from './prepared.js';
 
@@ -33,17 +33,20 @@ export async function forEachChunk(ids: readonly string[], write: (chunk: string
  * of ids: prepared() builds and compiles it once, PostgreSQL plans it once per session, and no list of
  * ids meets a bound-parameter limit. Build the query with preparedByIdSet, which binds the ids there.
  * SQLite: the ids as a JSON array, read by json_each (the planner probes the column's index once per id,
- * as for `in (?, ?, …)`); PostgreSQL: a `text[]` parameter, `= any(…)`.
+ * as for `in (?, ?, …)`); PostgreSQL: a `text[]` parameter, `= any(…)` (SqlDialect.inSet, which filters'
+ * value lists use too).
  */
 export function inIdSet(db: Db, column: string, ids: unknown): RawBuilder<SqlBool> {
-  return isPostgres(db)
-    ? sql<SqlBool>`(${sql.ref(column)} = any(cast(${ids} as text[])))`
-    : sql<SqlBool>`(${sql.ref(column)} in (select value from json_each(${ids})))`;
+  return dialectOf(db).inSet(sql.ref(column), ids) as RawBuilder<SqlBool>;
 }
 
 /** The value of inIdSet's parameter for `ids` on `db`'s database. */
 export function idSet(db: Db, ids: readonly string[]): unknown {
-  return isPostgres(db) ? ids : JSON.stringify(ids);
+  return dialectOf(db).stringSet(ids);
+}
+
+function dialectOf(db: Db): SqlDialect {
+  return isPostgres(db) ? postgresDialect : sqliteDialect;
 }
 
 /**

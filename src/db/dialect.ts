@@ -21,6 +21,20 @@ export interface SqlDialect {
    * of each element against the set, so its cost per row does not grow with the number of values.
    */
   jsonArrayHasAny(column: string, key: string, values: readonly string[]): RawBuilder<boolean>;
+  /**
+   * `expr` among (`negated`: not among) `values`, a set built once per statement and probed once per row.
+   * PostgreSQL: the strings bound as ONE parameter, so the statement's text and parameters do not grow with
+   * the list and building, compiling and sending a filter of 8,000 values costs the server what one of 8
+   * does (as 8,000 parameters: ~30 % of such a search's CPU); its custom plans fold the bound array into a
+   * constant and hash it (`= ANY` since 14, `<> ALL` since 15), as they did the list of constants. SQLite:
+   * a list of constants (see its NOTE). A NULL `expr` is in no set, and not in one either (SQL's NOT IN):
+   * callers decide what an empty value means.
+   */
+  inStrings(expr: RawBuilder<unknown>, values: readonly string[], negated?: boolean): RawBuilder<boolean>;
+  /** inStrings with the set's parameter given: `set` is stringSet(values), or a prepared() marker standing for it. */
+  inSet(expr: RawBuilder<unknown>, set: unknown, negated?: boolean): RawBuilder<boolean>;
+  /** The one parameter that binds a set of strings for inSet. */
+  stringSet(values: readonly string[]): unknown;
   /** JSON type name under `key`: 'null' | 'text' | 'number' | 'array' | 'true' | 'false'…, or null when absent. */
   jsonHasKey(column: string, key: string): RawBuilder<boolean>;
 }
@@ -42,10 +56,17 @@ export const sqliteDialect: SqlDialect = {
     sql<number | null>`(case when json_type(${sql.ref(column)}, ${quotePath(key)}) in ('integer','real') then json_extract(${sql.ref(column)}, ${quotePath(key)}) end)`,
   jsonArrayContains: (column, key, value) =>
     sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where json_each.value = ${value})`,
-  // NOTE: SQLite builds a constant IN list into an ephemeral index once per statement; OR-ing one
-  // json_each per value instead cost rows × values and overflowed SQLITE_MAX_EXPR_DEPTH (1000) near 1,000 values.
+  // NOTE: SQLite keeps a list of constants, built once into an ephemeral index. The set as one JSON value
+  // (inSet) made the noisy bench's 8,004-value filter 1.7 → 3.4–4.5 s: json_each re-read inside the
+  // correlated subqueries of tags and multi_select. Its statements run in reader processes anyway, where
+  // compiling and sending a long list costs no other tenant the event loop.
+  inStrings: (expr, values, negated) => sql<boolean>`(${expr} ${sql.raw(negated ? 'not in' : 'in')} (${sql.join(values)}))`,
+  inSet: (expr, set, negated) => sql<boolean>`(${expr} ${sql.raw(negated ? 'not in' : 'in')} (select s.value from json_each(${set}) s))`,
+  stringSet: (values) => JSON.stringify(values),
+  // NOTE: OR-ing one json_each per value instead cost rows × values and overflowed SQLITE_MAX_EXPR_DEPTH
+  // (1000) near 1,000 values.
   jsonArrayHasAny: (column, key, values) =>
-    sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where json_each.value in (${sql.join(values)}))`,
+    sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where ${sqliteDialect.inStrings(sql.raw('json_each.value'), values)})`,
   jsonHasKey: (column, key) => sql<boolean>`(json_type(${sql.ref(column)}, ${quotePath(key)}) is not null)`,
 };
 
@@ -56,13 +77,17 @@ export const postgresDialect: SqlDialect = {
     sql<number | null>`(case when jsonb_typeof(${sql.ref(column)}::jsonb -> ${key}) = 'number' then (${sql.ref(column)}::jsonb ->> ${key})::double precision end)`,
   jsonArrayContains: (column, key, value) =>
     sql<boolean>`(coalesce(${sql.ref(column)}::jsonb -> ${key}, '[]'::jsonb) @> jsonb_build_array(${value}::text))`,
-  // NOTE: PostgreSQL (≥ 14) hashes an IN list of constants (node-pg's unnamed statements get custom plans,
-  // so bound values are constants); the set is built once, each element is one probe. Measured on 100k rows
+  // NOTE: PostgreSQL (≥ 14) hashes a constant set (node-pg's unnamed statements get custom plans, so the
+  // bound array is a constant: inStrings); the set is built once, each element is one probe. Measured on 100k rows
   // × 994 values: 0.25 s, against 0.55 s for `?|` (a scan of the array per value) and 85 s for one `@>`
   // per value. The lax jsonpath `[*]` yields nothing for a missing key and never raises on a scalar,
   // where jsonb_array_elements_text would.
+  inStrings: (expr, values, negated) => postgresDialect.inSet(expr, postgresDialect.stringSet(values), negated),
+  inSet: (expr, set, negated) =>
+    negated ? sql<boolean>`(${expr} <> all(cast(${set} as text[])))` : sql<boolean>`(${expr} = any(cast(${set} as text[])))`,
+  stringSet: (values) => values,
   jsonArrayHasAny: (column, key, values) =>
-    sql<boolean>`exists (select 1 from jsonb_path_query(${sql.ref(column)}::jsonb, cast(${quotePath(key) + '[*]'} as jsonpath)) e(v) where (e.v #>> '{}') in (${sql.join(values)}))`,
+    sql<boolean>`exists (select 1 from jsonb_path_query(${sql.ref(column)}::jsonb, cast(${quotePath(key) + '[*]'} as jsonpath)) e(v) where ${postgresDialect.inStrings(sql.raw(`(e.v #>> '{}')`), values)})`,
   jsonHasKey: (column, key) => sql<boolean>`(${sql.ref(column)}::jsonb ? ${key})`,
 };
 

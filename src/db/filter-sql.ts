@@ -98,11 +98,13 @@ function compare(dialect: SqlDialect, expr: RawBuilder<unknown>, operator: Filte
       return sql<SqlBool>`(${expr} is null or ${expr} <> ${value})`;
     case 'contains':
       return (folded ? foldedContains(folded, value as string) : containsInsensitive(dialect, expr, value as string)) as RawBuilder<SqlBool>;
-    // A list of bound constants: SQLite probes an ephemeral index built once, PostgreSQL a hashed
-    // ScalarArrayOp (`= ANY` since 14, `<> ALL` since 15).
+    // A set built once and probed once per row (SqlDialect.inStrings); a list of numbers is short and
+    // stays a list of constants, which both databases treat the same way.
     case 'in':
+      if (allStrings(value)) return dialect.inStrings(expr, value) as RawBuilder<SqlBool>;
       return sql<SqlBool>`(${expr} in (${sql.join(value as unknown[])}))`;
     case 'notIn':
+      if (allStrings(value)) return sql<SqlBool>`(${expr} is null or ${dialect.inStrings(expr, value, true)})`;
       return sql<SqlBool>`(${expr} is null or ${expr} not in (${sql.join(value as unknown[])}))`;
     case 'exists':
       return sql<SqlBool>`(${expr} is not null)`;
@@ -119,7 +121,7 @@ function compileTags(operator: FilterOperator, value: unknown, c: Compiler): Raw
   const id = sql.ref(`${c.table}.id`);
   const only =
     operator === 'contains' ? sql` and ft.tag_id = ${value as string}`
-    : operator === 'in' || operator === 'notIn' ? sql` and ft.tag_id in (${sql.join(value as string[])})`
+    : operator === 'in' || operator === 'notIn' ? sql` and ${c.dialect.inStrings(sql.raw('ft.tag_id'), value as string[])}`
     : sql``;
   const tagged = sql`select ft.object_id from record_tags ft where ft.tenant_id = ${c.tenantId} and ft.object_type = ${c.objectType}${only}`;
   if (operator !== 'notIn' && operator !== 'notExists') return sql<SqlBool>`(${id} in (${tagged}))`;
@@ -135,6 +137,10 @@ function compileTags(operator: FilterOperator, value: unknown, c: Compiler): Raw
   // `not in (subquery)` is a LIST SUBQUERY built once; object_id is NOT NULL (part of the primary key), so
   // the NULL trap of NOT IN cannot occur.
   return sql<SqlBool>`(${id} not in (${tagged}))`;
+}
+
+function allStrings(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string');
 }
 
 function compileMulti(key: string, operator: FilterOperator, value: unknown, c: Compiler): RawBuilder<SqlBool> {

@@ -26,7 +26,9 @@ Queries whose cost depends on the data (list pages, search, filters, totals) hav
 stopped and the call answers **503 \`query_timeout\`** with \`Retry-After: 1\`; narrow the filter or the page. A query
 whose client disconnects is stopped too. So that no tenant can slow another, one tenant runs at most half of the
 server's read connections at once; a tenant with more than \`QUERY_QUEUE_PER_TENANT\` (200) queries waiting gets
-**429 \`too_many_concurrent_queries\`** with \`Retry-After: 1\`.
+**429 \`too_many_concurrent_queries\`** with \`Retry-After: 1\`. Likewise a tenant's request bodies of 16 KiB or more
+share 64 KiB per server process (a larger one runs alone): the next ones wait their turn before they are read, with
+the same bound on waiting requests (429) and \`QUERY_TIMEOUT_MS\` on the wait (503 \`query_timeout\`).
 
 Every \`POST\` that changes data accepts an \`Idempotency-Key\` header (1–255 visible ASCII characters) so a retry
 never applies a change twice: the first request runs and its status and body are stored, in the transaction of its
@@ -69,7 +71,7 @@ export const openapiPlugin = fp<OpenApiOptions>(
         403: 'Insufficient scope',
         429: '`rate_limit_exceeded` (the key\'s rate limit), or `too_many_concurrent_queries` (too many of the tenant\'s queries waiting)',
         500: 'Unexpected failure',
-        503: '`query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped',
+        503: '`query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn',
       };
       for (const status of [401, 403, 429, 500, 503]) response[status] ??= { $ref: 'Error#', description: descriptions[status] };
       const scopes = route.config?.scopes ?? [];
