@@ -121,17 +121,27 @@ export const bodySharePlugin = fp<{ maxQueued: number; timeoutMs: number; budget
   async (app, opts) => {
     const share = new BodyShare(opts.budget ?? BUDGET_BYTES, opts.maxQueued, opts.timeoutMs);
     app.decorate('bodyShare', share);
-    app.addHook('preParsing', async (req: FastifyRequest, reply: FastifyReply, payload) => {
+    const gate = (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void => {
       const principal = req.principal;
-      if (!principal) return payload;
       const length = req.headers['content-length'];
       // A body sent in chunks, with no length given, counts as the whole budget: it runs alone.
       const bytes = length !== undefined ? Number(length) : req.headers['transfer-encoding'] !== undefined ? share.budgetBytes : 0;
-      if (!(bytes >= LARGE_BYTES)) return payload;
-      const release = await share.acquire(principal.tenantId, bytes);
-      // 'close' comes once the response is sent, and also when the client goes away first.
-      reply.raw.once('close', release);
-      return payload;
+      if (!principal || !(bytes >= LARGE_BYTES)) return done(null, payload);
+      share.acquire(principal.tenantId, bytes).then(
+        (release) => {
+          // 'close' comes once the response is sent, and also when the client goes away first.
+          reply.raw.once('close', release);
+          done(null, payload);
+        },
+        (err: Error) => done(err),
+      );
+    };
+    // Only on the API's routes that take a body, and synchronous when the body is small: a point read pays
+    // nothing for it.
+    app.addHook('onRoute', (route) => {
+      const methods = [route.method].flat();
+      if (!route.url.startsWith('/api/v1/') || route.config?.public || !methods.some((m) => m === 'POST' || m === 'PATCH' || m === 'PUT')) return;
+      route.preParsing = [...[route.preParsing ?? []].flat(), gate as never];
     });
   },
   { name: 'body-share', dependencies: ['auth'] },
