@@ -1,5 +1,5 @@
 import { sql, type Compilable, type RawBuilder, type SqlBool } from 'kysely';
-import { isPostgres, postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
+import { dialectOf } from './dialect.js';
 import type { Db } from './index.js';
 import { prepared } from './prepared.js';
 
@@ -43,10 +43,6 @@ export function inIdSet(db: Db, column: string, ids: unknown): RawBuilder<SqlBoo
 /** The value of inIdSet's parameter for `ids` on `db`'s database. */
 export function idSet(db: Db, ids: readonly string[]): unknown {
   return dialectOf(db).stringSet(ids);
-}
-
-function dialectOf(db: Db): SqlDialect {
-  return isPostgres(db) ? postgresDialect : sqliteDialect;
 }
 
 /**

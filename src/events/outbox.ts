@@ -69,15 +69,16 @@ const eventWrites: DeferredWrites<LoggedEvent> = {
     const signalled = events.length === 1 && isPostgres(tx);
     if (signalled) {
       await insertLoggedEvent(tx, events[0]);
-    } else if (events.length === 1) {
-      const [e] = events;
-      await lockEventLogs(tx, tenants);
-      await insertEvent(tx, e.tenantId, e.id, e.type, e.payload, e.createdAt);
     } else {
       await lockEventLogs(tx, tenants);
-      for (let i = 0; i < events.length; i += CHUNK) {
-        const rows = events.slice(i, i + CHUNK).map((e) => ({ tenant_id: e.tenantId, id: e.id, type: e.type, payload: e.payload, created_at: e.createdAt }));
-        await tx.insertInto('events').values(rows).execute();
+      if (events.length === 1) {
+        const [e] = events;
+        await insertEvent(tx, e.tenantId, e.id, e.type, e.payload, e.createdAt);
+      } else {
+        for (let i = 0; i < events.length; i += CHUNK) {
+          const rows = events.slice(i, i + CHUNK).map((e) => ({ tenant_id: e.tenantId, id: e.id, type: e.type, payload: e.payload, created_at: e.createdAt }));
+          await tx.insertInto('events').values(rows).execute();
+        }
       }
     }
     // One delivery per active webhook of the tenant subscribed to the event at this moment.

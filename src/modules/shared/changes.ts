@@ -27,8 +27,9 @@ const changeMarks: DeferredWrites<{ tenantId: string; objectType: ChangedType }>
     const now = nowIso();
     // In one order in every transaction: two writers of several types cannot deadlock on these rows.
     const pairs = [...new Map(items.map((i) => [`${i.tenantId}\0${i.objectType}`, i])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const postgres = isPostgres(tx);
     for (const [, { tenantId, objectType }] of pairs) {
-      if (isPostgres(tx)) {
+      if (postgres) {
         await markBoth(tx, tenantId, objectType, now, 1);
       } else {
         await markDirty(tx, tenantId, objectType, now);
