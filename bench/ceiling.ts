@@ -5,16 +5,13 @@
 //
 // The floor (SQLite only, with CEILING_DB_FILE and CEILING_TENANT_ID): the same bare Fastify answering
 // GET /floor/v1/contacts/:id and GET /floor/v1/contacts?page=&pageSize= by running the statements the
-// service runs for them (the columns, the tags' `string_agg`, the index's order) on a read-only connection
-// with the service's page cache, mapping the rows with the service's `toContact`, and serializing with JSON.stringify.
+// service runs for them (each contact one JSON object built by SQLite, its tags included, in the index's order)
+// on a read-only connection with the service's page cache, and sends the text in the page's envelope.
 // No auth, rate limit, validation, Kysely, cursor or logging: what answering from this database costs at
 // the least, in this process model. The gap between it and the ceiling is the database's; the gap between
 // the service and it is the service's own work (bench/RESULTS.md, "The floor").
 import { readFileSync } from 'node:fs';
 import Sqlite from '../src/db/sqlite-driver.mjs';
-import type { ListedContactRow } from '../src/modules/contacts/contacts.repo.js';
-import { toContact } from '../src/modules/contacts/contacts.service.js';
-import { parseTagIds } from '../src/modules/shared/record-tags.js';
 import Fastify from 'fastify';
 
 const body = JSON.parse(readFileSync(process.env.CEILING_BODY_FILE!, 'utf8'));
@@ -28,29 +25,30 @@ const tenantId = process.env.CEILING_TENANT_ID;
 if (dbFile && tenantId) {
   const db = new Sqlite(dbFile, { readonly: true });
   db.pragma('cache_size = -8192'); // the service's writer connection's (src/db/index.ts)
-  const columns = `id, first_name, last_name, email, phone, company_id, owner_id, score, custom_properties, created_at, updated_at,
-    (select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = contacts.tenant_id and rt.object_type = 'contact' and rt.object_id = contacts.id) as tag_ids`;
-  const byId = db.prepare<[string, string], Record<string, any>>(`select ${columns} from contacts where tenant_id = ? and deleted_at is null and id = ?`);
-  const page = db.prepare<[string, number, number], Record<string, any>>(`select ${columns}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit ? offset ?`);
+  // The service's statements (contacts.repo.ts: each contact one JSON object built by SQLite, tags included).
+  const json = `json_object('id', id, 'firstName', first_name, 'lastName', last_name, 'email', email, 'phone', phone, 'companyId', company_id,
+    'ownerId', owner_id, 'tags', json((select json_group_array(v) from (select rt.tag_id as v from record_tags rt where rt.tenant_id = contacts.tenant_id
+    and rt.object_type = 'contact' and rt.object_id = contacts.id order by rt.tag_id))), 'customProperties', json(custom_properties), 'score', score,
+    'createdAt', created_at, 'updatedAt', updated_at)`;
+  const byId = db.prepare<[string, string], string>(`select ${json} from contacts where tenant_id = ? and deleted_at is null and id = ?`).pluck();
+  const page = db
+    .prepare<[string, number, number], [string, string, string]>(`select id, ${json}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit ? offset ?`)
+    .raw();
   const total = (db.prepare('select count(*) n from contacts where tenant_id = ? and deleted_at is null').get(tenantId) as { n: number }).n;
-  // The service's own mapping of a row (with its tag ids) to a contact.
-  const contactOf = (r: Record<string, any>) => toContact(r as ListedContactRow, parseTagIds(r.tag_ids));
   app.get('/floor/v1/contacts/:id', async (req, reply) => {
-    const row = byId.get(tenantId, (req.params as { id: string }).id);
-    if (!row) return reply.code(404).send({ error: 'not found' });
-    return contactOf(row);
+    const text = byId.get(tenantId, (req.params as { id: string }).id);
+    if (text === undefined) return reply.code(404).send({ error: 'not found' });
+    return reply.type('application/json; charset=utf-8').send(text);
   });
-  app.get('/floor/v1/contacts', async (req) => {
+  app.get('/floor/v1/contacts', async (req, reply) => {
     const q = req.query as { page?: string; pageSize?: string };
     const pageNo = Number(q.page ?? 1);
     const pageSize = Number(q.pageSize ?? 50);
     const rows = page.all(tenantId, pageSize, (pageNo - 1) * pageSize);
     const totalPages = Math.ceil(total / pageSize);
-    return {
-      data: rows.map(contactOf),
-      // The service's cursor is an HMAC over the position; the floor sends the first page's, as the ceiling does.
-      pagination: { page: pageNo, pageSize, total, totalPages, hasNext: pageNo < totalPages, hasPrev: pageNo > 1, nextCursor: list.pagination?.nextCursor ?? null },
-    };
+    // The service's cursor is an HMAC over the position; the floor sends the first page's, as the ceiling does.
+    const pagination = { page: pageNo, pageSize, total, totalPages, hasNext: pageNo < totalPages, hasPrev: pageNo > 1, nextCursor: list.pagination?.nextCursor ?? null };
+    return reply.type('application/json; charset=utf-8').send(`{"data":[${rows.map((r) => r[1]).join(',')}],"pagination":${JSON.stringify(pagination)}}`);
   });
 }
 

@@ -37,6 +37,19 @@ export interface SqlDialect {
   stringSet(values: readonly string[]): unknown;
   /** JSON type name under `key`: 'null' | 'text' | 'number' | 'array' | 'true' | 'false'…, or null when absent. */
   jsonHasKey(column: string, key: string): RawBuilder<boolean>;
+  /**
+   * One JSON object as text, built by the database from `[key, value]` pairs in this order: a record as the
+   * API answers it (see http/replies.ts sendJsonText). Text values become JSON strings, numbers JSON numbers, NULL null;
+   * a value made by `storedJson` or `jsonArrayOf` is embedded as JSON.
+   */
+  jsonObject(entries: readonly (readonly [key: string, value: Expression<unknown> | RawBuilder<unknown>])[]): RawBuilder<string>;
+  /** A text column holding JSON (custom properties), as a JSON value to embed in jsonObject. */
+  storedJson(column: string): RawBuilder<unknown>;
+  /**
+   * The JSON array of the column `value` over the rows of `from` (`from … where …`), sorted by it (code point
+   * order), `[]` for none: a scalar subquery whose value is embedded as JSON by jsonObject.
+   */
+  jsonArrayOf(value: string, from: RawBuilder<unknown>): RawBuilder<unknown>;
 }
 
 /** True when `db` (a Kysely instance or one of its transactions) runs on PostgreSQL. */
@@ -73,6 +86,14 @@ export const sqliteDialect: SqlDialect = {
   jsonArrayHasAny: (column, key, values) =>
     sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where ${sqliteDialect.inStrings(sql.raw('json_each.value'), values)})`,
   jsonHasKey: (column, key) => sql<boolean>`(json_type(${sql.ref(column)}, ${quotePath(key)}) is not null)`,
+  // SQLite (3.38+) writes a REAL with the fewest digits that read back the same value (0.30000000000000004,
+  // 82.0): JSON.parse gives the number JSON.stringify would have written.
+  jsonObject: (entries) => sql<string>`json_object(${sql.join(entries.map(([k, v]) => sql`${sql.lit(k)}, ${v}`))})`,
+  storedJson: (column) => sql`json(${sql.ref(column)})`,
+  // The order from a subquery, which an index on the column's prefix answers with no sort (an ORDER BY inside
+  // json_group_array sorts in a temporary b-tree always); json() keeps the array a JSON value through the
+  // scalar subquery, which json_object would otherwise quote as text.
+  jsonArrayOf: (value, from) => sql`json((select json_group_array(v) from (select ${sql.ref(value)} as v ${from} order by ${sql.ref(value)})))`,
 };
 
 export const postgresDialect: SqlDialect = {
@@ -94,6 +115,11 @@ export const postgresDialect: SqlDialect = {
   jsonArrayHasAny: (column, key, values) =>
     sql<boolean>`exists (select 1 from jsonb_path_query(${sql.ref(column)}::jsonb, cast(${quotePath(key) + '[*]'} as jsonpath)) e(v) where ${postgresDialect.inStrings(sql.raw(`(e.v #>> '{}')`), values)})`,
   jsonHasKey: (column, key) => sql<boolean>`(${sql.ref(column)}::jsonb ? ${key})`,
+  // json, not jsonb: json_build_object keeps the keys in the order given (jsonb sorts them). float8 is written
+  // with the fewest digits that read back the same value (extra_float_digits ≥ 1, the default since 12).
+  jsonObject: (entries) => sql<string>`json_build_object(${sql.join(entries.map(([k, v]) => sql`${sql.lit(k)}::text, ${v}`))})::text`,
+  storedJson: (column) => sql`${sql.ref(column)}::json`,
+  jsonArrayOf: (value, from) => sql`(select coalesce(json_agg(${sql.ref(value)} order by ${sql.ref(value)} collate "C"), '[]'::json) ${from})`,
 };
 
 /** `%needle%` for LIKE … ESCAPE with a backslash: the needle's own `%`, `_` and backslashes match themselves. */

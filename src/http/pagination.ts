@@ -1,10 +1,16 @@
 import { errors } from '../errors.js';
+import type { JsonText } from './replies.js';
 import type { PaginationT } from './schemas.js';
 
 /** The envelope of spec 2.12 / B.4 with C.1's `nextCursor`; pages are built by modules/shared/listing.ts. */
 export interface Page<T> {
   data: T[];
   pagination: PaginationT;
+}
+
+/** A page whose records are JSON text made by the database (replies.ts sendJsonText): the envelope of Page. */
+export function jsonPage<T>(records: readonly JsonText<T>[], pagination: PaginationT): JsonText<Page<T>> {
+  return `{"data":[${records.join(',')}],"pagination":${JSON.stringify(pagination)}}` as JsonText<Page<T>>;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;

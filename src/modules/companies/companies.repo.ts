@@ -1,18 +1,50 @@
-import type { Expression, SqlBool } from 'kysely';
+import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { containsExactly, searchMatches } from '../../db/dialect.js';
+import { containsExactly, dialectOf, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import type { SortTable } from '../shared/listing.js';
-import { liveTaggedByIds, tagIdsColumn, tagIdsPerRow } from '../shared/record-tags.js';
+import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
+import { recordJson, type JsonField } from '../shared/record-json.js';
+import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 /** A row of a page: the company and its tag ids (`tagIdsColumn`). */
 export type ListedCompanyRow = CompanyRow & { tag_ids: string | null };
+
+/** A company as the API answers it (companies.service.ts toCompany), built by the database (record-json.ts). */
+const COMPANY_JSON: readonly JsonField[] = [
+  ['id', 'id'],
+  ['name', 'name'],
+  ['cnpj', 'cnpj'],
+  ['website', 'website'],
+  ['domain', 'domain'],
+  ['phone', 'phone'],
+  ['industry', 'industry'],
+  ['ownerId', 'owner_id'],
+  ['tags', { tags: true }],
+  ['customProperties', { json: 'custom_properties' }],
+  ['createdAt', 'created_at'],
+  ['updatedAt', 'updated_at'],
+];
+const companyJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'companies', 'company', COMPANY_JSON, withDeleted);
+
+const findCompanyJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
+  db
+    .selectFrom('companies')
+    .select(companyJson(dialectOf(db), false).as('json'))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null),
+);
+
+/** A live company as the API answers it, JSON text built by the database (the single read's route). */
+export async function findCompanyJson(db: Db, tenantId: string, id: string): Promise<string | undefined> {
+  return (await findCompanyJsonQuery(db, tenantId, id))[0]?.json;
+}
 
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
@@ -111,7 +143,9 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
       return eb.or(any);
     });
   }
-  // A page's tags come with its rows, from the same read (one statement, one snapshot).
+  // A page answers each row as JSON (`json`), its tags included: one statement, one snapshot. `select` is what
+  // PostgreSQL's pages by number build that JSON from (ListingQuery.json).
   const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
-  return { base: q, select, perRow: tagIdsPerRow('company', 'companies') };
+  const json = (qb: SelectQueryBuilder<any, any, any>) => qb.select(companyJson(dialectOf(db), f.includeDeleted === true).as(JSON_COLUMN));
+  return { base: q, select, json: { table: 'companies', select: json } };
 }

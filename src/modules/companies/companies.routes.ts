@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { answer } from '../../http/replies.js';
+import { answer, sendJsonText } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeDomain } from '../../domain/web.js';
@@ -42,12 +42,12 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: CompanyListQuery,
       response: { 200: CompanyPage, ...errorResponses(400) },
     },
-  }, async (req) => service.listCompanies(ctxOf(req), req.query, req.principal.keyId));
+  }, async (req, reply) => sendJsonText(reply, await service.listCompanies(ctxOf(req), req.query, req.principal.keyId)));
 
   app.get('/companies/:id', {
     config: read,
     schema: { operationId: 'getCompany', tags, summary: 'Get a company', params: IdParams, response: { 200: Company, ...errorResponses(404) } },
-  }, async (req) => service.getCompany(ctxOf(req), req.params.id));
+  }, async (req, reply) => sendJsonText(reply, await service.getCompanyJson(ctxOf(req), req.params.id)));
 
   app.post('/companies', {
     config: { ...write, valueRules: service.COMPANY_VALUE_RULES },

@@ -7,8 +7,9 @@ import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { pageSizeOf, type Page } from '../../http/pagination.js';
-import { emptyPage, listPage, walksTimeIndex } from '../shared/listing.js';
+import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
+import type { JsonText } from '../../http/replies.js';
+import { emptyPage, JSON_COLUMN, listPage, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -130,11 +131,18 @@ export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: st
   return repo.companyIdBy(ctx.db, ctx.tenantId, column, value);
 }
 
+/** GET /companies/:id: the company as JSON text built by the database (http/replies.ts sendJsonText). */
+export async function getCompanyJson(ctx: Ctx, id: string): Promise<JsonText<CompanyT>> {
+  const json = hasNul(id) ? undefined : await repo.findCompanyJson(ctx.db, ctx.tenantId, id);
+  if (json === undefined) throw errors.notFound('Company not found');
+  return json as JsonText<CompanyT>;
+}
+
 /** GET /companies (spec 4.4, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<Page<CompanyT>> {
+export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<JsonText<Page<CompanyT>>> {
   const req = { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
-  if (hasNul(q.search) || hasNul(q.ownerId)) return { data: [], pagination: emptyPage(req) };
+  if (hasNul(q.search) || hasNul(q.ownerId)) return jsonPage([], emptyPage(req));
   const search = q.search?.trim() || undefined;
   const cnpjNeedle = search?.replace(/[.\/\-\s]/g, '').toUpperCase();
   const filter: repo.CompanyFilter = {
@@ -145,7 +153,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'createdAt';
-  const { rows, pagination } = await listPage<repo.ListedCompanyRow>(
+  const { rows, pagination } = await listPage<Record<typeof JSON_COLUMN, JsonText<CompanyT>>>(
     ctx,
     {
       query: () => repo.companyListing(ctx.reads.db, ctx.tenantId, filter),
@@ -159,7 +167,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
     },
     req,
   );
-  return { data: rows.map((r) => toCompany(r, parseTagIds(r.tag_ids))), pagination };
+  return jsonPage(rows.map((r) => r[JSON_COLUMN]), pagination);
 }
 
 export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<CompanyT> {

@@ -1,14 +1,15 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { searchMatches } from '../../db/dialect.js';
+import { dialectOf, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { prepared } from '../../db/prepared.js';
-import { liveTaggedByIds, parseTagIds, tagIdsColumn, tagIdsOf, tagIdsPerRow } from '../shared/record-tags.js';
+import { liveTaggedByIds, parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import type { SortTable } from '../shared/listing.js';
+import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
+import { recordJson, type JsonField } from '../shared/record-json.js';
 
 const COLUMNS = [
   'id',
@@ -37,6 +38,23 @@ export const CONTACT_SORT: SortTable<ContactSortKey> = {
   score: { column: 'score', nullable: true },
 };
 
+/** A contact as the API answers it (contacts.service.ts toContact), built by the database (record-json.ts). */
+const CONTACT_JSON: readonly JsonField[] = [
+  ['id', 'id'],
+  ['firstName', 'first_name'],
+  ['lastName', 'last_name'],
+  ['email', 'email'],
+  ['phone', 'phone'],
+  ['companyId', 'company_id'],
+  ['ownerId', 'owner_id'],
+  ['tags', { tags: true }],
+  ['customProperties', { json: 'custom_properties' }],
+  ['score', 'score'],
+  ['createdAt', 'created_at'],
+  ['updatedAt', 'updated_at'],
+];
+const contactJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'contacts', 'contact', CONTACT_JSON, withDeleted);
+
 const live = (db: Db, tenantId: string) =>
   db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
 
@@ -47,6 +65,15 @@ const findContactQuery = prepared((db: Db, tenantId: string, id: string) =>
 /** A live contact and its tag ids, in one statement (the single-read path). */
 export async function findContact(db: Db, tenantId: string, id: string): Promise<ListedContactRow | undefined> {
   return (await findContactQuery(db, tenantId, id))[0];
+}
+
+const findContactJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
+  live(db, tenantId).select(contactJson(dialectOf(db), false).as('json')).where('id', '=', id),
+);
+
+/** A live contact as the API answers it, JSON text built by the database (the single read's route). */
+export async function findContactJson(db: Db, tenantId: string, id: string): Promise<string | undefined> {
+  return (await findContactJsonQuery(db, tenantId, id))[0]?.json;
 }
 
 /** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
@@ -137,7 +164,9 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
       ]),
     );
   }
-  // A page's tags come with its rows, from the same read (one statement, one snapshot).
+  // A page answers each row as JSON (`json`), its tags included: one statement, one snapshot. `select` is what
+  // PostgreSQL's pages by number build that JSON from (ListingQuery.json).
   const select = (qb: typeof base) => (q.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
-  return { base, select, perRow: tagIdsPerRow('contact', 'contacts') };
+  const json = (qb: SelectQueryBuilder<any, any, any>) => qb.select(contactJson(dialectOf(db), q.includeDeleted === true).as(JSON_COLUMN));
+  return { base, select, json: { table: 'contacts', select: json } };
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { answer } from '../../http/replies.js';
+import { answer, sendJsonText } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeEmail } from '../../domain/email.js';
 import { normalizePhone } from '../../domain/phone.js';
@@ -43,7 +43,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: ContactListQuery,
       response: { 200: ContactPage, ...errorResponses(400) },
     },
-  }, async (req) => service.listContacts(ctxOf(req), req.query, req.principal.keyId));
+  }, async (req, reply) => sendJsonText(reply, await service.listContacts(ctxOf(req), req.query, req.principal.keyId)));
 
   app.post('/contacts/search', {
     config: read,
@@ -56,12 +56,12 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: ContactSearchBody,
       response: { 200: ContactPage, ...errorResponses(400) },
     },
-  }, async (req) => service.searchContacts(ctxOf(req), req.body, req.principal.keyId));
+  }, async (req, reply) => sendJsonText(reply, await service.searchContacts(ctxOf(req), req.body, req.principal.keyId)));
 
   app.get('/contacts/:id', {
     config: read,
     schema: { operationId: 'getContact', tags, summary: 'Get a contact', params: IdParams, response: { 200: Contact, ...errorResponses(404) } },
-  }, async (req) => service.getContact(ctxOf(req), req.params.id));
+  }, async (req, reply) => sendJsonText(reply, await service.getContactJson(ctxOf(req), req.params.id)));
 
   app.post('/contacts', {
     config: { ...write, valueRules: service.CONTACT_VALUE_RULES },

@@ -8,8 +8,9 @@ import { normalizePhone } from '../../domain/phone.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { pageSizeOf, type Page } from '../../http/pagination.js';
-import { listPage, walksTimeIndex } from '../shared/listing.js';
+import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
+import type { JsonText } from '../../http/replies.js';
+import { JSON_COLUMN, listPage, walksTimeIndex } from '../shared/listing.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -48,11 +49,18 @@ export function toContact(r: repo.ContactRow, tags: string[]): ContactT {
 // ------------------------------------------------------------------------------------------------
 // Reads
 
-/** A live contact as a single read returns it; 404 when missing or soft-deleted. */
+/** A live contact as the single read answers it; 404 when missing or soft-deleted (writes and events read it so). */
 export async function getContact(ctx: Ctx, id: string): Promise<ContactT> {
   const row = await repo.findContact(ctx.db, ctx.tenantId, id);
   if (!row) throw notFound();
   return toContact(row, parseTagIds(row.tag_ids));
+}
+
+/** GET /contacts/:id: the contact as JSON text built by the database (http/replies.ts sendJsonText). */
+export async function getContactJson(ctx: Ctx, id: string): Promise<JsonText<ContactT>> {
+  const json = await repo.findContactJson(ctx.db, ctx.tenantId, id);
+  if (json === undefined) throw notFound();
+  return json as JsonText<ContactT>;
 }
 
 /** Live contacts by id (missing and deleted ones are simply absent from the map). */
@@ -110,9 +118,9 @@ async function pageOf(
   args: PageArgs,
   filter: repo.ContactFilter,
   bound: { keyId: string; endpoint: string; filters: unknown; compiledOnce: boolean },
-): Promise<Page<ContactT>> {
+): Promise<JsonText<Page<ContactT>>> {
   const sortKey = args.sortKey ?? 'createdAt';
-  const { rows, pagination } = await listPage<repo.ListedContactRow>(
+  const { rows, pagination } = await listPage<Record<typeof JSON_COLUMN, JsonText<ContactT>>>(
     ctx,
     {
       query: () => repo.contactListing(ctx.reads.db, ctx.tenantId, filter),
@@ -123,18 +131,18 @@ async function pageOf(
     },
     { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
   );
-  return { data: rows.map((r) => toContact(r, parseTagIds(r.tag_ids))), pagination };
+  return jsonPage(rows.map((r) => r[JSON_COLUMN]), pagination);
 }
 
 /** GET /contacts (spec 4.1, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<Page<ContactT>> {
+export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<JsonText<Page<ContactT>>> {
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   const filter = { search: q.search, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
   return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts', filters: filter, compiledOnce: true });
 }
 
 /** POST /contacts/search: the filter language (B.4), compiled to SQL. */
-export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<Page<ContactT>> {
+export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<JsonText<Page<ContactT>>> {
   let filter;
   // Property definitions are read only when the filter names a custom property. Their types then shape the
   // SQL, and they can change under the same body: such a search is compiled anew every time.

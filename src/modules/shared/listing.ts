@@ -44,8 +44,24 @@ export interface ListingQuery {
    * tags' subquery for 1,000 rows (2.9 ms against 0.5): there a page by number selects these columns over its
    * rows, in a query around the page's own. SQLite skips the offset's rows before computing any column.
    */
-  perRow?: { table: string; select: (q: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, any> };
+  perRow?: PerRowColumns;
+  /**
+   * The row as the API answers it, one JSON object built by the database (`__json`: SqlDialect.jsonObject over
+   * `table`'s columns, tags included; http/replies.ts sendJsonText). A page then selects it, the sort value and
+   * the id only, in place of `select` and `perRow`; PostgreSQL's pages by number build it over the page's
+   * rows, from `select`'s columns (see perRow).
+   */
+  json?: PerRowColumns;
 }
+
+/** Columns computed per row of a page from `table`'s row (ListingQuery.perRow, .json). */
+interface PerRowColumns {
+  table: string;
+  select: (q: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, any>;
+}
+
+/** The column of a JSON listing's rows (ListingQuery.json) that holds the record. */
+export const JSON_COLUMN = '__json';
 
 export interface ListingSpec {
   /** Builds the list's query; called only when its statements are not compiled already (`compiledOnce`). */
@@ -252,10 +268,13 @@ function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Lis
   const idRef = sql.ref(idColumn);
   const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
 
-  const { perRow } = built;
+  const { json } = built;
+  const perRow = json ?? built.perRow;
+  const idName = idColumn.replace(/^.*\./, '');
   // See ListingQuery.perRow: only a page by number skips rows, and only PostgreSQL computes their columns.
   const around = perRow && mode === 'offset' && dialect.name === 'postgres' ? perRow : undefined;
-  let q = built.select(built.base);
+  // A JSON listing selects the record's JSON and its id (for the cursor); any other, its columns.
+  let q = json && !around ? built.base.select(idRef.as(idName)) : built.select(built.base);
   if (perRow && !around) q = perRow.select(q);
   q = q.select(key.as(SORT_VALUE));
   // Sorted by the unique column itself (the event log's position): one key, so `(key, id) > (v, id)`
@@ -279,7 +298,9 @@ function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Lis
     // per-row columns over those rows only, in the same order (the page's rows come in it: no sort is added).
     const t = around.table;
     const page = q.select(sql.ref(`${t}.tenant_id`).as('tenant_id')).as(t);
-    q = ordered(around.select(ctx.db.selectFrom(page).selectAll(t as never)), sql.ref(`${t}.${SORT_VALUE}`), sql.ref(`${t}.${idColumn}`));
+    const rows = ctx.db.selectFrom(page);
+    const outer = json ? rows.select([sql.ref(`${t}.${idName}`).as(idName), sql.ref(`${t}.${SORT_VALUE}`).as(SORT_VALUE)]) : rows.selectAll(t as never);
+    q = ordered(around.select(outer), sql.ref(`${t}.${SORT_VALUE}`), sql.ref(`${t}.${idName}`));
   }
   const plan = slotted(q.compile(), MARKERS);
   const expected = [0, ...(mode === 'offset' ? [1] : []), ...(mode === 'after' && !byId ? [2] : []), ...(mode.startsWith('after') ? [3] : [])];

@@ -1,6 +1,7 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { inIdSet, preparedByIdSet, selectInChunks } from '../../db/batch.js';
 import type { Db } from '../../db/index.js';
+import type { SqlDialect } from '../../db/dialect.js';
 
 /**
  * The tags carried by contacts, companies and deals (record_tags). Shared by those three resources, so
@@ -35,6 +36,18 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
  */
 export function tagIdsColumn(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
   return sql<string | null>`(select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)})`;
+}
+
+/**
+ * The tag ids of the outer query's record as a sorted JSON array (`[]` when none), to embed in the record's
+ * JSON (http/replies.ts sendJsonText): the `tags` of every read. Sorted by code point, as parseTagIds sorts the ids
+ * (they are ASCII: newId).
+ */
+export function tagIdsJson(dialect: SqlDialect, objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
+  return dialect.jsonArrayOf(
+    'rt.tag_id',
+    sql`from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)}`,
+  );
 }
 
 /** A page's tags as `tag_ids` (tagIdsColumn), computed per row of the page (listing.ts ListingQuery.perRow). */

@@ -1,0 +1,21 @@
+import { sql } from 'kysely';
+import type { SqlDialect } from '../../db/dialect.js';
+import { tagIdsJson, type TaggableType } from './record-tags.js';
+
+/** Where a field of a record's JSON comes from: a column of its table, its tags, or its stored custom properties. */
+export type JsonField = readonly [key: string, source: string | { tags: true } | { json: string }];
+
+/**
+ * A record of `table` as the API answers it, one JSON object built by the database (SqlDialect.jsonObject;
+ * http/replies.ts sendJsonText): `fields` in the order of the resource's mapper (`toContact`…), then
+ * `deletedAt` in listings with includeDeleted (C.1). test/db/json-records.test.ts reads it against the mapper.
+ */
+export function recordJson(dialect: SqlDialect, table: 'contacts' | 'companies' | 'deals', objectType: TaggableType, fields: readonly JsonField[], withDeleted: boolean) {
+  const entries = fields.map(([key, source]) => {
+    if (typeof source === 'string') return [key, sql.ref(`${table}.${source}`)] as const;
+    if ('tags' in source) return [key, tagIdsJson(dialect, objectType, table)] as const;
+    return [key, dialect.storedJson(`${table}.${source.json}`)] as const;
+  });
+  if (withDeleted) entries.push(['deletedAt', sql.ref(`${table}.deleted_at`)] as const);
+  return dialect.jsonObject(entries);
+}

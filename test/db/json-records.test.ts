@@ -1,0 +1,150 @@
+// Contacts and companies are answered as JSON text built by the database (http/replies.ts sendJsonText,
+// modules/shared/record-json.ts): every read through it must parse to what the resource's mapper
+// (toContact, toCompany) makes of the same row, key order included, on both databases. The rows here hold
+// what a mapper treats specially: text needing escapes and outside the BMP, empty values, floats that need 17
+// digits, nested custom properties, tags in no order, and a soft-deleted record (includeDeleted).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { DIALECT, newTenant, testApp } from '../helpers/app.js';
+import type { Ctx } from '../../src/http/context.js';
+import * as contacts from '../../src/modules/contacts/contacts.service.js';
+import * as companies from '../../src/modules/companies/companies.service.js';
+
+const t = await testApp();
+const db = t.database.db;
+const ctxFor = (tenantId: string): Ctx => ({ db, dialect: t.database.dialect, config: t.config, tenantId, userId: null });
+
+const ODD_TEXT = 'Zoë "quoted" \\ back\nslash\t\u0001\u001f </script> ✓ 😀 \u2028';
+const CUSTOM = {
+  prop_num: 1.5,
+  prop_text: 'text "q" é \\',
+  prop_list: [1, 'x', null, true, { a: [] }],
+  prop_deep: { n: { deep: false, e: 1e-7 } },
+  prop_null: null,
+  prop_big: 12345678901234567890,
+  '10': 'an integer-like key',
+};
+const SCORES = [0.1 + 0.2, 82, null, 1e21, 5e-324, -17.25, 100];
+
+/** Reads `path` (a page), checks each record against the mapper's, returns the ids in page order. */
+async function checkPage(api: { get(u: string): Promise<{ status: number; body: any }> }, path: string, mapped: (id: string) => Promise<Record<string, unknown>>) {
+  const r = await api.get(path);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  for (const rec of r.body.data) {
+    const want = await mapped(rec.id);
+    assert.deepStrictEqual(rec, want, `${path}: ${rec.id}`);
+    assert.deepStrictEqual(Object.keys(rec), Object.keys(want), `${path}: key order of ${rec.id}`);
+  }
+  return r.body.data.map((x: { id: string }) => x.id) as string[];
+}
+
+test(`contacts and companies built as JSON by the database read as their mappers make them (${DIALECT})`, async () => {
+  const { api, tenantId } = await newTenant(t);
+  const ctx = ctxFor(tenantId);
+  const contactIds: string[] = [];
+  const companyIds: string[] = [];
+  for (let i = 0; i < SCORES.length; i++) {
+    const co = await api.post('/companies', { name: `Company ${i}` });
+    assert.equal(co.status, 201, JSON.stringify(co.body));
+    companyIds.push(co.body.id);
+    const c = await api.post('/contacts', { firstName: `Person ${i}`, companyId: i % 2 ? co.body.id : null });
+    assert.equal(c.status, 201, JSON.stringify(c.body));
+    contactIds.push(c.body.id);
+  }
+  // Values no request writes as such (the API trims and checks them), written to the rows themselves.
+  for (const [i, id] of contactIds.entries()) {
+    await db
+      .updateTable('contacts')
+      .set({
+        first_name: i === 0 ? ODD_TEXT : `Person ${i}`,
+        last_name: i % 3 === 0 ? null : ODD_TEXT,
+        score: SCORES[i],
+        custom_properties: i % 2 ? JSON.stringify(CUSTOM) : '{}',
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+  for (const [i, id] of companyIds.entries()) {
+    await db
+      .updateTable('companies')
+      .set({ industry: i === 1 ? ODD_TEXT : null, custom_properties: i % 2 ? '{}' : JSON.stringify(CUSTOM) })
+      .where('id', '=', id)
+      .execute();
+  }
+  // Tags out of order, mixed case (code point order: "tag_A" < "tag_a" < "tag_b").
+  for (const [type, id] of [['contact', contactIds[1]], ['company', companyIds[2]], ['contact', contactIds[4]]] as const) {
+    for (const tag of ['tag_b', 'tag_A', 'tag_a']) {
+      await db.insertInto('record_tags').values({ tenant_id: tenantId, object_type: type, object_id: id, tag_id: tag }).execute();
+    }
+  }
+  await api.delete(`/contacts/${contactIds[5]}`);
+  await api.delete(`/companies/${companyIds[5]}`);
+  // The pages' totals are cached against the change version, which the direct writes above did not bump.
+  await db.updateTable('change_versions').set({ version: sql`version + 1` }).where('tenant_id', '=', tenantId).execute();
+
+  const contact = (id: string) => contacts.getContact(ctx, id) as unknown as Promise<Record<string, unknown>>;
+  const company = (id: string) => companies.getCompany(ctx, id) as unknown as Promise<Record<string, unknown>>;
+  for (const id of contactIds.filter((_, i) => i !== 5)) {
+    const r = await api.get(`/contacts/${id}`);
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers['content-type']), /^application\/json; charset=utf-8$/);
+    const want = await contact(id);
+    assert.deepStrictEqual(r.body, want);
+    assert.deepStrictEqual(Object.keys(r.body), Object.keys(want));
+  }
+  for (const id of companyIds.filter((_, i) => i !== 5)) {
+    const r = await api.get(`/companies/${id}`);
+    assert.equal(r.status, 200);
+    const want = await company(id);
+    assert.deepStrictEqual(r.body, want);
+    assert.deepStrictEqual(Object.keys(r.body), Object.keys(want));
+  }
+  assert.deepEqual((await api.get(`/contacts/${contactIds[1]}`)).body.tags, ['tag_A', 'tag_a', 'tag_b']);
+  assert.deepEqual((await api.get(`/contacts/${contactIds[1]}`)).body.customProperties, CUSTOM);
+  assert.equal((await api.get(`/contacts/${contactIds[0]}`)).body.score, 0.1 + 0.2);
+  assert.equal((await api.get(`/contacts/${contactIds[0]}`)).body.firstName, ODD_TEXT);
+  assert.equal((await api.get(`/contacts/${contactIds[5]}`)).status, 404);
+
+  // Pages: the first (walks its index on the main connection), a page by number past the first (PostgreSQL
+  // builds the JSON around the page's rows), by cursor, a filtered list and a search (the read pool).
+  const live = contactIds.filter((_, i) => i !== 5);
+  const all = [
+    ...(await checkPage(api, '/contacts?pageSize=3', contact)),
+    ...(await checkPage(api, '/contacts?pageSize=3&page=2', contact)),
+    ...(await checkPage(api, '/contacts?pageSize=3&page=3', contact)),
+  ];
+  assert.deepEqual([...all].sort(), [...live].sort());
+  const first = await api.get('/contacts?pageSize=2&sortKey=score&sortOrder=asc');
+  assert.equal(first.status, 200);
+  const next = await api.get(`/contacts?pageSize=2&sortKey=score&sortOrder=asc&cursor=${encodeURIComponent(first.body.pagination.nextCursor)}`);
+  for (const rec of next.body.data) assert.deepStrictEqual(rec, await contact(rec.id));
+  await checkPage(api, `/contacts?search=${encodeURIComponent('person')}&pageSize=2&page=2`, contact);
+  const search = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 0 }] }, pageSize: 50 });
+  assert.equal(search.status, 200, JSON.stringify(search.body));
+  assert.equal(search.body.data.length, SCORES.filter((s, i) => s !== null && s >= 0 && i !== 5).length);
+  for (const rec of search.body.data) assert.deepStrictEqual(rec, await contact(rec.id));
+  await checkPage(api, '/companies?pageSize=4&page=2', company);
+  await checkPage(api, '/companies?pageSize=4', company);
+
+  // includeDeleted: the same records plus `deletedAt`, last, and the deleted one with its timestamp.
+  for (const [path, read, ids] of [
+    ['/contacts?includeDeleted=true&pageSize=100', contact, contactIds],
+    ['/contacts?includeDeleted=true&pageSize=4&page=2', contact, contactIds],
+    ['/companies?includeDeleted=true&pageSize=100', company, companyIds],
+  ] as const) {
+    const r = await api.get(path);
+    assert.equal(r.status, 200);
+    for (const rec of r.body.data) {
+      const keys = Object.keys(rec);
+      assert.equal(keys[keys.length - 1], 'deletedAt', path);
+      const { deletedAt, ...rest } = rec;
+      if (rec.id === ids[5]) {
+        assert.match(deletedAt, /^\d{4}-\d{2}-\d{2}T/);
+        continue;
+      }
+      assert.equal(deletedAt, null);
+      assert.deepStrictEqual(rest, await read(rec.id));
+    }
+  }
+});
