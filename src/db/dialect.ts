@@ -91,8 +91,8 @@ export const sqliteDialect: SqlDialect = {
   jsonObject: (entries) => sql<string>`json_object(${sql.join(entries.map(([k, v]) => sql`${sql.lit(k)}, ${v}`))})`,
   storedJson: (column) => sql`json(${sql.ref(column)})`,
   // The order from a subquery, which an index on the column's prefix answers with no sort (an ORDER BY inside
-  // json_group_array sorts in a temporary b-tree always); json() keeps the array a JSON value through the
-  // scalar subquery, which json_object would otherwise quote as text.
+  // json_group_array sorts in a temporary b-tree always). json() marks the scalar subquery's text as JSON for
+  // json_object, whether or not the SQLite in use carries a value's JSON subtype out of a subquery.
   jsonArrayOf: (value, from) => sql`json((select json_group_array(v) from (select ${sql.ref(value)} as v ${from} order by ${sql.ref(value)})))`,
 };
 
