@@ -7,7 +7,7 @@ import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
-import { recordJson, type JsonField } from '../shared/record-json.js';
+import { liveRecordJsonById, recordJson, type JsonField } from '../shared/record-json.js';
 import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
@@ -32,19 +32,8 @@ const COMPANY_JSON: readonly JsonField[] = [
 ];
 const companyJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'companies', 'company', COMPANY_JSON, withDeleted);
 
-const findCompanyJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
-  db
-    .selectFrom('companies')
-    .select(companyJson(dialectOf(db), false).as('json'))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null),
-);
-
 /** A live company as the API answers it, JSON text built by the database (the single read's route). */
-export async function findCompanyJson(db: Db, tenantId: string, id: string): Promise<string | undefined> {
-  return (await findCompanyJsonQuery(db, tenantId, id))[0]?.json;
-}
+export const findCompanyJson = liveRecordJsonById('companies', 'company', COMPANY_JSON);
 
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
   db

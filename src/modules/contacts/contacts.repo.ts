@@ -9,7 +9,7 @@ import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds, parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
-import { recordJson, type JsonField } from '../shared/record-json.js';
+import { liveRecordJsonById, recordJson, type JsonField } from '../shared/record-json.js';
 
 const COLUMNS = [
   'id',
@@ -67,14 +67,8 @@ export async function findContact(db: Db, tenantId: string, id: string): Promise
   return (await findContactQuery(db, tenantId, id))[0];
 }
 
-const findContactJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
-  live(db, tenantId).select(contactJson(dialectOf(db), false).as('json')).where('id', '=', id),
-);
-
 /** A live contact as the API answers it, JSON text built by the database (the single read's route). */
-export async function findContactJson(db: Db, tenantId: string, id: string): Promise<string | undefined> {
-  return (await findContactJsonQuery(db, tenantId, id))[0]?.json;
-}
+export const findContactJson = liveRecordJsonById('contacts', 'contact', CONTACT_JSON);
 
 /** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
 const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select(COLUMNS).where('id', '=', id).forUpdate());

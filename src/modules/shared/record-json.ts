@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
-import type { SqlDialect } from '../../db/dialect.js';
+import { dialectOf, type SqlDialect } from '../../db/dialect.js';
+import type { Db } from '../../db/index.js';
+import { prepared } from '../../db/prepared.js';
 import { tagIdsJson, type TaggableType } from './record-tags.js';
 
 /** Where a field of a record's JSON comes from: a column of its table, its tags, or its stored custom properties. */
@@ -18,4 +20,20 @@ export function recordJson(dialect: SqlDialect, table: 'contacts' | 'companies' 
   });
   if (withDeleted) entries.push(['deletedAt', sql.ref(`${table}.deleted_at`)] as const);
   return dialect.jsonObject(entries);
+}
+
+/**
+ * The live record of `table` with an id, as recordJson builds it (undefined when missing or soft-deleted): one
+ * statement compiled once, for the single read's route.
+ */
+export function liveRecordJsonById(table: 'contacts' | 'companies' | 'deals', objectType: TaggableType, fields: readonly JsonField[]) {
+  const query = prepared((db: Db, tenantId: string, id: string) =>
+    db
+      .selectFrom(table as 'contacts')
+      .select(recordJson(dialectOf(db), table, objectType, fields, false).as('json'))
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null),
+  );
+  return async (db: Db, tenantId: string, id: string): Promise<string | undefined> => (await query(db, tenantId, id))[0]?.json;
 }
