@@ -25,10 +25,9 @@ const tenantId = process.env.CEILING_TENANT_ID;
 if (dbFile && tenantId) {
   const db = new Sqlite(dbFile, { readonly: true });
   db.pragma('cache_size = -8192'); // the service's writer connection's (src/db/index.ts)
-  // The service's statements (contacts.repo.ts: each contact one JSON object built by SQLite, tags included).
+  // The service's statements (contacts.repo.ts: each contact one JSON object built by SQLite, its tags from tag_ids).
   const json = `json_object('id', id, 'firstName', first_name, 'lastName', last_name, 'email', email, 'phone', phone, 'companyId', company_id,
-    'ownerId', owner_id, 'tags', json((select json_group_array(v) from (select rt.tag_id as v from record_tags rt where rt.tenant_id = contacts.tenant_id
-    and rt.object_type = 'contact' and rt.object_id = contacts.id order by rt.tag_id))), 'customProperties', json(custom_properties), 'score', score,
+    'ownerId', owner_id, 'tags', json(tag_ids), 'customProperties', json(custom_properties), 'score', score,
     'createdAt', created_at, 'updatedAt', updated_at)`;
   const byId = db.prepare<[string, string], string>(`select ${json} from contacts where tenant_id = ? and deleted_at is null and id = ?`).pluck();
   const page = db

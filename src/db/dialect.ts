@@ -40,16 +40,11 @@ export interface SqlDialect {
   /**
    * One JSON object as text, built by the database from `[key, value]` pairs in this order: a record as the
    * API answers it (see http/replies.ts sendJsonText). Text values become JSON strings, numbers JSON numbers, NULL null;
-   * a value made by `storedJson` or `jsonArrayOf` is embedded as JSON.
+   * a value made by `storedJson` is embedded as JSON.
    */
   jsonObject(entries: readonly (readonly [key: string, value: Expression<unknown> | RawBuilder<unknown>])[]): RawBuilder<string>;
   /** A text column holding JSON (custom properties), as a JSON value to embed in jsonObject. */
   storedJson(column: string): RawBuilder<unknown>;
-  /**
-   * The JSON array of the column `value` over the rows of `from` (`from … where …`), sorted by it (code point
-   * order), `[]` for none: a scalar subquery whose value is embedded as JSON by jsonObject.
-   */
-  jsonArrayOf(value: string, from: RawBuilder<unknown>): RawBuilder<unknown>;
 }
 
 /** True when `db` (a Kysely instance or one of its transactions) runs on PostgreSQL. */
@@ -90,10 +85,6 @@ export const sqliteDialect: SqlDialect = {
   // 82.0): JSON.parse gives the number JSON.stringify would have written.
   jsonObject: (entries) => sql<string>`json_object(${sql.join(entries.map(([k, v]) => sql`${sql.lit(k)}, ${v}`))})`,
   storedJson: (column) => sql`json(${sql.ref(column)})`,
-  // The order from a subquery, which an index on the column's prefix answers with no sort (an ORDER BY inside
-  // json_group_array sorts in a temporary b-tree always). json() marks the scalar subquery's text as JSON for
-  // json_object, whether or not the SQLite in use carries a value's JSON subtype out of a subquery.
-  jsonArrayOf: (value, from) => sql`json((select json_group_array(v) from (select ${sql.ref(value)} as v ${from} order by ${sql.ref(value)})))`,
 };
 
 export const postgresDialect: SqlDialect = {
@@ -119,7 +110,6 @@ export const postgresDialect: SqlDialect = {
   // with the fewest digits that read back the same value (extra_float_digits ≥ 1, the default since 12).
   jsonObject: (entries) => sql<string>`json_build_object(${sql.join(entries.map(([k, v]) => sql`${sql.lit(k)}::text, ${v}`))})::text`,
   storedJson: (column) => sql`${sql.ref(column)}::json`,
-  jsonArrayOf: (value, from) => sql`(select coalesce(json_agg(${sql.ref(value)} order by ${sql.ref(value)} collate "C"), '[]'::json) ${from})`,
 };
 
 /** `%needle%` for LIKE … ESCAPE with a backslash: the needle's own `%`, `_` and backslashes match themselves. */

@@ -8,6 +8,7 @@ import { idSet, inIdSet } from '../../src/db/batch.js';
 import { findCompanies } from '../../src/modules/companies/companies.repo.js';
 import { findContacts } from '../../src/modules/contacts/contacts.repo.js';
 import { findDeals } from '../../src/modules/deals/deals.repo.js';
+import { parseTagIds } from '../../src/modules/shared/record-tags.js';
 import { DIALECT, newTenant, testApp, type Tenant } from '../helpers/app.js';
 
 const N = 1_200;
@@ -77,17 +78,17 @@ for (const [name, find] of [
   test(`${name} by ${N} ids, with duplicates, unknown and deleted ones: the live ones of the tenant, with their tags (${DIALECT})`, async () => {
     const ids = Array.from({ length: N }, (_, k) => `ix${k + 1}`);
     const asked = [...ids, 'ix1', 'ix2', 'nope', "ix1' or 1=1 --", '%', ''];
-    const rows = (await find(db, tenant.tenantId, asked)) as { id: string; tag_ids: string | null }[];
+    const rows = (await find(db, tenant.tenantId, asked)) as { id: string; tag_ids: string }[];
     const live = ids.filter((_, k) => (k + 1) % 10 !== 0);
     assert.deepEqual(rows.map((r) => r.id).sort(), [...live].sort());
     for (const r of rows) {
       const i = Number(r.id.slice(2));
-      assert.deepEqual(r.tag_ids ? r.tag_ids.split(',').sort() : [], expectedTags(i), r.id);
+      assert.deepEqual(parseTagIds(r.tag_ids), expectedTags(i), r.id);
     }
     // Another tenant's records of the same ids are its own: no tag of the first tenant, no row of it.
-    const theirs = (await find(db, other.tenantId, ids.slice(0, 20))) as { id: string; tag_ids: string | null }[];
+    const theirs = (await find(db, other.tenantId, ids.slice(0, 20))) as { id: string; tag_ids: string }[];
     assert.equal(theirs.length, 18);
-    assert.ok(theirs.every((r) => r.tag_ids === null));
+    assert.ok(theirs.every((r) => r.tag_ids === '[]'));
     assert.deepEqual(await find(db, tenant.tenantId, []), []);
   });
 }

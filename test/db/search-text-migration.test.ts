@@ -1,56 +1,13 @@
 // Migration 009 fills `search_text` of rows written before it, in batches, as the repos write it.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Migrator, sql, type Migration } from 'kysely';
-import pg from 'pg';
-import { createDatabase, type Database } from '../../src/db/index.js';
-import { migrations } from '../../src/db/migrations/index.js';
+import { sql } from 'kysely';
 import { SEARCH_TEXT } from '../../src/db/search-text.js';
-import { DIALECT, testConfig } from '../helpers/app.js';
-
-/** A database of its own: a scratch SQLite file, or a fresh PostgreSQL schema (first on the search_path). */
-async function scratchDatabase(): Promise<{ database: Database; schema?: string }> {
-  if (DIALECT === 'sqlite') {
-    const dir = mkdtempSync(path.join(tmpdir(), 'crm-mig-'));
-    after(() => rmSync(dir, { recursive: true, force: true }));
-    return { database: createDatabase(testConfig(), { sqliteFile: path.join(dir, 'crm.db') }) };
-  }
-  const url = process.env.DATABASE_URL!;
-  const schema = `mig009_${process.pid}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`drop schema if exists ${schema} cascade; create schema ${schema}`);
-  after(async () => {
-    await admin.query(`drop schema if exists ${schema} cascade`);
-    await admin.end();
-  });
-  const scoped = new URL(url);
-  scoped.searchParams.set('options', `-c search_path=${schema},public`);
-  return { database: createDatabase(testConfig({ DATABASE_URL: scoped.toString() })), schema };
-}
-
-function migrator(database: Database, schema?: string) {
-  return new Migrator({
-    db: database.db,
-    // PostgreSQL: the migrations table of the scratch schema, not the shared one further down the search_path.
-    ...(schema ? { migrationTableSchema: schema } : {}),
-    provider: {
-      async getMigrations() {
-        const out: Record<string, Migration> = {};
-        for (const [name, m] of Object.entries(migrations)) out[name] = { up: (db) => m.up(db, database.dialect.name) };
-        return out;
-      },
-    },
-  });
-}
+import { DIALECT } from '../helpers/app.js';
+import { scratchDatabase } from '../helpers/scratch-db.js';
 
 test(`migration 009 fills search_text of existing rows, past one batch (${DIALECT})`, async () => {
-  const { database, schema } = await scratchDatabase();
-  after(() => database.close());
-  const m = migrator(database, schema);
+  const { database, migrator: m } = await scratchDatabase('mig009');
   const before = await m.migrateTo('008_event_log_commit_order');
   assert.ifError(before.error);
   const db = database.db as any;

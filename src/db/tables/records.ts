@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 // CRM records written through the API.
 export interface CompaniesTable {
   tenant_id: string;
@@ -15,6 +17,8 @@ export interface CompaniesTable {
   deleted_at: string | null;
   /** The searched fields folded (db/search-text.ts); written by the repo only. */
   search_text: string;
+  /** The record's tag ids as a sorted JSON array (`[]`), kept from record_tags by triggers (migration 013). */
+  tag_ids: Generated<string>;
 }
 export interface ContactsTable {
   tenant_id: string;
@@ -32,6 +36,8 @@ export interface ContactsTable {
   deleted_at: string | null;
   /** The searched fields folded (db/search-text.ts); written by the repo only. */
   search_text: string;
+  /** The record's tag ids as a sorted JSON array (`[]`), kept from record_tags by triggers (migration 013). */
+  tag_ids: Generated<string>;
 }
 export interface TagsTable {
   tenant_id: string;
@@ -68,6 +74,8 @@ export interface DealsTable {
   deleted_at: string | null;
   /** The searched fields folded (db/search-text.ts); written by the repo only. */
   search_text: string;
+  /** The record's tag ids as a sorted JSON array (`[]`), kept from record_tags by triggers (migration 013). */
+  tag_ids: Generated<string>;
 }
 export interface ActivitiesTable {
   tenant_id: string;

@@ -13,7 +13,7 @@ import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 /** A row of a page: the company and its tag ids (`tagIdsColumn`). */
-export type ListedCompanyRow = CompanyRow & { tag_ids: string | null };
+export type ListedCompanyRow = CompanyRow & { tag_ids: string };
 
 /** A company as the API answers it (companies.service.ts toCompany), built by the database (record-json.ts). */
 const COMPANY_JSON: readonly JsonField[] = [
@@ -30,16 +30,16 @@ const COMPANY_JSON: readonly JsonField[] = [
   ['createdAt', 'created_at'],
   ['updatedAt', 'updated_at'],
 ];
-const companyJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'companies', 'company', COMPANY_JSON, withDeleted);
+const companyJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'companies', COMPANY_JSON, withDeleted);
 
 /** A live company as the API answers it, JSON text built by the database (the single read's route). */
-export const findCompanyJson = liveRecordJsonById('companies', 'company', COMPANY_JSON);
+export const findCompanyJson = liveRecordJsonById('companies', COMPANY_JSON);
 
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
     .selectFrom('companies')
     .select(COLUMNS)
-    .select(tagIdsColumn('company', 'companies').as('tag_ids'))
+    .select(tagIdsColumn('companies').as('tag_ids'))
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .where('deleted_at', 'is', null),
@@ -51,7 +51,7 @@ export async function findCompany(db: Db, tenantId: string, id: string): Promise
 }
 
 /** The live companies among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
-export const findCompanies = liveTaggedByIds<ListedCompanyRow>('companies', 'company', COLUMNS);
+export const findCompanies = liveTaggedByIds<ListedCompanyRow>('companies', COLUMNS);
 
 /** Live company holding a CNPJ / domain (both stored normalized). */
 export function companyIdBy(db: Db, tenantId: string, column: 'cnpj' | 'domain', value: string): Promise<string | undefined> {
@@ -59,7 +59,7 @@ export function companyIdBy(db: Db, tenantId: string, column: 'cnpj' | 'domain',
 }
 
 /** A company as services write it; the repo adds `search_text`. */
-export type NewCompanyRow = Omit<CompaniesTable, 'search_text'>;
+export type NewCompanyRow = Omit<CompaniesTable, 'search_text' | 'tag_ids'>;
 /** The SET of an update; the repo recomputes `search_text` from it. */
 export type CompanyChanges = Partial<NewCompanyRow>;
 
@@ -134,7 +134,7 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
   }
   // A page answers each row as JSON (`json`), its tags included: one statement, one snapshot. `select` is what
   // PostgreSQL's pages by number build that JSON from (ListingQuery.json).
-  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  const select = (qb: typeof q) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
   const json = (qb: SelectQueryBuilder<any, any, any>) => qb.select(companyJson(dialectOf(db), f.includeDeleted === true).as(JSON_COLUMN));
   return { base: q, select, json: { table: 'companies', select: json } };
 }

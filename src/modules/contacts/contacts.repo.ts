@@ -26,7 +26,7 @@ const COLUMNS = [
 ] as const;
 export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 /** A contact and its tag ids (`tagIdsColumn`), as pages and single reads select it. */
-export type ListedContactRow = ContactRow & { tag_ids: string | null };
+export type ListedContactRow = ContactRow & { tag_ids: string };
 
 /** Sort keys → columns. Names sort case-insensitively; e-mails are stored lower-cased already. */
 export const CONTACT_SORT: SortTable<ContactSortKey> = {
@@ -53,13 +53,13 @@ const CONTACT_JSON: readonly JsonField[] = [
   ['createdAt', 'created_at'],
   ['updatedAt', 'updated_at'],
 ];
-const contactJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'contacts', 'contact', CONTACT_JSON, withDeleted);
+const contactJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'contacts', CONTACT_JSON, withDeleted);
 
 const live = (db: Db, tenantId: string) =>
   db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
 
 const findContactQuery = prepared((db: Db, tenantId: string, id: string) =>
-  live(db, tenantId).select(COLUMNS).select(tagIdsColumn('contact', 'contacts').as('tag_ids')).where('id', '=', id),
+  live(db, tenantId).select(COLUMNS).select(tagIdsColumn('contacts').as('tag_ids')).where('id', '=', id),
 );
 
 /** A live contact and its tag ids, in one statement (the single-read path). */
@@ -68,7 +68,7 @@ export async function findContact(db: Db, tenantId: string, id: string): Promise
 }
 
 /** A live contact as the API answers it, JSON text built by the database (the single read's route). */
-export const findContactJson = liveRecordJsonById('contacts', 'contact', CONTACT_JSON);
+export const findContactJson = liveRecordJsonById('contacts', CONTACT_JSON);
 
 /** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
 const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select(COLUMNS).where('id', '=', id).forUpdate());
@@ -89,17 +89,17 @@ export async function findContactForUpdate(db: Db, tenantId: string, id: string,
 }
 
 /** The live contacts among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
-export const findContacts = liveTaggedByIds<ListedContactRow>('contacts', 'contact', COLUMNS);
+export const findContacts = liveTaggedByIds<ListedContactRow>('contacts', COLUMNS);
 
 /** A contact as services write it; the repo adds `search_text`. */
-export type NewContactRow = Omit<ContactsTable, 'search_text'>;
+export type NewContactRow = Omit<ContactsTable, 'search_text' | 'tag_ids'>;
 /** The SET of an update; the repo recomputes `search_text` from it. */
 export type ContactChanges = Partial<NewContactRow>;
 
 const INSERT_COLUMNS = ['tenant_id', 'id', 'first_name', 'last_name', 'email', 'phone', 'company_id', 'owner_id', 'score', 'custom_properties', 'created_at', 'updated_at', 'deleted_at', 'search_text'] as const satisfies readonly (keyof ContactsTable)[];
 // Compiled once: the insert of every create (a batch runs it 100 times).
 const insertContactQuery = prepared((db: Db, ...v: unknown[]) =>
-  db.insertInto('contacts').values(Object.fromEntries(INSERT_COLUMNS.map((c, i) => [c, v[i]])) as unknown as ContactsTable),
+  db.insertInto('contacts').values(Object.fromEntries(INSERT_COLUMNS.map((c, i) => [c, v[i]])) as unknown as Omit<ContactsTable, 'tag_ids'>),
 );
 
 export async function insertContact(db: Db, row: NewContactRow): Promise<void> {
@@ -160,7 +160,7 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
   }
   // A page answers each row as JSON (`json`), its tags included: one statement, one snapshot. `select` is what
   // PostgreSQL's pages by number build that JSON from (ListingQuery.json).
-  const select = (qb: typeof base) => (q.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
+  const select = (qb: typeof base) => qb.select(q.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
   const json = (qb: SelectQueryBuilder<any, any, any>) => qb.select(contactJson(dialectOf(db), q.includeDeleted === true).as(JSON_COLUMN));
   return { base, select, json: { table: 'contacts', select: json } };
 }

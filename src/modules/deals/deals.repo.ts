@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { liveTaggedByIds, tagIdsColumn, tagIdsPerRow } from '../shared/record-tags.js';
+import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
 import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
@@ -25,18 +25,18 @@ export function findDealForUpdate(db: Db, dialect: SqlDialect, tenantId: string,
   return forUpdate(dialect, liveDeal(db, tenantId, id)).executeTakeFirst();
 }
 
-const findDealQuery = prepared((db: Db, tenantId: string, id: string) => liveDeal(db, tenantId, id).select(tagIdsColumn('deal', 'deals').as('tag_ids')));
+const findDealQuery = prepared((db: Db, tenantId: string, id: string) => liveDeal(db, tenantId, id).select(tagIdsColumn('deals').as('tag_ids')));
 
 /** A live deal and its tag ids, in one statement compiled once (the single-read path). */
-export async function findDeal(db: Db, tenantId: string, id: string): Promise<(DealRow & { tag_ids: string | null }) | undefined> {
+export async function findDeal(db: Db, tenantId: string, id: string): Promise<(DealRow & { tag_ids: string }) | undefined> {
   return (await findDealQuery(db, tenantId, id))[0];
 }
 
 /** The live deals among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
-export const findDeals = liveTaggedByIds<DealRow & { tag_ids: string | null }>('deals', 'deal', COLUMNS);
+export const findDeals = liveTaggedByIds<DealRow & { tag_ids: string }>('deals', COLUMNS);
 
 /** A deal as services write it; the repo adds `search_text`. */
-export type NewDealRow = Omit<DealsTable, 'search_text'>;
+export type NewDealRow = Omit<DealsTable, 'search_text' | 'tag_ids'>;
 /** The SET of an update; the repo recomputes `search_text` from it. */
 export type DealChanges = Partial<NewDealRow>;
 
@@ -108,9 +108,9 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
   // The title, folded (db/search-text.ts).
   if (f.search) q = q.where(searchMatches('search_text', f.search));
-  // A page's tags come with its rows, from the same read (one statement, one snapshot).
-  const select = (qb: typeof q) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
-  return { base: q, select, perRow: tagIdsPerRow('deal', 'deals') };
+  // A page's tags come with its rows (their `tag_ids` column).
+  const select = (qb: typeof q) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
+  return { base: q, select };
 }
 
 export interface ContactDealRow {

@@ -39,22 +39,16 @@ export interface ListingQuery {
   /** Adds the row's columns to a query built on `base`. */
   select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>;
   /**
-   * Columns computed once per row of the page, such as a record's tags (a correlated subquery on `table`'s
-   * `tenant_id` and `id`). PostgreSQL computes a SELECT list before OFFSET drops rows, so page 20 of 50 ran the
-   * tags' subquery for 1,000 rows (2.9 ms against 0.5): there a page by number selects these columns over its
-   * rows, in a query around the page's own. SQLite skips the offset's rows before computing any column.
-   */
-  perRow?: PerRowColumns;
-  /**
    * The row as the API answers it, one JSON object built by the database (`__json`: SqlDialect.jsonObject over
    * `table`'s columns, tags included; http/replies.ts sendJsonText). A page then selects it, the sort value and
-   * the id only, in place of `select` and `perRow`; PostgreSQL's pages by number build it over the page's
-   * rows, from `select`'s columns (see perRow).
+   * the id only, in place of `select`. PostgreSQL computes a SELECT list before OFFSET drops rows (page 20 of 50
+   * would build 1,000 objects), so there a page by number builds it over the page's rows, in a query around the
+   * page's own, from `select`'s columns; SQLite skips the offset's rows before computing any column.
    */
   json?: PerRowColumns;
 }
 
-/** Columns computed per row of a page from `table`'s row (ListingQuery.perRow, .json). */
+/** Columns computed per row of a page from `table`'s row (ListingQuery.json). */
 interface PerRowColumns {
   table: string;
   select: (q: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, any>;
@@ -269,13 +263,11 @@ function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Lis
   const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
 
   const { json } = built;
-  const perRow = json ?? built.perRow;
   const idName = idColumn.replace(/^.*\./, '');
-  // See ListingQuery.perRow: only a page by number skips rows, and only PostgreSQL computes their columns.
-  const around = perRow && mode === 'offset' && dialect.name === 'postgres' ? perRow : undefined;
+  // See ListingQuery.json: only a page by number skips rows, and only PostgreSQL computes their columns.
+  const around = json && mode === 'offset' && dialect.name === 'postgres' ? json : undefined;
   // A JSON listing selects the record's JSON and its id (for the cursor); any other, its columns.
-  let q = json && !around ? built.base.select(idRef.as(idName)) : built.select(built.base);
-  if (perRow && !around) q = perRow.select(q);
+  let q = json && !around ? json.select(built.base.select(idRef.as(idName))) : built.select(built.base);
   q = q.select(key.as(SORT_VALUE));
   // Sorted by the unique column itself (the event log's position): one key, so `(key, id) > (v, id)`
   // would only hide the index range from the planner.
@@ -294,12 +286,10 @@ function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Lis
   q = ordered(q, key, idRef).limit(LIMIT as unknown as number);
   if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
   if (around) {
-    // The page's rows (and the tenant, which `perRow` correlates on) under the table's own name, then the
-    // per-row columns over those rows only, in the same order (the page's rows come in it: no sort is added).
+    // The page's rows under the table's own name, then their JSON over those rows only, in the same order (the
+    // page's rows come in it: no sort is added).
     const t = around.table;
-    const page = q.select(sql.ref(`${t}.tenant_id`).as('tenant_id')).as(t);
-    const rows = ctx.db.selectFrom(page);
-    const outer = json ? rows.select([sql.ref(`${t}.${idName}`).as(idName), sql.ref(`${t}.${SORT_VALUE}`).as(SORT_VALUE)]) : rows.selectAll(t as never);
+    const outer = ctx.db.selectFrom(q.as(t)).select([sql.ref(`${t}.${idName}`).as(idName), sql.ref(`${t}.${SORT_VALUE}`).as(SORT_VALUE)]);
     q = ordered(around.select(outer), sql.ref(`${t}.${SORT_VALUE}`), sql.ref(`${t}.${idName}`));
   }
   const plan = slotted(q.compile(), MARKERS);

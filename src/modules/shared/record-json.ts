@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { dialectOf, type SqlDialect } from '../../db/dialect.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { tagIdsJson, type TaggableType } from './record-tags.js';
+import { tagIdsJson, type TaggedTable } from './record-tags.js';
 
 /** Where a field of a record's JSON comes from: a column of its table, its tags, or its stored custom properties. */
 export type JsonField = readonly [key: string, source: string | { tags: true } | { json: string }];
@@ -12,10 +12,10 @@ export type JsonField = readonly [key: string, source: string | { tags: true } |
  * http/replies.ts sendJsonText): `fields` in the order of the resource's mapper (`toContact`…), then
  * `deletedAt` in listings with includeDeleted (C.1). test/db/json-records.test.ts reads it against the mapper.
  */
-export function recordJson(dialect: SqlDialect, table: 'contacts' | 'companies' | 'deals', objectType: TaggableType, fields: readonly JsonField[], withDeleted: boolean) {
+export function recordJson(dialect: SqlDialect, table: TaggedTable, fields: readonly JsonField[], withDeleted: boolean) {
   const entries = fields.map(([key, source]) => {
     if (typeof source === 'string') return [key, sql.ref(`${table}.${source}`)] as const;
-    if ('tags' in source) return [key, tagIdsJson(dialect, objectType, table)] as const;
+    if ('tags' in source) return [key, tagIdsJson(dialect, table)] as const;
     return [key, dialect.storedJson(`${table}.${source.json}`)] as const;
   });
   if (withDeleted) entries.push(['deletedAt', sql.ref(`${table}.deleted_at`)] as const);
@@ -26,11 +26,11 @@ export function recordJson(dialect: SqlDialect, table: 'contacts' | 'companies' 
  * The live record of `table` with an id, as recordJson builds it (undefined when missing or soft-deleted): one
  * statement compiled once, for the single read's route.
  */
-export function liveRecordJsonById(table: 'contacts' | 'companies' | 'deals', objectType: TaggableType, fields: readonly JsonField[]) {
+export function liveRecordJsonById(table: TaggedTable, fields: readonly JsonField[]) {
   const query = prepared((db: Db, tenantId: string, id: string) =>
     db
       .selectFrom(table as 'contacts')
-      .select(recordJson(dialectOf(db), table, objectType, fields, false).as('json'))
+      .select(recordJson(dialectOf(db), table, fields, false).as('json'))
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)
       .where('deleted_at', 'is', null),

@@ -1,4 +1,4 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { inIdSet, preparedByIdSet, selectInChunks } from '../../db/batch.js';
 import type { Db } from '../../db/index.js';
 import type { SqlDialect } from '../../db/dialect.js';
@@ -8,6 +8,8 @@ import type { SqlDialect } from '../../db/dialect.js';
  * none of them imports the tags module's repo (which owns the tags themselves).
  */
 export type TaggableType = 'contact' | 'company' | 'deal';
+/** The tables of the taggable records, which carry `tag_ids`. */
+export type TaggedTable = 'contacts' | 'companies' | 'deals';
 
 /** Tag ids of each record, in a stable order. One query for a whole page of records. */
 export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableType, objectIds: string[]): Promise<Map<string, string[]>> {
@@ -31,40 +33,28 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
 }
 
 /**
- * The tag ids of the outer query's record as one comma-separated column (null when none): lets a single
- * read fetch the record and its tags in one statement. `string_agg` exists on PostgreSQL and SQLite ≥ 3.44.
+ * The tag ids of the outer query's record: its `tag_ids` column, a sorted JSON array kept from record_tags by
+ * the database (migration 013), so a single read or a page fetches the record and its tags from one row.
  */
-export function tagIdsColumn(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
-  return sql<string | null>`(select string_agg(rt.tag_id, ',') from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)})`;
+export function tagIdsColumn(table: TaggedTable) {
+  return sql<string>`${sql.ref(`${table}.tag_ids`)}`;
 }
 
-/**
- * The tag ids of the outer query's record as a sorted JSON array (`[]` when none), to embed in the record's
- * JSON (http/replies.ts sendJsonText): the `tags` of every read. Sorted by code point, as parseTagIds sorts the ids
- * (they are ASCII: newId).
- */
-export function tagIdsJson(dialect: SqlDialect, objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
-  return dialect.jsonArrayOf(
-    'rt.tag_id',
-    sql`from record_tags rt where rt.tenant_id = ${sql.ref(`${table}.tenant_id`)} and rt.object_type = ${sql.lit(objectType)} and rt.object_id = ${sql.ref(`${table}.id`)}`,
-  );
-}
-
-/** A page's tags as `tag_ids` (tagIdsColumn), computed per row of the page (listing.ts ListingQuery.perRow). */
-export function tagIdsPerRow(objectType: TaggableType, table: 'contacts' | 'companies' | 'deals') {
-  return { table, select: <Q extends SelectQueryBuilder<any, any, any>>(qb: Q) => qb.select(tagIdsColumn(objectType, table).as('tag_ids')) };
+/** The record's tags as a JSON value to embed in its JSON (http/replies.ts sendJsonText): the `tags` of every read. */
+export function tagIdsJson(dialect: SqlDialect, table: TaggedTable) {
+  return dialect.storedJson(`${table}.tag_ids`);
 }
 
 /**
  * The live records of `table` among a set of ids, with their tag ids (`tag_ids`, as tagIdsColumn): one
  * statement, compiled once, for any number of ids (the expansions of other records).
  */
-export function liveTaggedByIds<R>(table: 'contacts' | 'companies' | 'deals', objectType: TaggableType, columns: readonly string[]) {
+export function liveTaggedByIds<R>(table: TaggedTable, columns: readonly string[]) {
   return preparedByIdSet((db: Db, tenantId: string, ids: unknown) =>
     db
       .selectFrom(table as 'contacts')
       .select(columns as never)
-      .select(tagIdsColumn(objectType, table).as('tag_ids'))
+      .select(tagIdsColumn(table).as('tag_ids'))
       .where('tenant_id', '=', tenantId)
       .where('deleted_at', 'is', null)
       .where(inIdSet(db, 'id', ids)),
@@ -72,8 +62,8 @@ export function liveTaggedByIds<R>(table: 'contacts' | 'companies' | 'deals', ob
 }
 
 /** Parses `tagIdsColumn` (sorted, like tagIdsOf; the order a record's `tags` always have). */
-export function parseTagIds(column: string | null): string[] {
-  return column ? column.split(',').sort() : [];
+export function parseTagIds(column: string): string[] {
+  return column === '[]' ? [] : (JSON.parse(column) as string[]);
 }
 
 /** A record's `tags` as every read returns them, from the ids written (de-duplicated, sorted). */
