@@ -23,11 +23,6 @@
  *     deadline, or when the client goes away, the backend is cancelled (`pg_cancel_backend`).
  * - Fairness: one tenant may run at most `perTenant` statements at once (half the pool), so another
  *   tenant always finds a free connection; more than `maxQueuedPerTenant` waiting is refused with 429.
- *   And while another tenant is active, a tenant whose statement ran `restAfterMs` or more rests as long
- *   before its next one starts: its heavy reads take at most half of its slots' time, and so about half the
- *   CPU they would take of the database and of the server (which parses, checks and compiles its requests).
- *   On PostgreSQL that CPU is the backends', which the service cannot lower the priority of as it does its
- *   SQLite read processes'. A tenant alone is never slowed.
  *
  * A `Reads` bound to a transaction runs on it directly (the transaction's own uncommitted writes must be
  * visible), as does one over an in-memory SQLite database, which no other process can open.
@@ -59,20 +54,7 @@ export interface ReadPoolOptions {
   perTenant?: number;
   /** Statements one tenant may have waiting (default 200); beyond, 429. */
   maxQueuedPerTenant?: number;
-  /**
-   * While another tenant is active, a statement that ran at least this long (ms) makes its tenant wait as
-   * long before its next one starts (default REST_AFTER_MS; 0: never).
-   */
-  restAfterMs?: number;
 }
-
-/**
- * A statement's cost from which its tenant rests after it (ReadPoolOptions.restAfterMs): well above a page or a
- * total on an index (≤ 2–3 ms on either database), well below what a search over a whole tenant costs.
- */
-export const REST_AFTER_MS = 10;
-/** How recently a tenant must have sent a request to count as active (ReadPool.seen). */
-export const ACTIVE_WINDOW_MS = 1_000;
 
 /** Tells when nobody waits for an answer any more (the client's connection closed). */
 export interface AbortSource {
@@ -92,7 +74,6 @@ interface Job {
   reject(err: unknown): void;
   timer: NodeJS.Timeout;
   slot?: ReadSlot;
-  startedAt?: number;
   done: boolean;
   unlisten?: () => void;
 }
@@ -108,15 +89,6 @@ export class ReadPool {
   private readonly queued = new Map<string, number>();
   private readonly perTenant: number;
   private readonly maxQueued: number;
-  private readonly restAfterMs: number;
-  /** Tenants resting after a heavy statement, until when (epoch ms). */
-  private readonly restUntil = new Map<string, number>();
-  private restTimer: NodeJS.Timeout | undefined;
-  /** The two tenants seen last, most recent first, each once: enough to tell whether any other than one is active. */
-  private readonly recent = [
-    { tenantId: '', at: -Infinity },
-    { tenantId: '', at: -Infinity },
-  ];
   private closed = false;
   /** Statements stopped at their deadline or because their client went away (for tests and metrics). */
   cancelled = 0;
@@ -128,31 +100,6 @@ export class ReadPool {
     this.free = [...slots];
     this.perTenant = opts.perTenant ?? Math.max(1, Math.floor(slots.length / 2));
     this.maxQueued = opts.maxQueuedPerTenant ?? 200;
-    this.restAfterMs = opts.restAfterMs ?? REST_AFTER_MS;
-  }
-
-  /** A request of `tenantId` arrived (the auth hook calls it for every authenticated request). */
-  seen(tenantId: string, now = Date.now()): void {
-    const [first, second] = this.recent;
-    if (first.tenantId === tenantId) {
-      first.at = now;
-      return;
-    }
-    second.tenantId = first.tenantId;
-    second.at = first.at;
-    first.tenantId = tenantId;
-    first.at = now;
-  }
-
-  /** Whether `tenantId` has no statement running or waiting and does not rest after a heavy one. */
-  idle(tenantId: string, now = Date.now()): boolean {
-    return !this.running.has(tenantId) && !this.queued.has(tenantId) && (this.restUntil.get(tenantId) ?? 0) <= now;
-  }
-
-  /** Whether a tenant other than `tenantId` sent a request within ACTIVE_WINDOW_MS. */
-  private othersActive(tenantId: string, now: number): boolean {
-    for (const r of this.recent) if (r.tenantId !== '' && r.tenantId !== tenantId && now - r.at < ACTIVE_WINDOW_MS) return true;
-    return false;
   }
 
   get timeoutMs(): number {
@@ -174,7 +121,6 @@ export class ReadPool {
     if (budget <= 0) return Promise.reject(errors.queryTimeout(this.opts.timeoutMs));
     if (signal?.aborted) return Promise.reject(new QueryAbandoned('client gone'));
     if ((this.queued.get(tenantId) ?? 0) >= this.maxQueued) return Promise.reject(errors.tooManyQueries(this.maxQueued));
-    this.seen(tenantId);
     return new Promise((resolve, reject) => {
       const job: Job = { tenantId, sql, params, resolve, reject, done: false, timer: undefined as unknown as NodeJS.Timeout };
       job.timer = setTimeout(() => this.abandon(job, errors.queryTimeout(this.opts.timeoutMs)), budget);
@@ -186,46 +132,22 @@ export class ReadPool {
   }
 
   private dispatch(): void {
-    const now = Date.now();
-    let wake = Infinity;
-    const ready = (j: Job) => {
-      if ((this.running.get(j.tenantId) ?? 0) >= this.perTenant) return false;
-      const until = this.restUntil.get(j.tenantId);
-      if (until === undefined) return true;
-      if (until <= now) {
-        this.restUntil.delete(j.tenantId);
-        return true;
-      }
-      wake = Math.min(wake, until);
-      return false;
-    };
     while (this.free.length > 0) {
-      const i = this.queue.findIndex(ready);
-      if (i < 0) break;
+      const i = this.queue.findIndex((j) => (this.running.get(j.tenantId) ?? 0) < this.perTenant);
+      if (i < 0) return;
       const [job] = this.queue.splice(i, 1);
       this.dec(this.queued, job.tenantId);
       this.running.set(job.tenantId, (this.running.get(job.tenantId) ?? 0) + 1);
       const slot = this.free.pop()!;
       job.slot = slot;
-      job.startedAt = now;
       slot.run(job.sql, job.params).then(
         (rows) => this.finish(job, slot, null, rows),
         (err) => this.finish(job, slot, err, null),
       );
     }
-    // A job left waiting only for its tenant's rest: look again when the rest ends.
-    if (wake !== Infinity && this.free.length > 0 && !this.closed) {
-      clearTimeout(this.restTimer);
-      this.restTimer = setTimeout(() => this.dispatch(), Math.max(1, wake - now));
-    }
   }
 
   private finish(job: Job, slot: ReadSlot, err: unknown, rows: unknown[] | null): void {
-    const now = Date.now();
-    const ran = now - job.startedAt!;
-    if (this.restAfterMs > 0 && ran >= this.restAfterMs && this.othersActive(job.tenantId, now)) {
-      this.restUntil.set(job.tenantId, Math.max(this.restUntil.get(job.tenantId) ?? 0, now + ran));
-    }
     this.dec(this.running, job.tenantId);
     if (!this.closed) this.free.push(slot);
     this.settle(job, err, rows);
@@ -265,7 +187,6 @@ export class ReadPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.restTimer);
     for (const job of this.queue.splice(0)) this.settle(job, new Error('read pool closed'), null);
     await Promise.all(this.slots.map((s) => s.close()));
   }
