@@ -239,16 +239,19 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
   const boundMs = o.queryTimeoutMs + 1_000;
   const hardLimitMs = o.queryTimeoutMs + 30_000;
 
-  // The heaviest filter the API accepts: every candidate is sent once; refusals (400: the caps and the
-  // complexity budget, 100 with 12 per tags / custom-property condition) are logged, and the slowest
-  // accepted one is B's. [conditions, in/notIn conditions, values per tags notIn, values per multi_select notIn].
+  // The heaviest filter the API accepts: every candidate is sent three times; refusals (400: the caps and the
+  // complexity budget, 100 with 12 per tags / custom-property condition) are logged, and the accepted one
+  // slowest by its median is B's (a first answer also pays for planning and for warming caches: on
+  // PostgreSQL it chose a filter that then cost ~10 ms a request over one that costs ~100). [conditions, in/notIn conditions, values per tags notIn, values per multi_select notIn].
   const attempts: [number, number, number, number][] = [[50, 9, 1_000, 1_000], [12, 8, 1_000, 1_000], [50, 0, 0, 0], [40, 5, 1_000, 1_000], [10, 1, 100, 100]];
   const refused: NoisyReport['filter']['refused'] = [];
   let chosen: { body: string; conditions: number; values: number; first: BAnswer; tagValues: number; multiValues: number } | undefined;
   for (const [conditions, inConds, tagValues, multiValues] of attempts) {
     const { filter, values } = noisyFilter(o.b, conditions, inConds, tagValues, multiValues);
     const body = JSON.stringify({ filters: filter, pageSize: 100 });
-    const first = await searchB(o.url, o.b.key, body, hardLimitMs);
+    const tries = [await searchB(o.url, o.b.key, body, hardLimitMs)];
+    if (tries[0].status === 200) for (let k = 0; k < 2; k++) tries.push(await searchB(o.url, o.b.key, body, hardLimitMs));
+    const first = tries.sort((x, y) => x.ms - y.ms)[Math.floor(tries.length / 2)];
     log(`  noisy: B's filter (${conditions} conditions, ${values} values: tags notIn ×${tagValues}, multi_select notIn ×${multiValues}; ${(body.length / 1024).toFixed(0)} KiB) → ${first.status}${first.code ? ` ${first.code}` : ''} in ${first.ms.toFixed(0)} ms`);
     if (first.status === 400 || first.status >= 500 && !(first.status === 503 && first.code === 'query_timeout')) {
       if (first.status >= 500) log(`    SERVER ERROR for a filter the validator accepts (see the server log with BENCH_SERVER_LOG=1)`);
