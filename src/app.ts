@@ -124,7 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before every plugin that adds routes: each route gets its recorder when it is added (onRoute).
   await app.register(metricsPlugin);
   await app.register(openapiPlugin, { webhooks: WEBHOOK_DOCS });
-  await app.register(authPlugin, { db: database.db, store });
+  await app.register(authPlugin, { db: database.db, store, onTenant: (tenantId) => app.bodyShare.seen(tenantId) });
   await app.register(bodySharePlugin, { maxQueued: config.queryQueuePerTenant, timeoutMs: config.queryTimeoutMs });
   await app.register(idempotencyPlugin, {
     database,

@@ -90,6 +90,8 @@ export class KeyCache {
 export interface AuthOptions {
   db: Db;
   store: RateLimitStore;
+  /** Hears of each authenticated request's tenant (the body share's fairness: body-share.ts BodyShare.seen). */
+  onTenant?: (tenantId: string) => void;
 }
 
 export const authPlugin = fp<AuthOptions>(
@@ -129,6 +131,7 @@ export const authPlugin = fp<AuthOptions>(
         return rejectAuth(req, 'invalid_api_key');
       }
       req.principal = principal;
+      opts.onTenant?.(principal.tenantId);
 
       const bucket = `key:${principal.keyId}`;
       const hit = opts.store instanceof MemoryStore ? opts.store.hitSync(bucket, WINDOW_MS) : await opts.store.hit(bucket, WINDOW_MS);

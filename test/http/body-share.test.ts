@@ -1,10 +1,11 @@
 // DESIGN §4: one tenant's large request bodies cannot crowd another tenant off the event loop
 // (plugins/body-share.ts). Each process lets a tenant have at most BUDGET_BYTES of large bodies in
 // process at once; a larger body runs alone; the rest of that tenant's large bodies wait, in order, with a
-// queue cap (429) and a deadline (503); other tenants, and ordinary bodies, never wait.
+// queue cap (429) and a deadline (503); other tenants, and ordinary bodies, never wait. While another tenant
+// is active, a large body's share is held as long again after its answer (at most half the time).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BodyShare, BUDGET_BYTES, LARGE_BYTES } from '../../src/plugins/body-share.js';
+import { ACTIVE_WINDOW_MS, BodyShare, BUDGET_BYTES, LARGE_BYTES } from '../../src/plugins/body-share.js';
 import { newTenant, testApp, type Tenant } from '../helpers/app.js';
 
 const settled = () => new Promise((r) => setImmediate(r));
@@ -53,6 +54,36 @@ test('the share: a tenant passes its budget only alone; others never wait; order
   await assert.rejects(short.acquire('A', 90), (e: any) => e.statusCode === 503 && e.code === 'query_timeout' && e.headers?.['retry-after'] === '1');
   assert.deepEqual(short.state('A'), { bytes: 90, running: 1, waiting: 0 });
   hold();
+});
+
+test("while another tenant is active, a large body's share is handed back only as long again after its answer", async () => {
+  const s = new BodyShare(100, 4, 60_000);
+  s.seen('B');
+  s.seen('A');
+  const started = Date.now();
+  const first = await s.acquire('A', 90);
+  await new Promise((r) => setTimeout(r, 80));
+  first();
+  const answered = Date.now();
+  assert.deepEqual(s.state('A'), { bytes: 90, running: 1, waiting: 0 }, 'held after the answer');
+  // B is not held by A's share.
+  (await s.acquire('B', 90))();
+  // A's next large body waits for the hold: about as long as the first took.
+  (await s.acquire('A', 90))();
+  const waited = Date.now() - answered;
+  assert.ok(waited >= (answered - started) - 15, `A's next body waited ${waited} ms after a first of ${answered - started} ms`);
+});
+
+test('a tenant alone, or after the others have been quiet for ACTIVE_WINDOW_MS, hands its share back at once', async () => {
+  for (const othersSeen of [undefined, Date.now() - ACTIVE_WINDOW_MS - 1]) {
+    const s = new BodyShare(100, 4, 60_000);
+    if (othersSeen !== undefined) s.seen('B', othersSeen);
+    s.seen('A');
+    const first = await s.acquire('A', 90);
+    await new Promise((r) => setTimeout(r, 60));
+    first();
+    assert.deepEqual(s.state('A'), { bytes: 0, running: 0, waiting: 0 }, String(othersSeen));
+  }
 });
 
 // A deadline well past what a loaded machine takes for these steps: held statements count against it.
@@ -119,6 +150,8 @@ test('one tenant sending large searches at once has one in process; another tena
   } finally {
     hold.release();
   }
+  // A was active meanwhile: each of B's shares is held as long again after its answer, then handed back.
+  await until(() => t.app.bodyShare.state(b.tenantId).running === 0);
   assert.deepEqual(t.app.bodyShare.state(b.tenantId), { bytes: 0, running: 0, waiting: 0 }, 'every share handed back');
 });
 
@@ -162,6 +195,25 @@ test('a client that goes away hands its share back', async () => {
     hold.release();
     // The next one is not kept waiting by the one that went away.
     assert.equal((await b.api.post('/contacts/search', body)).status, 200);
+  } finally {
+    hold.release();
+  }
+});
+
+test("over HTTP: while another tenant sends requests, a tenant's large search keeps its share as long again after its answer", async () => {
+  const [a, b]: Tenant[] = [await newTenant(t), await newTenant(t)];
+  const body = largeSearch(20);
+  const hold = holdReads(b.tenantId);
+  try {
+    const search = b.api.post('/contacts/search', body);
+    await until(() => hold.held() >= 1);
+    // A's ordinary request makes A an active tenant (the auth hook tells the share).
+    assert.equal((await a.api.get('/contacts?pageSize=1')).status, 200);
+    await new Promise((r) => setTimeout(r, 100));
+    hold.release();
+    assert.equal((await search).status, 200);
+    assert.equal(t.app.bodyShare.state(b.tenantId).running, 1, "B's share is held after its answer");
+    await until(() => t.app.bodyShare.state(b.tenantId).running === 0);
   } finally {
     hold.release();
   }
