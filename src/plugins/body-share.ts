@@ -21,17 +21,18 @@ import { ApiError, errors } from '../errors.js';
  * Other tenants never wait on it, and neither do the tenant's own requests with ordinary bodies (a create,
  * a batch of 100 contacts: ~12 KiB), nor those without a body.
  *
- * And while another tenant is active (a request of it authenticated within ACTIVE_WINDOW_MS), a large body's
- * share is handed back only as long again after its response as the request took: a tenant's large bodies
+ * And while another tenant is active (a request of it authenticated within ACTIVE_WINDOW_MS), a large search's
+ * share is handed back only as long again after its response as the request took: a tenant's large searches
  * then have at most half of the time, and so at most about half of the CPU they take of the server and of the
  * database. A request of 8,000 filter values cost the server ~17 ms of CPU where its PostgreSQL statement took a
  * few: B's 8 clients kept one in process at all times, ~50 a second, on a machine whose two cores also ran A's
  * backends, and A's p99 was ×4.8–6.4 its p99 alone; with the share held it was ×3.0–3.8, and on SQLite ×2.3 →
- * ×1.5 (bench/RESULTS.md, 2026-11-27 16:00). A tenant alone is never held back.
+ * ×1.5 (bench/RESULTS.md, 2026-11-27 16:00). A tenant alone is never held back, and neither are writes: a large
+ * write is a batch, and an integrator syncing a CRM sends them one after another (`acquire`'s `holds`).
  */
 export const BUDGET_BYTES = 64 * 1024;
 export const LARGE_BYTES = 16 * 1024;
-/** How recently another tenant must have sent a request for a large body's share to be held after it. */
+/** How recently another tenant must have sent a request for a large search's share to be held after it. */
 export const ACTIVE_WINDOW_MS = 1_000;
 
 interface Waiter {
@@ -57,18 +58,19 @@ export class BodyShare {
 
   /**
    * Resolves when `bytes` of `tenantId`'s bodies may be processed, with the function that hands them back
-   * (call it once). Rejects with the contract's 429 or 503 as above.
+   * (call it once). Rejects with the contract's 429 or 503 as above. `holds`: while another tenant is active,
+   * the bytes come back only as long again after that call as they were held (searches; not writes).
    */
-  acquire(tenantId: string, bytes: number): Promise<() => void> {
+  acquire(tenantId: string, bytes: number, holds = true): Promise<() => void> {
     let s = this.tenants.get(tenantId);
     if (!s) this.tenants.set(tenantId, (s = { used: 0, running: 0, queue: [] }));
     const share = s;
-    if (share.queue.length === 0 && this.fits(share, bytes)) return Promise.resolve(this.take(tenantId, share, bytes));
+    if (share.queue.length === 0 && this.fits(share, bytes)) return Promise.resolve(this.take(tenantId, share, bytes, holds));
     if (share.queue.length >= this.maxQueued) return Promise.reject(errors.tooManyQueries(this.maxQueued));
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         bytes,
-        admit: () => resolve(this.take(tenantId, share, bytes)),
+        admit: () => resolve(this.take(tenantId, share, bytes, holds)),
         timer: setTimeout(() => {
           const i = share.queue.indexOf(waiter);
           if (i >= 0) share.queue.splice(i, 1);
@@ -123,7 +125,7 @@ export class BodyShare {
     return false;
   }
 
-  private take(tenantId: string, s: TenantShare, bytes: number): () => void {
+  private take(tenantId: string, s: TenantShare, bytes: number, holds: boolean): () => void {
     s.used += bytes;
     s.running++;
     let done = false;
@@ -133,7 +135,7 @@ export class BodyShare {
       done = true;
       const now = Date.now();
       // See the module's comment: while another tenant is active, the share stays taken as long again.
-      if (this.othersActive(tenantId, now)) setTimeout(() => this.giveBack(tenantId, s, bytes), now - started).unref();
+      if (holds && this.othersActive(tenantId, now)) setTimeout(() => this.giveBack(tenantId, s, bytes), now - started).unref();
       else this.giveBack(tenantId, s, bytes);
     };
   }
@@ -164,13 +166,13 @@ export const bodySharePlugin = fp<{ maxQueued: number; timeoutMs: number; budget
   async (app, opts) => {
     const share = new BodyShare(opts.budget ?? BUDGET_BYTES, opts.maxQueued, opts.timeoutMs);
     app.decorate('bodyShare', share);
-    const gate = (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void => {
+    const gate = (holds: boolean) => (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void => {
       const principal = req.principal;
       const length = req.headers['content-length'];
       // A body sent in chunks, with no length given, counts as the whole budget: it runs alone.
       const bytes = length !== undefined ? Number(length) : req.headers['transfer-encoding'] !== undefined ? share.budgetBytes : 0;
       if (!principal || !(bytes >= LARGE_BYTES)) return done(null, payload);
-      share.acquire(principal.tenantId, bytes).then(
+      share.acquire(principal.tenantId, bytes, holds).then(
         (release) => {
           // 'close' comes once the response is sent, and also when the client goes away first.
           reply.raw.once('close', release);
@@ -184,7 +186,9 @@ export const bodySharePlugin = fp<{ maxQueued: number; timeoutMs: number; budget
     app.addHook('onRoute', (route) => {
       const methods = [route.method].flat();
       if (!route.url.startsWith('/api/v1/') || route.config?.public || !methods.some((m) => m === 'POST' || m === 'PATCH' || m === 'PUT')) return;
-      route.preParsing = [...[route.preParsing ?? []].flat(), gate as never];
+      // Only a search is held after its answer (see the module's comment): a write's large body (a batch of
+      // records with many properties, an integrator's sync) keeps the whole of the tenant's share.
+      route.preParsing = [...[route.preParsing ?? []].flat(), gate(route.url.endsWith('/search')) as never];
     });
   },
   { name: 'body-share', dependencies: ['auth'] },

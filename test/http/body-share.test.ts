@@ -218,3 +218,22 @@ test("over HTTP: while another tenant sends requests, a tenant's large search ke
     hold.release();
   }
 });
+
+test("a large write is not held after its answer, even while another tenant is active (a sync's batches)", async () => {
+  const [a, b]: Tenant[] = [await newTenant(t), await newTenant(t)];
+  const inputs = Array.from({ length: 100 }, (_, i) => ({ firstName: `Batch ${i} ${'x'.repeat(120)}`, email: `batch${i}@b.test` }));
+  const size = JSON.stringify({ inputs }).length;
+  assert.ok(size >= LARGE_BYTES, String(size));
+  assert.equal((await a.api.get('/contacts?pageSize=1')).status, 200);
+  const res = await b.api.post('/contacts/batch/create', { inputs });
+  assert.equal(res.status, 200, JSON.stringify(res.body).slice(0, 300));
+  assert.deepEqual(t.app.bodyShare.state(b.tenantId), { bytes: 0, running: 0, waiting: 0 });
+  // The share itself, asked not to hold: handed back at once.
+  const s = new BodyShare(100, 4, 60_000);
+  s.seen('B');
+  s.seen('A');
+  const first = await s.acquire('A', 90, false);
+  await new Promise((r) => setTimeout(r, 30));
+  first();
+  assert.deepEqual(s.state('A'), { bytes: 0, running: 0, waiting: 0 });
+});
