@@ -8,11 +8,11 @@ import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson, type JsonField } from '../shared/record-json.js';
-import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
+import { liveTaggedByIds } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
-/** A row of a page: the company and its tag ids (`tagIdsColumn`). */
+/** A row of a page: the company and its tag ids (`tag_ids`). */
 export type ListedCompanyRow = CompanyRow & { tag_ids: string };
 
 /** A company as the API answers it (companies.service.ts toCompany), built by the database (record-json.ts). */
@@ -25,7 +25,7 @@ const COMPANY_JSON: readonly JsonField[] = [
   ['phone', 'phone'],
   ['industry', 'industry'],
   ['ownerId', 'owner_id'],
-  ['tags', { tags: true }],
+  ['tags', { json: 'tag_ids' }],
   ['customProperties', { json: 'custom_properties' }],
   ['createdAt', 'created_at'],
   ['updatedAt', 'updated_at'],
@@ -38,8 +38,7 @@ export const findCompanyJson = liveRecordJsonById('companies', COMPANY_JSON);
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
     .selectFrom('companies')
-    .select(COLUMNS)
-    .select(tagIdsColumn('companies').as('tag_ids'))
+    .select([...COLUMNS, 'tag_ids'])
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .where('deleted_at', 'is', null),

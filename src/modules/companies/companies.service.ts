@@ -15,7 +15,7 @@ import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { checkCustomProperties, customPropertiesJson, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
-import { parseTagIds, replaceRecordTags, sortedTagIds, tagIdsOf } from '../shared/record-tags.js';
+import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { provideRecordReader, recordsOf } from '../shared/records.js';
 import { onlyId } from '../../db/batch.js';
@@ -208,7 +208,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     const c = inTx(ctx, tx);
     const current = hasNul(id) ? undefined : await repo.findCompany(tx, ctx.tenantId, id);
     if (!current) throw errors.notFound('Company not found');
-    const before = toCompany(current, (await tagIdsOf(tx, ctx.tenantId, 'company', [id])).get(id) ?? []);
+    const before = toCompany(current, parseTagIds(current.tag_ids));
     await assertReferences(c, input);
     const set: repo.CompanyChanges = { ...fields };
     if (customValues !== undefined) set.custom_properties = customPropertiesJson(customValues, current.custom_properties);

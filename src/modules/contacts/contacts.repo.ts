@@ -6,7 +6,7 @@ import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
 import type { ContactSortKey } from './contacts.schema.js';
 import { prepared } from '../../db/prepared.js';
-import { liveTaggedByIds, parseTagIds, tagIdsColumn, tagIdsOf } from '../shared/record-tags.js';
+import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson, type JsonField } from '../shared/record-json.js';
@@ -25,7 +25,7 @@ const COLUMNS = [
   'updated_at',
 ] as const;
 export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
-/** A contact and its tag ids (`tagIdsColumn`), as pages and single reads select it. */
+/** A contact and its tag ids (`tag_ids`), as pages and single reads select it. */
 export type ListedContactRow = ContactRow & { tag_ids: string };
 
 /** Sort keys → columns. Names sort case-insensitively; e-mails are stored lower-cased already. */
@@ -47,7 +47,7 @@ const CONTACT_JSON: readonly JsonField[] = [
   ['phone', 'phone'],
   ['companyId', 'company_id'],
   ['ownerId', 'owner_id'],
-  ['tags', { tags: true }],
+  ['tags', { json: 'tag_ids' }],
   ['customProperties', { json: 'custom_properties' }],
   ['score', 'score'],
   ['createdAt', 'created_at'],
@@ -59,7 +59,7 @@ const live = (db: Db, tenantId: string) =>
   db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
 
 const findContactQuery = prepared((db: Db, tenantId: string, id: string) =>
-  live(db, tenantId).select(COLUMNS).select(tagIdsColumn('contacts').as('tag_ids')).where('id', '=', id),
+  live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id),
 );
 
 /** A live contact and its tag ids, in one statement (the single-read path). */
@@ -71,21 +71,16 @@ export async function findContact(db: Db, tenantId: string, id: string): Promise
 export const findContactJson = liveRecordJsonById('contacts', CONTACT_JSON);
 
 /** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
-const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select(COLUMNS).where('id', '=', id).forUpdate());
+const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id).forUpdate());
 
 /**
  * A live contact and its tag ids (sorted), for the update that follows. `lock` (PostgreSQL): the row is
- * locked first (`FOR UPDATE`), then its tags read by a statement of their own, whose snapshot is taken once
- * the lock is held; in the locking statement they would be read as they were before a concurrent update it
- * waited for. SQLite's writer holds the database's write lock already: findContact's one statement.
+ * locked (`FOR UPDATE`), and read as the concurrent update it waited for left it, its `tag_ids` included (a
+ * change of its tags rewrites the row: migration 013). SQLite's writer holds the database's write lock already.
  */
 export async function findContactForUpdate(db: Db, tenantId: string, id: string, lock: boolean): Promise<{ row: ContactRow; tags: string[] } | undefined> {
-  if (!lock) {
-    const row = await findContact(db, tenantId, id);
-    return row && { row, tags: parseTagIds(row.tag_ids) };
-  }
-  const row = (await lockContactQuery(db, tenantId, id))[0];
-  return row && { row, tags: (await tagIdsOf(db, tenantId, 'contact', [id])).get(id) ?? [] };
+  const row = lock ? (await lockContactQuery(db, tenantId, id))[0] : await findContact(db, tenantId, id);
+  return row && { row, tags: parseTagIds(row.tag_ids) };
 }
 
 /** The live contacts among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { liveTaggedByIds, tagIdsColumn } from '../shared/record-tags.js';
+import { liveTaggedByIds } from '../shared/record-tags.js';
 import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
@@ -20,12 +20,15 @@ function liveDeal(db: Db, tenantId: string, id: string) {
   return db.selectFrom('deals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null);
 }
 
-/** A live deal, locked for the update that follows (PostgreSQL; dialect.ts forUpdate). */
-export function findDealForUpdate(db: Db, dialect: SqlDialect, tenantId: string, id: string): Promise<DealRow | undefined> {
-  return forUpdate(dialect, liveDeal(db, tenantId, id)).executeTakeFirst();
+/**
+ * A live deal and its tag ids, locked for the update that follows (PostgreSQL; dialect.ts forUpdate): read as
+ * a concurrent update it waited for left it, `tag_ids` included (a change of its tags rewrites the row).
+ */
+export function findDealForUpdate(db: Db, dialect: SqlDialect, tenantId: string, id: string): Promise<(DealRow & { tag_ids: string }) | undefined> {
+  return forUpdate(dialect, liveDeal(db, tenantId, id).select('tag_ids')).executeTakeFirst();
 }
 
-const findDealQuery = prepared((db: Db, tenantId: string, id: string) => liveDeal(db, tenantId, id).select(tagIdsColumn('deals').as('tag_ids')));
+const findDealQuery = prepared((db: Db, tenantId: string, id: string) => liveDeal(db, tenantId, id).select('tag_ids'));
 
 /** A live deal and its tag ids, in one statement compiled once (the single-read path). */
 export async function findDeal(db: Db, tenantId: string, id: string): Promise<(DealRow & { tag_ids: string }) | undefined> {

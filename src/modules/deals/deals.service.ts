@@ -389,7 +389,7 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
     if (Object.keys(input).length === 0) return (await expand(c, [cur]))[0];
     // The state before, for deal.updated: the expansions are left out of the diff (they follow their ids),
     // so they are not read for it.
-    const previous = toDeal(cur, (await tagIdsOf(tx, ctx.tenantId, 'deal', [id])).get(id) ?? [], null, null);
+    const previous = toDeal(cur, parseTagIds(cur.tag_ids), null, null);
     let pipelineId = cur.pipeline_id;
     let stage: Stage | undefined;
     if (input.pipelineId !== undefined) {

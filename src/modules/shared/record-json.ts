@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import { dialectOf, type SqlDialect } from '../../db/dialect.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { tagIdsJson, type TaggedTable } from './record-tags.js';
+import type { TaggedTable } from './record-tags.js';
 
-/** Where a field of a record's JSON comes from: a column of its table, its tags, or its stored custom properties. */
-export type JsonField = readonly [key: string, source: string | { tags: true } | { json: string }];
+/** Where a field of a record's JSON comes from: a column of its table, or a column holding JSON (custom properties, `tag_ids`). */
+export type JsonField = readonly [key: string, source: string | { json: string }];
 
 /**
  * A record of `table` as the API answers it, one JSON object built by the database (SqlDialect.jsonObject;
@@ -15,7 +15,6 @@ export type JsonField = readonly [key: string, source: string | { tags: true } |
 export function recordJson(dialect: SqlDialect, table: TaggedTable, fields: readonly JsonField[], withDeleted: boolean) {
   const entries = fields.map(([key, source]) => {
     if (typeof source === 'string') return [key, sql.ref(`${table}.${source}`)] as const;
-    if ('tags' in source) return [key, tagIdsJson(dialect, table)] as const;
     return [key, dialect.storedJson(`${table}.${source.json}`)] as const;
   });
   if (withDeleted) entries.push(['deletedAt', sql.ref(`${table}.deleted_at`)] as const);

@@ -1,14 +1,15 @@
-import { sql } from 'kysely';
 import { inIdSet, preparedByIdSet, selectInChunks } from '../../db/batch.js';
 import type { Db } from '../../db/index.js';
-import type { SqlDialect } from '../../db/dialect.js';
 
 /**
  * The tags carried by contacts, companies and deals (record_tags). Shared by those three resources, so
  * none of them imports the tags module's repo (which owns the tags themselves).
  */
 export type TaggableType = 'contact' | 'company' | 'deal';
-/** The tables of the taggable records, which carry `tag_ids`. */
+/**
+ * The tables of the taggable records. Each row carries its tag ids in `tag_ids`, a sorted JSON array kept from
+ * record_tags by the database (migration 013): a read takes a record and its tags from one row.
+ */
 export type TaggedTable = 'contacts' | 'companies' | 'deals';
 
 /** Tag ids of each record, in a stable order. One query for a whole page of records. */
@@ -33,35 +34,21 @@ export async function tagIdsOf(db: Db, tenantId: string, objectType: TaggableTyp
 }
 
 /**
- * The tag ids of the outer query's record: its `tag_ids` column, a sorted JSON array kept from record_tags by
- * the database (migration 013), so a single read or a page fetches the record and its tags from one row.
- */
-export function tagIdsColumn(table: TaggedTable) {
-  return sql<string>`${sql.ref(`${table}.tag_ids`)}`;
-}
-
-/** The record's tags as a JSON value to embed in its JSON (http/replies.ts sendJsonText): the `tags` of every read. */
-export function tagIdsJson(dialect: SqlDialect, table: TaggedTable) {
-  return dialect.storedJson(`${table}.tag_ids`);
-}
-
-/**
- * The live records of `table` among a set of ids, with their tag ids (`tag_ids`, as tagIdsColumn): one
+ * The live records of `table` among a set of ids, with their tag ids (`tag_ids`): one
  * statement, compiled once, for any number of ids (the expansions of other records).
  */
 export function liveTaggedByIds<R>(table: TaggedTable, columns: readonly string[]) {
   return preparedByIdSet((db: Db, tenantId: string, ids: unknown) =>
     db
       .selectFrom(table as 'contacts')
-      .select(columns as never)
-      .select(tagIdsColumn(table).as('tag_ids'))
+      .select([...columns, 'tag_ids'] as never)
       .where('tenant_id', '=', tenantId)
       .where('deleted_at', 'is', null)
       .where(inIdSet(db, 'id', ids)),
   ) as (db: Db, tenantId: string, ids: readonly string[]) => Promise<R[]>;
 }
 
-/** Parses `tagIdsColumn` (sorted, like tagIdsOf; the order a record's `tags` always have). */
+/** Parses a row's `tag_ids` (sorted, like tagIdsOf; the order a record's `tags` always have). */
 export function parseTagIds(column: string): string[] {
   return column === '[]' ? [] : (JSON.parse(column) as string[]);
 }
