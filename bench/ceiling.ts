@@ -5,7 +5,7 @@
 //
 // The floor (SQLite only, with CEILING_DB_FILE and CEILING_TENANT_ID): the same bare Fastify answering
 // GET /floor/v1/contacts/:id and GET /floor/v1/contacts?page=&pageSize= by running the statements the
-// service runs for them (each contact one JSON object built by SQLite, its tags included, in the index's order)
+// service runs for them (each contact the JSON object its row stores, its tags included, in the index's order)
 // on a read-only connection with the service's page cache, and sends the text in the page's envelope.
 // No auth, rate limit, validation, Kysely, cursor or logging: what answering from this database costs at
 // the least, in this process model. The gap between it and the ceiling is the database's; the gap between
@@ -25,10 +25,8 @@ const tenantId = process.env.CEILING_TENANT_ID;
 if (dbFile && tenantId) {
   const db = new Sqlite(dbFile, { readonly: true });
   db.pragma('cache_size = -8192'); // the service's writer connection's (src/db/index.ts)
-  // The service's statements (contacts.repo.ts: each contact one JSON object built by SQLite, its tags from tag_ids).
-  const json = `json_object('id', id, 'firstName', first_name, 'lastName', last_name, 'email', email, 'phone', phone, 'companyId', company_id,
-    'ownerId', owner_id, 'tags', json(tag_ids), 'customProperties', json(custom_properties), 'score', score,
-    'createdAt', created_at, 'updatedAt', updated_at)`;
+  // The service's statements (contacts.repo.ts: each contact the JSON its row stores, `doc`, migration 014).
+  const json = 'doc';
   const byId = db.prepare<[string, string], string>(`select ${json} from contacts where tenant_id = ? and deleted_at is null and id = ?`).pluck();
   const page = db
     .prepare<[string, number, number], [string, string, string]>(`select id, ${json}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit ? offset ?`)

@@ -38,13 +38,10 @@ export interface SqlDialect {
   /** JSON type name under `key`: 'null' | 'text' | 'number' | 'array' | 'true' | 'false'…, or null when absent. */
   jsonHasKey(column: string, key: string): RawBuilder<boolean>;
   /**
-   * One JSON object as text, built by the database from `[key, value]` pairs in this order: a record as the
-   * API answers it (see http/replies.ts sendJsonText). Text values become JSON strings, numbers JSON numbers, NULL null;
-   * a value made by `storedJson` is embedded as JSON.
+   * The JSON object text in `column` with `key` appended last, its value `value` (text → JSON string, NULL → null):
+   * a stored record (`doc`, migration 014) with a field only some reads answer (modules/shared/record-json.ts).
    */
-  jsonObject(entries: readonly (readonly [key: string, value: Expression<unknown> | RawBuilder<unknown>])[]): RawBuilder<string>;
-  /** A text column holding JSON (custom properties), as a JSON value to embed in jsonObject. */
-  storedJson(column: string): RawBuilder<unknown>;
+  jsonAppend(column: string, key: string, value: Expression<unknown> | RawBuilder<unknown>): RawBuilder<string>;
 }
 
 /** True when `db` (a Kysely instance or one of its transactions) runs on PostgreSQL. */
@@ -81,10 +78,8 @@ export const sqliteDialect: SqlDialect = {
   jsonArrayHasAny: (column, key, values) =>
     sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where ${sqliteDialect.inStrings(sql.raw('json_each.value'), values)})`,
   jsonHasKey: (column, key) => sql<boolean>`(json_type(${sql.ref(column)}, ${quotePath(key)}) is not null)`,
-  // SQLite (3.38+) writes a REAL with the fewest digits that read back the same value (0.30000000000000004,
-  // 82.0): JSON.parse gives the number JSON.stringify would have written.
-  jsonObject: (entries) => sql<string>`json_object(${sql.join(entries.map(([k, v]) => sql`${sql.lit(k)}, ${v}`))})`,
-  storedJson: (column) => sql`json(${sql.ref(column)})`,
+  // json_insert adds a key at the end of the object, and minifies it as json_object wrote it.
+  jsonAppend: (column, key, value) => sql<string>`json_insert(${sql.ref(column)}, ${sql.lit('$.' + key)}, ${value})`,
 };
 
 export const postgresDialect: SqlDialect = {
@@ -108,8 +103,10 @@ export const postgresDialect: SqlDialect = {
   jsonHasKey: (column, key) => sql<boolean>`(${sql.ref(column)}::jsonb ? ${key})`,
   // json, not jsonb: json_build_object keeps the keys in the order given (jsonb sorts them). float8 is written
   // with the fewest digits that read back the same value (extra_float_digits ≥ 1, the default since 12).
-  jsonObject: (entries) => sql<string>`json_build_object(${sql.join(entries.map(([k, v]) => sql`${sql.lit(k)}::text, ${v}`))})::text`,
-  storedJson: (column) => sql`${sql.ref(column)}::json`,
+  // NOTE: text surgery, not jsonb: jsonb would reorder the keys (shortest first), and the API's order is the mapper's.
+  // A stored doc is never empty (`{}`), so the new key always follows a comma.
+  jsonAppend: (column, key, value) =>
+    sql<string>`(left(${sql.ref(column)}, -1) || ${sql.lit(`, ${JSON.stringify(key)} : `)} || coalesce(to_json(${value})::text, 'null') || '}')`,
 };
 
 /** `%needle%` for LIKE … ESCAPE with a backslash: the needle's own `%`, `_` and backslashes match themselves. */

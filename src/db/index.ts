@@ -268,6 +268,8 @@ function commitGroup(): CommitGroup {
 
 /** The savepoint of one member transaction inside its group's transaction. */
 const MEMBER = 'crm_member';
+/** Statements that change the schema (FastSqliteDriver.prepare). */
+const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
 
 class FastSqliteDriver implements Driver {
   /** Prepared once per SQL text; a statement that returns rows runs in raw mode, with the row maker of its columns. */
@@ -438,6 +440,12 @@ class FastSqliteDriver implements Driver {
     let entry = this.statements.get(sqlText);
     if (!entry) {
       const stmt = this.raw.prepare(sqlText);
+      // A schema change (a migration) can change what `select *` returns: the statements prepared before it,
+      // and their row makers, are dropped (test/db/record-doc.test.ts reads a table before and after one).
+      if (!stmt.reader && SCHEMA_CHANGE.test(sqlText)) {
+        this.statements.clear();
+        return { stmt, rows: null };
+      }
       // Statements that return rows return arrays; executeQuery makes them objects (row-objects.ts says why).
       entry = { stmt, rows: stmt.reader ? rowMaker(stmt.raw(true).columns().map((c) => c.name)) : null };
       if (this.statements.size >= 2000) this.statements.delete(this.statements.keys().next().value as string);

@@ -17,8 +17,8 @@ export type JsonText<T> = string & { readonly __jsonText: T };
 
 /**
  * Answers JSON text as it is, with the type Fastify gives a serialized object. The hottest reads (a contact,
- * a page of contacts) select each record as one JSON object built by the database (SqlDialect.jsonObject),
- * instead of a value per column that the driver turns into a JavaScript value, a mapper into an object and the
+ * a page of contacts) select each record as the JSON object text its row stores (`doc`, migration 014;
+ * modules/shared/record-json.ts), instead of a value per column that the driver turns into a JavaScript value, a mapper into an object and the
  * serializer back into text: on SQLite, better-sqlite3 spends ~0.25 µs on each value it hands over, 550 of them
  * for a page of 50 contacts (bench/RESULTS.md, 2026-11-27 11:30). Records built so must read, parsed, as their
  * mapper (`toContact`) makes them: test/db/json-records.test.ts compares the two on both databases.

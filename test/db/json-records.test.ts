@@ -1,4 +1,4 @@
-// Contacts and companies are answered as JSON text built by the database (http/replies.ts sendJsonText,
+// Contacts and companies are answered as the JSON text their rows store (`doc`, migration 014) (http/replies.ts sendJsonText,
 // modules/shared/record-json.ts): every read through it must parse to what the resource's mapper
 // (toContact, toCompany) makes of the same row, key order included, on both databases. The rows here hold
 // what a mapper treats specially: text needing escapes and outside the BMP, empty values, floats that need 17
@@ -106,8 +106,8 @@ test(`contacts and companies built as JSON by the database read as their mappers
   assert.equal((await api.get(`/contacts/${contactIds[0]}`)).body.firstName, ODD_TEXT);
   assert.equal((await api.get(`/contacts/${contactIds[5]}`)).status, 404);
 
-  // Pages: the first (walks its index on the main connection), a page by number past the first (PostgreSQL
-  // builds the JSON around the page's rows), by cursor, a filtered list and a search (the read pool).
+  // Pages: the first (walks its index on the main connection), pages by number past the first, by cursor, a
+  // filtered list and a search (the read pool).
   const live = contactIds.filter((_, i) => i !== 5);
   const all = [
     ...(await checkPage(api, '/contacts?pageSize=3', contact)),

@@ -13,6 +13,7 @@ import * as m010 from './010_idempotency_sweep_order.js';
 import * as m011 from './011_owner_sort_indexes.js';
 import * as m012 from './012_contacts_owner_score.js';
 import * as m013 from './013_record_tag_ids.js';
+import * as m014 from './014_record_doc.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -33,4 +34,5 @@ export const migrations: Record<string, DialectMigration> = {
   '011_owner_sort_indexes': m011,
   '012_contacts_owner_score': m012,
   '013_record_tag_ids': m013,
+  '014_record_doc': m014,
 };

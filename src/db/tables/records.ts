@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { Generated, GeneratedAlways } from 'kysely';
 
 // CRM records written through the API.
 export interface CompaniesTable {
@@ -19,6 +19,8 @@ export interface CompaniesTable {
   search_text: string;
   /** The record's tag ids as a sorted JSON array (`[]`), kept from record_tags by triggers (migration 013). */
   tag_ids: Generated<string>;
+  /** The record as the API answers it, JSON text the database computes on every write (migration 014). */
+  doc: GeneratedAlways<string>;
 }
 export interface ContactsTable {
   tenant_id: string;
@@ -38,6 +40,8 @@ export interface ContactsTable {
   search_text: string;
   /** The record's tag ids as a sorted JSON array (`[]`), kept from record_tags by triggers (migration 013). */
   tag_ids: Generated<string>;
+  /** The record as the API answers it, JSON text the database computes on every write (migration 014). */
+  doc: GeneratedAlways<string>;
 }
 export interface TagsTable {
   tenant_id: string;

@@ -7,7 +7,7 @@ import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
-import { liveRecordJsonById, recordJson, type JsonField } from '../shared/record-json.js';
+import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
@@ -15,25 +15,9 @@ export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { dele
 /** A row of a page: the company and its tag ids (`tag_ids`). */
 export type ListedCompanyRow = CompanyRow & { tag_ids: string };
 
-/** A company as the API answers it (companies.service.ts toCompany), built by the database (record-json.ts). */
-const COMPANY_JSON: readonly JsonField[] = [
-  ['id', 'id'],
-  ['name', 'name'],
-  ['cnpj', 'cnpj'],
-  ['website', 'website'],
-  ['domain', 'domain'],
-  ['phone', 'phone'],
-  ['industry', 'industry'],
-  ['ownerId', 'owner_id'],
-  ['tags', { json: 'tag_ids' }],
-  ['customProperties', { json: 'custom_properties' }],
-  ['createdAt', 'created_at'],
-  ['updatedAt', 'updated_at'],
-];
-const companyJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'companies', COMPANY_JSON, withDeleted);
 
 /** A live company as the API answers it, JSON text built by the database (the single read's route). */
-export const findCompanyJson = liveRecordJsonById('companies', COMPANY_JSON);
+export const findCompanyJson = liveRecordJsonById('companies');
 
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
@@ -58,7 +42,7 @@ export function companyIdBy(db: Db, tenantId: string, column: 'cnpj' | 'domain',
 }
 
 /** A company as services write it; the repo adds `search_text`. */
-export type NewCompanyRow = Omit<CompaniesTable, 'search_text' | 'tag_ids'>;
+export type NewCompanyRow = Omit<CompaniesTable, 'search_text' | 'tag_ids' | 'doc'>;
 /** The SET of an update; the repo recomputes `search_text` from it. */
 export type CompanyChanges = Partial<NewCompanyRow>;
 
@@ -131,9 +115,7 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
       return eb.or(any);
     });
   }
-  // A page answers each row as JSON (`json`), its tags included: one statement, one snapshot. `select` is what
-  // PostgreSQL's pages by number build that JSON from (ListingQuery.json).
-  const select = (qb: typeof q) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
-  const json = (qb: SelectQueryBuilder<any, any, any>) => qb.select(companyJson(dialectOf(db), f.includeDeleted === true).as(JSON_COLUMN));
-  return { base: q, select, json: { table: 'companies', select: json } };
+  // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
+  const select = (qb: typeof q) => qb.select(['id', recordJson(dialectOf(db), 'companies', f.includeDeleted === true).as(JSON_COLUMN)]);
+  return { base: q, select };
 }

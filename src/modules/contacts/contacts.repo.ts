@@ -9,7 +9,7 @@ import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
-import { liveRecordJsonById, recordJson, type JsonField } from '../shared/record-json.js';
+import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
   'id',
@@ -38,22 +38,6 @@ export const CONTACT_SORT: SortTable<ContactSortKey> = {
   score: { column: 'score', nullable: true },
 };
 
-/** A contact as the API answers it (contacts.service.ts toContact), built by the database (record-json.ts). */
-const CONTACT_JSON: readonly JsonField[] = [
-  ['id', 'id'],
-  ['firstName', 'first_name'],
-  ['lastName', 'last_name'],
-  ['email', 'email'],
-  ['phone', 'phone'],
-  ['companyId', 'company_id'],
-  ['ownerId', 'owner_id'],
-  ['tags', { json: 'tag_ids' }],
-  ['customProperties', { json: 'custom_properties' }],
-  ['score', 'score'],
-  ['createdAt', 'created_at'],
-  ['updatedAt', 'updated_at'],
-];
-const contactJson = (dialect: SqlDialect, withDeleted: boolean) => recordJson(dialect, 'contacts', CONTACT_JSON, withDeleted);
 
 const live = (db: Db, tenantId: string) =>
   db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
@@ -67,8 +51,8 @@ export async function findContact(db: Db, tenantId: string, id: string): Promise
   return (await findContactQuery(db, tenantId, id))[0];
 }
 
-/** A live contact as the API answers it, JSON text built by the database (the single read's route). */
-export const findContactJson = liveRecordJsonById('contacts', CONTACT_JSON);
+/** A live contact as the API answers it, the JSON text its row stores (the single read's route). */
+export const findContactJson = liveRecordJsonById('contacts');
 
 /** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
 const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id).forUpdate());
@@ -87,7 +71,7 @@ export async function findContactForUpdate(db: Db, tenantId: string, id: string,
 export const findContacts = liveTaggedByIds<ListedContactRow>('contacts', COLUMNS);
 
 /** A contact as services write it; the repo adds `search_text`. */
-export type NewContactRow = Omit<ContactsTable, 'search_text' | 'tag_ids'>;
+export type NewContactRow = Omit<ContactsTable, 'search_text' | 'tag_ids' | 'doc'>;
 /** The SET of an update; the repo recomputes `search_text` from it. */
 export type ContactChanges = Partial<NewContactRow>;
 
@@ -153,9 +137,7 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
       ]),
     );
   }
-  // A page answers each row as JSON (`json`), its tags included: one statement, one snapshot. `select` is what
-  // PostgreSQL's pages by number build that JSON from (ListingQuery.json).
-  const select = (qb: typeof base) => qb.select(q.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
-  const json = (qb: SelectQueryBuilder<any, any, any>) => qb.select(contactJson(dialectOf(db), q.includeDeleted === true).as(JSON_COLUMN));
-  return { base, select, json: { table: 'contacts', select: json } };
+  // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
+  const select = (qb: typeof base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
+  return { base, select };
 }

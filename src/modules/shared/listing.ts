@@ -36,25 +36,14 @@ export interface PageRequest {
 /** A list's query: the filtered FROM … WHERE (no selection; the same query counts the total), and the row's columns. */
 export interface ListingQuery {
   base: SelectQueryBuilder<any, any, {}>;
-  /** Adds the row's columns to a query built on `base`. */
-  select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>;
   /**
-   * The row as the API answers it, one JSON object built by the database (`__json`: SqlDialect.jsonObject over
-   * `table`'s columns, tags included; http/replies.ts sendJsonText). A page then selects it, the sort value and
-   * the id only, in place of `select`. PostgreSQL computes a SELECT list before OFFSET drops rows (page 20 of 50
-   * would build 1,000 objects), so there a page by number builds it over the page's rows, in a query around the
-   * page's own, from `select`'s columns; SQLite skips the offset's rows before computing any column.
+   * Adds the row's columns to a query built on `base`. Contacts and companies select their id and the record as
+   * the API answers it, the JSON text their row stores (`__json`: modules/shared/record-json.ts).
    */
-  json?: PerRowColumns;
+  select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>;
 }
 
-/** Columns computed per row of a page from `table`'s row (ListingQuery.json). */
-interface PerRowColumns {
-  table: string;
-  select: (q: SelectQueryBuilder<any, any, any>) => SelectQueryBuilder<any, any, any>;
-}
-
-/** The column of a JSON listing's rows (ListingQuery.json) that holds the record. */
+/** The column of a JSON listing's rows (ListingQuery.select) that holds the record. */
 export const JSON_COLUMN = '__json';
 
 export interface ListingSpec {
@@ -262,13 +251,7 @@ function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Lis
   const idRef = sql.ref(idColumn);
   const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
 
-  const { json } = built;
-  const idName = idColumn.replace(/^.*\./, '');
-  // See ListingQuery.json: only a page by number skips rows, and only PostgreSQL computes their columns.
-  const around = json && mode === 'offset' && dialect.name === 'postgres' ? json : undefined;
-  // A JSON listing selects the record's JSON and its id (for the cursor); any other, its columns.
-  let q = json && !around ? json.select(built.base.select(idRef.as(idName))) : built.select(built.base);
-  q = q.select(key.as(SORT_VALUE));
+  let q = built.select(built.base).select(key.as(SORT_VALUE));
   // Sorted by the unique column itself (the event log's position): one key, so `(key, id) > (v, id)`
   // would only hide the index range from the planner.
   const byId = column.column === idColumn && !column.text && !column.nullable;
@@ -278,20 +261,14 @@ function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Lis
   }
   // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
   // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
-  const ordered = (qb: typeof q, sortKey: RawBuilder<unknown>, id: RawBuilder<unknown>) =>
-    (byId ? qb : qb.orderBy(sortKey, (ob) => {
+  if (!byId) {
+    q = q.orderBy(key, (ob) => {
       const o = order === 'asc' ? ob.asc() : ob.desc();
       return column.nullable ? o.nullsLast() : o;
-    })).orderBy(id, order);
-  q = ordered(q, key, idRef).limit(LIMIT as unknown as number);
-  if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
-  if (around) {
-    // The page's rows under the table's own name, then their JSON over those rows only, in the same order (the
-    // page's rows come in it: no sort is added).
-    const t = around.table;
-    const outer = ctx.db.selectFrom(q.as(t)).select([sql.ref(`${t}.${idName}`).as(idName), sql.ref(`${t}.${SORT_VALUE}`).as(SORT_VALUE)]);
-    q = ordered(around.select(outer), sql.ref(`${t}.${SORT_VALUE}`), sql.ref(`${t}.${idName}`));
+    });
   }
+  q = q.orderBy(idRef, order).limit(LIMIT as unknown as number);
+  if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
   const plan = slotted(q.compile(), MARKERS);
   const expected = [0, ...(mode === 'offset' ? [1] : []), ...(mode === 'after' && !byId ? [2] : []), ...(mode.startsWith('after') ? [3] : [])];
   if (expected.some((m) => !plan.slots.includes(m))) throw new Error(`listing: a page's own value was not compiled as a parameter (${mode})`);
