@@ -93,6 +93,12 @@ async function insertBenchKey(db: Db, tenantId: string, userId: string, name: st
 interface Bulk {
   /** `rows` (all with the same columns) in one transaction. */
   insert<T extends keyof DB & string>(table: T, rows: Insertable<DB[T]>[]): Promise<void>;
+  /**
+   * Drops `table`'s secondary indexes until the returned function builds them again (SQLite; nothing on
+   * PostgreSQL). Building an index sorts its keys once; inserting a million rows into eight indexes in the
+   * order of the rows' random ids and e-mails cost 56 s of a 73 s `--large` seed (2026-11-27).
+   */
+  withoutIndexes(table: keyof DB & string): () => void;
   close(): void;
 }
 
@@ -127,6 +133,14 @@ function sqliteBulk(file: string): Bulk {
       }
       run(stmt, rows);
     },
+    withoutIndexes(table) {
+      const indexes = raw.prepare("select name, sql from sqlite_master where type = 'index' and tbl_name = ? and sql is not null").all(table) as { name: string; sql: string }[];
+      for (const i of indexes) raw.exec(`drop index "${i.name}"`);
+      statements.clear();
+      return () => {
+        for (const i of indexes) raw.exec(i.sql);
+      };
+    },
     close: () => raw.close(),
   };
 }
@@ -149,6 +163,7 @@ function postgresBulk(database: Database): Bulk {
       const arrays = cols.map((c, i) => `$${i + 1}::${t.get(c)}[]`).join(', ');
       await pool.query(`insert into "${table}" (${columns}) select * from unnest(${arrays})`, cols.map((c) => rows.map((r) => (r as Record<string, unknown>)[c])));
     },
+    withoutIndexes: () => () => {},
     close: () => {},
   };
 }
@@ -226,6 +241,7 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
   const contactFirst = new Uint16Array(counts.contacts);
   const contactLast = new Uint16Array(counts.contacts);
   const contactCompany = new Int32Array(counts.contacts);
+  const restoreIndexes = bulk.withoutIndexes('contacts');
   const contactRows = chunked(bulk, 'contacts', (n) => {
     if (n % 100_000 === 0 || n === counts.contacts) progress(`  contacts: ${n}/${counts.contacts}`);
   });
@@ -258,6 +274,7 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     }));
   }
   await contactRows.done();
+  restoreIndexes();
 
   const dealIds: string[] = new Array(counts.deals);
   /** The contact of each deal, by index. */
