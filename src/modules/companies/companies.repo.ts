@@ -1,7 +1,7 @@
-import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { Expression, SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
-import { containsExactly, dialectOf, searchMatches, type SqlDialect } from '../../db/dialect.js';
+import { containsExactly, dialectOf, searchMatches } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
@@ -15,8 +15,7 @@ export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { dele
 /** A row of a page: the company and its tag ids (`tag_ids`). */
 export type ListedCompanyRow = CompanyRow & { tag_ids: string };
 
-
-/** A live company as the API answers it, JSON text built by the database (the single read's route). */
+/** A live company as the API answers it, the JSON text its row stores (the single read's route). */
 export const findCompanyJson = liveRecordJsonById('companies');
 
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>

@@ -1,6 +1,6 @@
-import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { dialectOf, searchMatches, type SqlDialect } from '../../db/dialect.js';
+import { dialectOf, searchMatches } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
