@@ -14,6 +14,7 @@ import type { DialectName } from '../dialect.js';
  * fixture): no write path can leave it stale, and none has to know it exists.
  * - SQLite cannot add a STORED column to a table, so the table is rebuilt (its indexes read back from
  *   sqlite_master and recreated; nothing references these tables by foreign key, no trigger is on them).
+ *   The new table is the old one's own definition, read back, with `doc` added: no column is restated here.
  *   json_object/json are deterministic, as a generated column requires. SQLite (3.38+) writes a REAL with the
  *   fewest digits that read back the same value (0.30000000000000004, 82.0): JSON.parse gives the number
  *   JSON.stringify would have written.
@@ -57,62 +58,30 @@ const COMPANY_FIELDS = [
 
 type Field = readonly [key: string, source: string | { readonly json: string }];
 
-// The tables' columns as they are after migration 013, in order (SQLite's rebuild copies them).
-const CONTACT_COLUMNS = `
-  tenant_id text not null,
-  id text not null,
-  first_name text not null,
-  last_name text,
-  email text,
-  phone text,
-  company_id text,
-  owner_id text,
-  score real,
-  custom_properties text not null default '{}',
-  created_at text not null,
-  updated_at text not null,
-  deleted_at text,
-  search_text text not null default '',
-  tag_ids text not null default '[]'`;
-
-const COMPANY_COLUMNS = `
-  tenant_id text not null,
-  id text not null,
-  name text not null,
-  cnpj text,
-  website text,
-  domain text,
-  phone text,
-  industry text,
-  owner_id text,
-  custom_properties text not null default '{}',
-  created_at text not null,
-  updated_at text not null,
-  deleted_at text,
-  search_text text not null default '',
-  tag_ids text not null default '[]'`;
-
 const TABLES = [
-  ['contacts', CONTACT_FIELDS, CONTACT_COLUMNS],
-  ['companies', COMPANY_FIELDS, COMPANY_COLUMNS],
+  ['contacts', CONTACT_FIELDS],
+  ['companies', COMPANY_FIELDS],
 ] as const;
 
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
-  for (const [table, fields, columns] of TABLES) {
+  for (const [table, fields] of TABLES) {
     if (dialect === 'postgres') await postgres(db, table, fields);
-    else await sqlite(db, table, fields, columns);
+    else await sqlite(db, table, fields);
   }
 }
 
-async function sqlite(db: Kysely<any>, table: string, fields: readonly Field[], columns: string): Promise<void> {
+async function sqlite(db: Kysely<any>, table: string, fields: readonly Field[]): Promise<void> {
   const doc = `json_object(${fields.map(([key, source]) => `'${key}', ${typeof source === 'string' ? source : `json(${source.json})`}`).join(', ')})`;
-  const names = columns
-    .trim()
-    .split(',\n')
-    .map((line) => line.trim().split(' ')[0])
-    .join(', ');
+  // The new table is the table as it stands (its CREATE TABLE, read back), with `doc` before its primary key.
+  const [{ ddl }] = (await sql<{ ddl: string }>`select sql as ddl from sqlite_master where type = 'table' and name = ${table}`.execute(db)).rows;
+  const key = /,\s*primary key \(tenant_id, id\)\s*\)\s*$/i;
+  if (!key.test(ddl)) throw new Error(`014: unexpected definition of ${table}: ${ddl}`);
+  const created = ddl
+    .replace(/^create table "?\w+"?/i, `create table ${table}__new`)
+    .replace(key, `,\n  doc text not null generated always as (${doc}) stored,\n  primary key (tenant_id, id)\n)`);
+  const names = (await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db)).rows.map((c) => c.name).join(', ');
   const indexes = await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(db);
-  await sql.raw(`create table ${table}__new (${columns},\n  doc text not null generated always as (${doc}) stored,\n  primary key (tenant_id, id)\n)`).execute(db);
+  await sql.raw(created).execute(db);
   await sql.raw(`insert into ${table}__new (${names}) select ${names} from ${table}`).execute(db);
   await sql.raw(`drop table ${table}`).execute(db);
   // The tag triggers of migration 013 name the table in their bodies; the rename must leave them as they are.
