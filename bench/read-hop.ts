@@ -12,7 +12,7 @@ if (process.argv[2] === 'child') {
   const total = Number(process.argv[2] ?? 20_000);
   const warmup = Math.min(1_000, Math.floor(total / 10));
   const child = fork(fileURLToPath(import.meta.url), ['child'], { serialization: 'json', execArgv: ['--import', 'tsx'] });
-  const sql = 'select '.padEnd(900, 'x');
+  const sql = 'select '.padEnd(Number(process.env.SQLLEN ?? 900), 'x');
   let started = 0n;
   let cpu = process.cpuUsage();
   child.on('message', (m: { id: number }) => {

@@ -43,6 +43,54 @@ export function compileFilter(filter: unknown, objectType: FilterObjectType, opt
   return compileNode(node, c);
 }
 
+/**
+ * A filter compiled for a list page: an `ownerId eq` the whole filter requires, taken out so that the page can
+ * walk the owner's index (listing.ts), the rest as SQL, and what testing one row against that rest costs.
+ */
+export interface FilterParts {
+  /** Set when the root, or a condition of a root AND, is `ownerId eq <id>`: every match has that owner. */
+  ownerId?: string;
+  /** The filter but that condition (undefined when nothing else is left). */
+  rest?: RawBuilder<SqlBool>;
+  /**
+   * What testing one row against `rest` costs, in simple comparisons: 1 a comparison, 2 a `contains`, one per
+   * value of an `in`/`notIn` (a set built per statement) or multi_select list; Infinity for tags, whose set
+   * of records is read from record_tags, as large as the tag. listing.ts probes a page on the main connection
+   * only below a bound (PROBE_MAX_ROW_COST).
+   */
+  rowCost: number;
+}
+
+/** compileFilter, split for a list page (FilterParts). Same validation and errors. */
+export function compileFilterParts(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): FilterParts {
+  const { issues, node } = parseFilter(filter, objectType, opts.properties, opts.path ?? 'filters');
+  if (issues.length || !node) throw errors.validation(issues.length ? issues : [{ field: opts.path ?? 'filters', message: 'is invalid' }]);
+  const c: Compiler = { ...opts, objectType, table: opts.table ?? TABLES[objectType] };
+  const isOwner = (n: FilterNode) => n.type === 'cond' && n.target.type === 'column' && n.target.name === 'ownerId' && n.operator === 'eq' && typeof n.value === 'string';
+  let rest: FilterNode | undefined = node;
+  let ownerId: string | undefined;
+  if (isOwner(node)) {
+    ownerId = (node as { value: string }).value;
+    rest = undefined;
+  } else if (node.type === 'group' && node.operator === 'AND') {
+    const i = node.children.findIndex(isOwner);
+    if (i >= 0) {
+      ownerId = (node.children[i] as { value: string }).value;
+      const others = node.children.filter((_, k) => k !== i);
+      rest = others.length ? { type: 'group', operator: 'AND', children: others } : undefined;
+    }
+  }
+  return { ownerId, rest: rest && compileNode(rest, c), rowCost: rest ? rowCostOf(rest) : 0 };
+}
+
+function rowCostOf(node: FilterNode): number {
+  if (node.type === 'group') return node.children.reduce((sum, n) => sum + rowCostOf(n), 0);
+  const t = node.target;
+  if (t.type === 'column' && t.spec.kind === 'tags') return Infinity;
+  if (Array.isArray(node.value)) return Math.max(1, node.value.length);
+  return node.operator === 'contains' ? 2 : 1;
+}
+
 interface Compiler extends CompileOptions {
   objectType: FilterObjectType;
   table: string;

@@ -34,6 +34,11 @@ import type { Db } from './index.js';
 export interface Reads {
   /** The query builder (also the main connection, for what stays there). */
   readonly db: Db;
+  /**
+   * Whether these statements run on a read pool, away from the main connection (listing.ts runs a bounded
+   * probe on the main connection first only then: without a pool, every statement is already on it).
+   */
+  readonly pooled: boolean;
   all<O>(query: Compilable<O> | RawBuilder<O>): Promise<O[]>;
   first<O>(query: Compilable<O> | RawBuilder<O>): Promise<O | undefined>;
 }
@@ -203,6 +208,7 @@ function compile<O>(db: Db, query: Query<O>): CompiledQuery<O> {
 export function directReads(db: Db): Reads {
   return {
     db,
+    pooled: false,
     all: async <O>(query: Query<O>) => (await db.executeQuery(compile(db, query))).rows as O[],
     first: async <O>(query: Query<O>) => (await db.executeQuery(compile(db, query))).rows[0] as O | undefined,
   };
@@ -221,6 +227,7 @@ export function pooledReads(db: Db, pool: ReadPool, tenantId: string, signal?: A
   };
   return {
     db,
+    pooled: true,
     all,
     first: async <O>(query: Query<O>) => (await all(query))[0],
   };

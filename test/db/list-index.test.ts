@@ -19,7 +19,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
-import { MAIN_MAX_OFFSET } from '../../src/modules/shared/listing.js';
+import { MAIN_MAX_OFFSET, PROBE_ROWS } from '../../src/modules/shared/listing.js';
 import { DIALECT, newTenant, recordStatements, testApp, type RanStatement, type Tenant } from '../helpers/app.js';
 
 const CONTACTS = 20_000;
@@ -171,12 +171,12 @@ test(`pages that walk their index run on the main connection, and each of their 
 });
 
 test(`the rows of a page read on the main connection are the ones the read pool gives (${DIALECT})`, async () => {
-  // Same order and content as a page by a filter that goes to the pool and selects every row (updatedAfter
-  // before the first row): a main-connection page is not a different listing.
+  // Same order and content as a page that goes to the pool and selects every row (includeDeleted, with no
+  // deleted row): a main-connection page is not a different listing.
   for (const path of ['/contacts', '/companies', '/deals']) {
     for (const page of [1, 7]) {
       const mine = await tenant.api.get(`${path}?pageSize=50&page=${page}&sortKey=createdAt`);
-      const pooled = await observed(() => tenant.api.get(`${path}?pageSize=50&page=${page}&sortKey=createdAt&updatedAfter=2000-01-01T00:00:00Z`));
+      const pooled = await observed(() => tenant.api.get(`${path}?pageSize=50&page=${page}&sortKey=createdAt&includeDeleted=true`));
       if (t.database.readPool) assert.ok(pooled.pooled > 0, 'the filtered page went to the read pool');
       assert.deepEqual(
         mine.body.data.map((r: { id: string }) => r.id),
@@ -185,6 +185,80 @@ test(`the rows of a page read on the main connection are the ones the read pool 
       );
     }
   }
+});
+
+// 4. A filtered page of contacts whose walk is one of the above and whose other conditions are cheap to test
+//    on a row is first looked for among the first PROBE_ROWS entries of that walk, on the main connection
+//    (listing.ts ListingSpec.probes): one statement, which tells whether those entries held the page.
+
+/** Contacts `oc<i>` in the walk's order (every created_at equal: id descending, as text), with their owner and score. */
+const walkOrder = Array.from({ length: CONTACTS }, (_, k) => k + 1)
+  .map((i) => ({ id: `oc${i}`, owner: `own${i % OWNERS}`, score: i % 100 }))
+  .sort((a, b) => (a.id < b.id ? 1 : -1));
+
+test(`a filtered contact page found within the first ${PROBE_ROWS} entries of its index walk is answered on the main connection, with the read pool's rows (${DIALECT})`, async (c) => {
+  if (!t.database.readPool || DIALECT !== 'sqlite') return c.skip('probes run on SQLite with a read pool');
+  const cases: { name: string; request: () => Promise<{ status: number; body: any }>; expected: string[] }[] = [];
+  // ownerId eq (walks contacts__owner) + score: half the owner's rows pass.
+  const filters = { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 50 }, { field: 'ownerId', operator: 'eq', value: 'own1' }] };
+  const bySearch = walkOrder.filter((r) => r.owner === 'own1' && r.score >= 50).map((r) => r.id);
+  cases.push({ name: 'search, page 1', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }), expected: bySearch.slice(0, 50) });
+  cases.push({ name: 'search, page 3', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 3 }), expected: bySearch.slice(100, 150) });
+  // No owner: walks contacts__created; a score between tests each row.
+  const band = { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 20 }, { field: 'score', operator: 'lt', value: 70 }] };
+  const byBand = walkOrder.filter((r) => r.score >= 20 && r.score < 70).map((r) => r.id);
+  cases.push({ name: 'score band', request: () => tenant.api.post('/contacts/search', { filters: band, pageSize: 50, page: 2 }), expected: byBand.slice(50, 100) });
+  for (const { name, request, expected } of cases) {
+    const { result: res, pooled, main } = await recordStatements(t.database, request);
+    assert.equal(res.status, 200, name);
+    assert.deepEqual(res.body.data.map((r: { id: string }) => r.id), expected, name);
+    const pages = pooled.filter((q) => /order by/.test(q.sql));
+    assert.equal(pages.length, 0, `${name}: the page was not read on the pool`);
+    const probes = main.filter((q) => /union all/.test(q.sql));
+    assert.equal(probes.length, 1, `${name}: one probe`);
+    const plan = await planOfQuery(probes[0]);
+    assert.match(plan, /contacts__(owner|created)\b/, `${name}\n${plan}`);
+    assert.doesNotMatch(plan, /TEMP B-TREE|SCAN contacts\b/, `${name}\n${plan}`);
+  }
+  // Walked by cursor, the probed pages are the list, to its end (the last page is found short, at the walk's end).
+  const most = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own2' }, { field: 'score', operator: 'gte', value: 10 }] };
+  const all = walkOrder.filter((r) => r.owner === 'own2' && r.score >= 10).map((r) => r.id);
+  const walked: string[] = [];
+  let cursor: string | null = null;
+  let pooledPages = 0;
+  do {
+    const { result: res, pooled } = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters: most, pageSize: 100, ...(cursor ? { cursor } : {}) }));
+    assert.equal(res.status, 200);
+    pooledPages += pooled.filter((q) => /order by/.test(q.sql)).length;
+    walked.push(...res.body.data.map((r: { id: string }) => r.id));
+    cursor = res.body.pagination.nextCursor;
+  } while (cursor);
+  assert.equal(walked.length, all.length);
+  assert.deepEqual(walked, all);
+  assert.equal(pooledPages, 0, 'every page was probed');
+});
+
+test(`a filtered contact page not found within the first ${PROBE_ROWS} entries of its walk is read on the read pool, whole (${DIALECT})`, async (c) => {
+  if (!t.database.readPool || DIALECT !== 'sqlite') return c.skip('probes run on SQLite with a read pool');
+  // Score 99 and owner 3: 1 row in 400 of the walk. The probe reads PROBE_ROWS entries, finds ~1, and sees the walk go on.
+  const filters = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own3' }, { field: 'score', operator: 'eq', value: 99 }] };
+  const expected = walkOrder.filter((r) => r.owner === 'own3' && r.score === 99).map((r) => r.id);
+  const first = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }));
+  assert.equal(first.result.status, 200);
+  assert.deepEqual(first.result.body.data.map((r: { id: string }) => r.id), expected.slice(0, 50));
+  assert.equal(first.main.filter((q) => /union all/.test(q.sql)).length, 1, 'probed once');
+  assert.equal(first.pooled.filter((q) => /order by/.test(q.sql)).length, 1, 'then read on the pool');
+  // The same list again goes straight to the pool for a while (no second probe in vain).
+  const again = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 2 }));
+  assert.deepEqual(again.result.body.data.map((r: { id: string }) => r.id), expected.slice(50, 100));
+  assert.equal(again.main.filter((q) => /union all/.test(q.sql)).length, 0, 'no probe');
+  // A filter that tests tags reads record_tags: never probed.
+  const tagged = await recordStatements(t.database, () =>
+    tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'tags', operator: 'contains', value: 'octag3' }] }, pageSize: 50 }),
+  );
+  assert.equal(tagged.result.status, 200);
+  assert.equal(tagged.main.filter((q) => /union all/.test(q.sql)).length, 0, 'a tag filter is not probed');
+  assert.ok(tagged.pooled.length > 0);
 });
 
 test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSET} goes to the read pool (${DIALECT})`, async (c) => {

@@ -112,6 +112,8 @@ export async function companyIdsByDomain(db: Db, tenantId: string, domain: strin
 export interface ContactFilter {
   /** Compiled filter of POST /contacts/search. */
   filter?: Expression<SqlBool>;
+  /** What testing one row against `filter` costs (db/filter-sql.ts FilterParts.rowCost). */
+  filterCost?: number;
   search?: string;
   ownerId?: string;
   /** Normalized ISO timestamp; strict `>`. */
@@ -122,22 +124,26 @@ export interface ContactFilter {
 
 /** The contacts matching a filter (FROM … WHERE, no selection), and how to select a listed row. */
 export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
-  let base = q.includeDeleted ? db.selectFrom('contacts').where('tenant_id', '=', tenantId) : live(db, tenantId);
-  if (q.ownerId !== undefined) base = base.where('owner_id', '=', q.ownerId);
-  if (q.updatedAfter !== undefined) base = base.where('updated_at', '>', q.updatedAfter);
-  if (q.filter) base = base.where(q.filter);
+  let walk = q.includeDeleted ? db.selectFrom('contacts').where('tenant_id', '=', tenantId) : live(db, tenantId);
+  if (q.ownerId !== undefined) walk = walk.where('owner_id', '=', q.ownerId);
+  const conditions: Expression<SqlBool>[] = [];
+  if (q.updatedAfter !== undefined) conditions.push(sql<SqlBool>`(updated_at > ${q.updatedAfter})`);
+  if (q.filter) conditions.push(q.filter);
   const needle = q.search?.trim();
   if (needle) {
     const digits = phoneSearchDigits(needle);
-    base = base.where((eb) =>
-      eb.or([
-        // Full name "first last" and e-mail, folded (db/search-text.ts).
-        searchMatches('search_text', needle),
-        ...(digits ? [sql<boolean>`(phone like ${'%' + digits + '%'})`] : []),
-      ]),
-    );
+    // Full name "first last" and e-mail, folded (db/search-text.ts).
+    const matches = searchMatches('search_text', needle) as Expression<SqlBool>;
+    conditions.push(digits ? sql<SqlBool>`(${matches} or (phone like ${'%' + digits + '%'}))` : matches);
   }
+  const rowFilter = conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
+  const base = rowFilter ? walk.where(rowFilter) : walk;
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
   const select = (qb: typeof base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
-  return { base, select };
+  return { base, select, probe: rowFilter && { walk, rowFilter } };
+}
+
+/** What testing one contact against the conditions of `q` other than its walk's costs (listing.ts probesTimeIndex). */
+export function contactRowCost(q: ContactFilter): number {
+  return (q.updatedAfter !== undefined ? 1 : 0) + (q.search?.trim() ? 3 : 0) + (q.filter ? (q.filterCost ?? Infinity) : 0);
 }

@@ -3,14 +3,14 @@ import { withTx, type Db } from '../../db/index.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { emailDomain, normalizeEmail } from '../../domain/email.js';
 import { DomainError } from '../../domain/errors.js';
-import { compileFilter } from '../../db/filter-sql.js';
+import { compileFilterParts } from '../../db/filter-sql.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
 import type { JsonText } from '../../http/replies.js';
-import { JSON_COLUMN, listPage, walksTimeIndex } from '../shared/listing.js';
+import { JSON_COLUMN, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -127,6 +127,7 @@ async function pageOf(
       sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] },
       countCache: 'contact',
       walksIndex: walksTimeIndex(sortKey, filter, true),
+      probes: probesTimeIndex(sortKey, filter, true, repo.contactRowCost(filter)),
       ...bound,
     },
     { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
@@ -143,15 +144,18 @@ export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): 
 
 /** POST /contacts/search: the filter language (B.4), compiled to SQL. */
 export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<JsonText<Page<ContactT>>> {
-  let filter;
+  let filter: repo.ContactFilter = {};
   // Property definitions are read only when the filter names a custom property. Their types then shape the
   // SQL, and they can change under the same body: such a search is compiled anew every time.
   const namesProperties = body.filters !== undefined && JSON.stringify(body.filters).includes('customProperties.');
   if (body.filters !== undefined) {
     const properties = namesProperties ? await propertyDefs(ctx, 'contact') : new Map();
-    filter = compileFilter(body.filters, 'contact', { dialect: ctx.dialect, tenantId: ctx.tenantId, properties });
+    // An `ownerId eq` the whole filter requires is the owner of GET /contacts?ownerId=: the page walks the owner's index.
+    const parts = compileFilterParts(body.filters, 'contact', { dialect: ctx.dialect, tenantId: ctx.tenantId, properties });
+    // (filterCost is set only with a filter: walksTimeIndex reads any set value as a filter.)
+    filter = { ownerId: parts.ownerId, filter: parts.rest, filterCost: parts.rest && parts.rowCost };
   }
-  return pageOf(ctx, body, { filter }, { keyId, endpoint: 'POST /contacts/search', filters: body.filters ?? null, compiledOnce: !namesProperties });
+  return pageOf(ctx, body, filter, { keyId, endpoint: 'POST /contacts/search', filters: body.filters ?? null, compiledOnce: !namesProperties });
 }
 
 // ------------------------------------------------------------------------------------------------

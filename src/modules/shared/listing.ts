@@ -4,7 +4,7 @@
  * the offset guard, the cached total and keyset cursors follow one rule everywhere.
  */
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { sql, type Compilable, type CompiledQuery, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type Compilable, type CompiledQuery, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Config } from '../../config.js';
 import { cachedCount } from '../../db/count-cache.js';
 import { sortableText } from '../../db/dialect.js';
@@ -41,6 +41,11 @@ export interface ListingQuery {
    * the API answers it, the JSON text their row stores (`__json`: modules/shared/record-json.ts).
    */
   select: (q: SelectQueryBuilder<any, any, {}>) => SelectQueryBuilder<any, any, any>;
+  /**
+   * `base` split for a probe (ListingSpec.probes): `walk` holds only the conditions of the index walk (tenant,
+   * live, an owner), `rowFilter` every other one. `walk` where `rowFilter` selects the rows `base` selects.
+   */
+  probe?: { walk: SelectQueryBuilder<any, any, {}>; rowFilter: Expression<SqlBool> };
 }
 
 /** The column of a JSON listing's rows (ListingQuery.select) that holds the record. */
@@ -71,6 +76,13 @@ export interface ListingSpec {
    * test/db/list-index.test.ts checks the plans of every shape a resource declares.
    */
   walksIndex?: boolean;
+  /**
+   * Set by a resource when `query().probe` is an index walk as walksIndex describes (tenant, live, an owner;
+   * sorted by that index) and testing a row against its `rowFilter` is cheap (at most PROBE_MAX_ROW_COST simple
+   * comparisons, no subquery). A page of such a filtered list is first looked for among the first PROBE_ROWS
+   * entries of the walk, on the main connection; only when they do not hold it does it go to the read pool.
+   */
+  probes?: boolean;
 }
 
 export interface ListedPage<R> {
@@ -89,6 +101,22 @@ const MAX_OFFSET = 2 ** 48;
 export const MAIN_MAX_OFFSET = 1_000;
 const SORT_VALUE = '__sort_value';
 
+/**
+ * A probe (ListingSpec.probes) reads at most this many entries of its index walk, and the rows they point to,
+ * on the main connection. A filtered page whose cost is the statement's (not the data's) then needs no hop to
+ * a read process: the hop, its messages and the read process cost ~2.5 times the statement on the bench's
+ * search (bench/RESULTS.md, 2026-11-27 21:00). Reading 500 rows and testing each against a filter of a few
+ * comparisons costs ~200 µs on the bench's VM, what a page by number at offset MAIN_MAX_OFFSET costs: a probe
+ * that finds too few rows costs that much in vain, then the page goes to the read pool.
+ */
+export const PROBE_ROWS = 500;
+/** The most a probe's row filter may cost per row, in FilterParts.rowCost units (simple comparisons). */
+export const PROBE_MAX_ROW_COST = 8;
+/** After a probe of a list found too few rows, the same list (same filters) goes straight to the pool this long. */
+const PROBE_RETRY_MS = 10_000;
+/** The probe's column that tells a page's rows (1) from the row that marks a walk longer than PROBE_ROWS (2). */
+const PROBE_FLAG = '__probe';
+
 /** One page, by number (offset) or after a cursor (keyset on sort key, id). */
 export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest): Promise<ListedPage<R>> {
   if (req.cursor !== undefined && req.page !== undefined) {
@@ -101,7 +129,16 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
   const page = req.page ?? 1;
   const offset = (page - 1) * pageSize;
   // Bounded by the page (see walksIndex): the hop to a read process would cost more than the statement.
-  const rowReads = spec.walksIndex && (after || offset <= MAIN_MAX_OFFSET) ? directReads(ctx.db) : reads;
+  const onMain = spec.walksIndex && (after || offset <= MAIN_MAX_OFFSET);
+  const rowReads = onMain ? directReads(ctx.db) : reads;
+  /** The page's rows: from a probe when it holds them (ListingSpec.probes), or by its statement. */
+  const read = async (limit: number, at: number | undefined): Promise<Record<string, unknown>[]> => {
+    if (!onMain && spec.probes && reads.pooled && ctx.dialect.name === 'sqlite' && (at ?? 0) + limit <= PROBE_ROWS) {
+      const found = await shape.probe(after, limit, at);
+      if (found) return found;
+    }
+    return (await rowReads.all(shape.rows(after, limit, at))) as Record<string, unknown>[];
+  };
 
   const count = async (): Promise<number> => {
     const { query, key } = shape.count();
@@ -111,9 +148,9 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
 
   if (after) {
     // One extra row tells whether another page follows, without a second query.
-    const fetched = await rowReads.all(shape.rows(after, pageSize + 1, undefined));
+    const fetched = await read(pageSize + 1, undefined);
     const more = fetched.length > pageSize;
-    const rows = fetched.slice(0, pageSize) as Record<string, unknown>[];
+    const rows = fetched.slice(0, pageSize);
     const total = await count();
     return {
       rows: rows as R[],
@@ -121,7 +158,7 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
     };
   }
 
-  const rows = (Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await rowReads.all(shape.rows(undefined, pageSize, offset)) : []) as Record<string, unknown>[];
+  const rows = Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await read(pageSize, offset) : [];
   // A partial page (or an empty first page) already tells the total; count only otherwise.
   const total = (rows.length > 0 || offset === 0) && rows.length < pageSize ? offset + rows.length : await count();
   const totalPages = Math.ceil(total / pageSize);
@@ -182,6 +219,12 @@ interface Shape {
   /** The cursor binding without the key (the key is bound per call: the statements do not depend on it). */
   filtersHash: string;
   plans: Partial<Record<Mode, SlottedQuery>>;
+  /** The probes' statements (compileProbe), by mode. */
+  probes: Partial<Record<Mode, SlottedQuery>>;
+  /** When a probe of this list last found too few rows (epoch ms). */
+  probeMissedAt?: number;
+  /** Set when the list's query has no probe (ListingQuery.probe). */
+  unprobed?: boolean;
   count?: { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
 }
 
@@ -192,6 +235,8 @@ const MAX_SHAPES = 2_000;
 interface CompiledShape {
   binding(keyId: string): string;
   rows(after: Position | undefined, limit: number, offset: number | undefined): Compilable<Record<string, unknown>>;
+  /** The page's rows from a probe on the main connection, or undefined when the probe cannot tell them. */
+  probe(after: Position | undefined, limit: number, offset: number | undefined): Promise<Record<string, unknown>[] | undefined>;
   count(): { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
   next(rows: Record<string, unknown>[], more: boolean): string | null;
 }
@@ -209,11 +254,11 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       byKey.delete(key); // LRU: most recently used last
     } else {
       if (byKey.size >= MAX_SHAPES) byKey.delete(byKey.keys().next().value as string);
-      shape = { filtersHash: hashFilters(filtersJson), plans: {} };
+      shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {} };
     }
     byKey.set(key, shape);
   } else {
-    shape = { filtersHash: hashFilters(filtersJson), plans: {} };
+    shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {} };
   }
   const s = shape;
   let built: ListingQuery | undefined;
@@ -223,10 +268,22 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
   return {
     binding,
     rows(after, limit, offset) {
-      const mode: Mode = after ? (after[0] === null ? 'afterNull' : 'after') : offset === undefined ? 'first' : 'offset';
+      const mode = modeOf(after, offset);
       const plan = (s.plans[mode] ??= compilePlan(ctx, spec, query(), mode));
       const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
       return { compile: () => compiled };
+    },
+    async probe(after, limit, offset) {
+      if (s.unprobed || (s.probeMissedAt !== undefined && Date.now() - s.probeMissedAt < PROBE_RETRY_MS)) return undefined;
+      const mode = modeOf(after, offset);
+      // A list with nothing to test on its rows has no probe: its statement is the walk.
+      if (!s.probes[mode] && !query().probe) return void (s.unprobed = true);
+      const plan = (s.probes[mode] ??= compileProbe(ctx, spec, query(), mode));
+      const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
+      const rows = await directReads(ctx.db).all({ compile: () => compiled });
+      if (rows[rows.length - 1]?.[PROBE_FLAG] !== PROBE_WALK_GOES_ON) return rows;
+      s.probeMissedAt = Date.now();
+      return undefined;
     },
     count() {
       if (!s.count) {
@@ -243,36 +300,89 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
   };
 }
 
-/** The rows of `spec` in its order (after a position in modes `after*`), with markers for the page's values. */
-function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery, mode: Mode): SlottedQuery {
-  const { dialect } = ctx;
+function modeOf(after: Position | undefined, offset: number | undefined): Mode {
+  return after ? (after[0] === null ? 'afterNull' : 'after') : offset === undefined ? 'first' : 'offset';
+}
+
+type Selection = SelectQueryBuilder<any, any, any>;
+
+/** The list's sort key, and `q` limited to the rows after the page's position (modes `after*`) in its order. */
+function ordering(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, mode: Mode) {
   const { order, column } = spec.sort;
   const idColumn = spec.idColumn ?? 'id';
   const idRef = sql.ref(idColumn);
-  const key: RawBuilder<unknown> = column.text ? sortableText(dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
-
-  let q = built.select(built.base).select(key.as(SORT_VALUE));
+  const key: RawBuilder<unknown> = column.text ? sortableText(ctx.dialect, column.column, column.text === 'lower') : sql`${sql.ref(column.column)}`;
   // Sorted by the unique column itself (the event log's position): one key, so `(key, id) > (v, id)`
   // would only hide the index range from the planner.
   const byId = column.column === idColumn && !column.text && !column.nullable;
-  if (mode === 'after' || mode === 'afterNull') {
-    const pos: [unknown, unknown] = [mode === 'afterNull' ? null : AFTER_VALUE, AFTER_ID];
-    q = q.where(byId ? sql<boolean>`${idRef} ${sql.raw(order === 'asc' ? '>' : '<')} ${AFTER_ID}` : keysetAfter(key, idRef, column.nullable, order, pos));
-  }
-  // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
-  // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
-  if (!byId) {
-    q = q.orderBy(key, (ob) => {
-      const o = order === 'asc' ? ob.asc() : ob.desc();
-      return column.nullable ? o.nullsLast() : o;
-    });
-  }
-  q = q.orderBy(idRef, order).limit(LIMIT as unknown as number);
-  if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
+  const inOrder = (q: Selection): Selection => {
+    if (mode === 'after' || mode === 'afterNull') {
+      const pos: [unknown, unknown] = [mode === 'afterNull' ? null : AFTER_VALUE, AFTER_ID];
+      q = q.where(byId ? sql<boolean>`${idRef} ${sql.raw(order === 'asc' ? '>' : '<')} ${AFTER_ID}` : keysetAfter(key, idRef, column.nullable, order, pos));
+    }
+    // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
+    // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
+    if (!byId) {
+      q = q.orderBy(key, (ob) => {
+        const o = order === 'asc' ? ob.asc() : ob.desc();
+        return column.nullable ? o.nullsLast() : o;
+      });
+    }
+    return q.orderBy(idRef, order);
+  };
+  return { key, byId, inOrder };
+}
+
+/** Checks that every value of a page was compiled as a parameter, and keeps where each one goes. */
+function slottedPage(q: Selection, mode: Mode, byId: boolean): SlottedQuery {
   const plan = slotted(q.compile(), MARKERS);
   const expected = [0, ...(mode === 'offset' ? [1] : []), ...(mode === 'after' && !byId ? [2] : []), ...(mode.startsWith('after') ? [3] : [])];
   if (expected.some((m) => !plan.slots.includes(m))) throw new Error(`listing: a page's own value was not compiled as a parameter (${mode})`);
   return plan;
+}
+
+/** The rows of `spec` in its order (after a position in modes `after*`), with markers for the page's values. */
+function compilePlan(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery, mode: Mode): SlottedQuery {
+  const { key, byId, inOrder } = ordering(ctx, spec, mode);
+  let q = inOrder(built.select(built.base).select(key.as(SORT_VALUE))).limit(LIMIT as unknown as number);
+  if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
+  return slottedPage(q, mode, byId);
+}
+
+/** PROBE_FLAG of the row that follows a probe's page when its walk has more than PROBE_ROWS entries. */
+const PROBE_WALK_GOES_ON = 2;
+
+/**
+ * The probe of a page (ListingSpec.probes): the same rows as compilePlan's statement when they lie within the
+ * first PROBE_ROWS entries of the walk, in one statement (one snapshot):
+ *
+ *     select * from (select * from (<walk's rows, in order, limit PROBE_ROWS, each flagged 1 if it passes the
+ *                                    row filter>) where flag = 1 limit <page> offset <offset>)
+ *     union all
+ *     select * from (<the walk's row at position PROBE_ROWS, flagged 2>)
+ *     limit <page>
+ *
+ * The outer limit stops before the second arm when the first gives a whole page. A short page followed by the
+ * flagged row means the walk went on past what the probe read (the page may hold later rows): the caller goes
+ * to the read pool. A short page alone is the list's end. The walk is an index walk (ListingSpec.probes), so
+ * SQLite reads it in order as a co-routine and stops at the page's last row: a probe reads at most PROBE_ROWS
+ * index entries, their rows, and PROBE_ROWS entries more for the flagged row.
+ */
+function compileProbe(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery, mode: Mode): SlottedQuery {
+  const { walk, rowFilter } = built.probe!;
+  const { key, byId, inOrder } = ordering(ctx, spec, mode);
+  const flagged = (flag: RawBuilder<number>) => inOrder(built.select(walk).select(key.as(SORT_VALUE)).select(flag.as(PROBE_FLAG)));
+  const db = ctx.db;
+  const scanned = flagged(sql<number>`case when ${rowFilter} then 1 else 0 end`).limit(PROBE_ROWS);
+  let hits = db.selectFrom(scanned.as('probe_scan')).selectAll().where(sql.ref(`probe_scan.${PROBE_FLAG}`), '=', 1).limit(LIMIT as unknown as number);
+  if (mode === 'offset') hits = hits.offset(OFFSET as unknown as number);
+  const goesOn = flagged(sql<number>`${sql.lit(PROBE_WALK_GOES_ON)}`).limit(1).offset(PROBE_ROWS);
+  const q = db
+    .selectFrom(hits.as('probe_page'))
+    .selectAll()
+    .unionAll(db.selectFrom(goesOn.as('probe_end')).selectAll())
+    .limit(LIMIT as unknown as number);
+  return slottedPage(q as unknown as Selection, mode, byId);
 }
 
 /**
@@ -287,6 +397,14 @@ export function walksTimeIndex(sortKey: string, filters: object, ownerIndex: boo
   if (includeDeleted || Object.values(rest).some((v) => v !== undefined)) return false;
   if (ownerId !== undefined) return ownerIndex && sortKey === 'createdAt';
   return sortKey === 'createdAt' || sortKey === 'updatedAt';
+}
+
+/**
+ * ListingSpec.probes for the same tables: the page's walk (tenant, live, `ownerId` when set) is one that
+ * walksTimeIndex allows, and there are other conditions, costing at most PROBE_MAX_ROW_COST per row.
+ */
+export function probesTimeIndex(sortKey: string, walk: { ownerId?: string; includeDeleted?: boolean }, ownerIndex: boolean, rowCost: number): boolean {
+  return rowCost > 0 && rowCost <= PROBE_MAX_ROW_COST && walksTimeIndex(sortKey, { ownerId: walk.ownerId, includeDeleted: walk.includeDeleted }, ownerIndex);
 }
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
