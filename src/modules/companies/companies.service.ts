@@ -9,7 +9,7 @@ import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
 import type { JsonText } from '../../http/replies.js';
-import { emptyPage, JSON_COLUMN, listPage, walksTimeIndex } from '../shared/listing.js';
+import { emptyPage, JSON_COLUMN, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -161,6 +161,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
       sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
       countCache: 'company',
       walksIndex: walksTimeIndex(sortKey, filter, true),
+      probes: probesTimeIndex(sortKey, filter, true, repo.companyRowCost(filter)),
       keyId,
       endpoint: 'GET /companies',
       filters: filter,

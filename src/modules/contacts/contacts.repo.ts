@@ -8,7 +8,7 @@ import type { ContactSortKey } from './contacts.schema.js';
 import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { JSON_COLUMN, type SortTable } from '../shared/listing.js';
+import { JSON_COLUMN, walkWhere, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
@@ -136,11 +136,10 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
     const matches = searchMatches('search_text', needle) as Expression<SqlBool>;
     conditions.push(digits ? sql<SqlBool>`(${matches} or (phone like ${'%' + digits + '%'}))` : matches);
   }
-  const rowFilter = conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
-  const base = rowFilter ? walk.where(rowFilter) : walk;
+  const { base, probe } = walkWhere(walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
   const select = (qb: typeof base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
-  return { base, select, probe: rowFilter && { walk, rowFilter } };
+  return { base, select, probe };
 }
 
 /** What testing one contact against the conditions of `q` other than its walk's costs (listing.ts probesTimeIndex). */

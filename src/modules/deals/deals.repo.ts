@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { expressionBuilder, sql, type Expression, type SqlBool } from 'kysely';
+import type { DB } from '../../db/tables/schema.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
@@ -7,7 +8,7 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import type { SortTable } from '../shared/listing.js';
+import { walkWhere, type SortTable } from '../shared/listing.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -95,25 +96,35 @@ export const DEAL_SORT: SortTable<DealSortKey> = {
 
 /** The deals matching the filters (FROM … WHERE, no selection), and how to select a listed row. */
 export function dealListing(db: Db, tenantId: string, f: DealFilters) {
-  let q = db.selectFrom('deals').where('tenant_id', '=', tenantId);
-  if (!f.includeDeleted) q = q.where('deleted_at', 'is', null);
-  if (f.pipelineId !== undefined) q = q.where('pipeline_id', '=', f.pipelineId);
-  if (f.stageId !== undefined) q = q.where('stage_id', '=', f.stageId);
-  if (f.ownerId !== undefined) q = q.where('owner_id', '=', f.ownerId);
-  if (f.contactId !== undefined) q = q.where('contact_id', '=', f.contactId);
-  if (f.companyId !== undefined) q = q.where('company_id', '=', f.companyId);
-  if (f.isWon !== undefined) q = q.where('is_won', '=', f.isWon ? 1 : 0);
-  if (f.isLost !== undefined) q = q.where('is_lost', '=', f.isLost ? 1 : 0);
-  if (f.valueMinCents !== undefined) q = q.where('value_cents', '>=', f.valueMinCents);
-  if (f.valueMaxCents !== undefined) q = q.where('value_cents', '<=', f.valueMaxCents);
-  if (f.closedAtFrom !== undefined) q = q.where('closed_at', '>=', f.closedAtFrom);
-  if (f.closedAtTo !== undefined) q = q.where('closed_at', '<=', f.closedAtTo);
-  if (f.updatedAfter !== undefined) q = q.where('updated_at', '>', f.updatedAfter);
+  let walk = db.selectFrom('deals').where('tenant_id', '=', tenantId);
+  if (!f.includeDeleted) walk = walk.where('deleted_at', 'is', null);
+  // Deals have no owner index: every other filter is tested on the rows of the walk.
+  const eb = expressionBuilder<DB, 'deals'>();
+  const conditions: Expression<SqlBool>[] = [];
+  if (f.pipelineId !== undefined) conditions.push(eb('pipeline_id', '=', f.pipelineId));
+  if (f.stageId !== undefined) conditions.push(eb('stage_id', '=', f.stageId));
+  if (f.ownerId !== undefined) conditions.push(eb('owner_id', '=', f.ownerId));
+  if (f.contactId !== undefined) conditions.push(eb('contact_id', '=', f.contactId));
+  if (f.companyId !== undefined) conditions.push(eb('company_id', '=', f.companyId));
+  if (f.isWon !== undefined) conditions.push(eb('is_won', '=', f.isWon ? 1 : 0));
+  if (f.isLost !== undefined) conditions.push(eb('is_lost', '=', f.isLost ? 1 : 0));
+  if (f.valueMinCents !== undefined) conditions.push(eb('value_cents', '>=', f.valueMinCents));
+  if (f.valueMaxCents !== undefined) conditions.push(eb('value_cents', '<=', f.valueMaxCents));
+  if (f.closedAtFrom !== undefined) conditions.push(eb('closed_at', '>=', f.closedAtFrom));
+  if (f.closedAtTo !== undefined) conditions.push(eb('closed_at', '<=', f.closedAtTo));
+  if (f.updatedAfter !== undefined) conditions.push(eb('updated_at', '>', f.updatedAfter));
   // The title, folded (db/search-text.ts).
-  if (f.search) q = q.where(searchMatches('search_text', f.search));
+  if (f.search) conditions.push(searchMatches('search_text', f.search) as Expression<SqlBool>);
+  const { base: q, probe } = walkWhere(walk, conditions);
   // A page's tags come with its rows (their `tag_ids` column).
   const select = (qb: typeof q) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
-  return { base: q, select };
+  return { base: q, select, probe };
+}
+
+/** What testing one deal against the conditions of `f` (all but tenant and live) costs (listing.ts probesTimeIndex). */
+export function dealRowCost(f: DealFilters): number {
+  const { search, includeDeleted, ...rest } = f;
+  return Object.values(rest).filter((v) => v !== undefined).length + (search ? 2 : 0);
 }
 
 export interface ContactDealRow {

@@ -407,6 +407,16 @@ export function probesTimeIndex(sortKey: string, walk: { ownerId?: string; inclu
   return rowCost > 0 && rowCost <= PROBE_MAX_ROW_COST && walksTimeIndex(sortKey, { ownerId: walk.ownerId, includeDeleted: walk.includeDeleted }, ownerIndex);
 }
 
+/**
+ * A listing's `base` from its index walk and the conditions tested on each row (ANDed), with its probe
+ * (ListingQuery.probe) when there are any: the one way contacts, companies and deals split their filters.
+ */
+export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>>(walk: Q, conditions: Expression<SqlBool>[]): Pick<ListingQuery, 'probe'> & { base: Q } {
+  if (conditions.length === 0) return { base: walk };
+  const rowFilter = conditions.length === 1 ? conditions[0] : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
+  return { base: walk.where(rowFilter) as Q, probe: { walk, rowFilter } };
+}
+
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
 export function emptyPage(req: PageRequest): PaginationT {
   if (req.cursor !== undefined && req.page !== undefined) throw errors.field('cursor', 'give either `cursor` or `page`, not both');
