@@ -264,6 +264,13 @@ test(`a filtered contact page not found within the first ${PROBE_ROWS} entries o
   const again = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 2 }));
   assert.deepEqual(again.result.body.data.map((r: { id: string }) => r.id), expected.slice(50, 100));
   assert.equal(again.main.filter((q) => /union all/.test(q.sql)).length, 0, 'no probe');
+  // A miss deep in a list does not keep its shallower pages from the probe.
+  const half = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own3' }, { field: 'score', operator: 'lt', value: 50 }] };
+  const deep = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters: half, pageSize: 50, page: PROBE_ROWS / 50 }));
+  assert.equal(deep.main.filter((q) => /union all/.test(q.sql)).length, 1, 'the deep page was probed');
+  assert.equal(deep.pooled.filter((q) => /order by/.test(q.sql)).length, 1, 'and read on the pool');
+  const shallow = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters: half, pageSize: 50, page: 2 }));
+  assert.equal(shallow.pooled.filter((q) => /order by/.test(q.sql)).length, 0, 'page 2 was found by its probe');
   // A filter that tests tags reads record_tags: never probed.
   const tagged = await recordStatements(t.database, () =>
     tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'tags', operator: 'contains', value: 'octag3' }] }, pageSize: 50 }),

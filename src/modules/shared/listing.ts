@@ -112,7 +112,7 @@ const SORT_VALUE = '__sort_value';
 export const PROBE_ROWS = 500;
 /** The most a probe's row filter may cost per row, in FilterParts.rowCost units (simple comparisons). */
 export const PROBE_MAX_ROW_COST = 8;
-/** After a probe of a list found too few rows, the same list (same filters) goes straight to the pool this long. */
+/** After a probe of a list found too few rows, its pages as deep or deeper go straight to the pool this long. */
 const PROBE_RETRY_MS = 10_000;
 /** The probe's column that tells a page's rows (1) from the row that marks a walk longer than PROBE_ROWS (2). */
 const PROBE_FLAG = '__probe';
@@ -221,8 +221,11 @@ interface Shape {
   plans: Partial<Record<Mode, SlottedQuery>>;
   /** The probes' statements (compileProbe), by mode. */
   probes: Partial<Record<Mode, SlottedQuery>>;
-  /** When a probe of this list last found too few rows (epoch ms). */
-  probeMissedAt?: number;
+  /**
+   * The last probe of this list that found too few rows, by page number and by cursor: when (epoch ms), and how
+   * deep its page ended (offset + rows; for a cursor, the rows). A page as deep or deeper skips the probe for a while.
+   */
+  probeMissed: { byPage?: { at: number; depth: number }; byCursor?: { at: number; depth: number } };
   /** Set when the list's query has no probe (ListingQuery.probe). */
   unprobed?: boolean;
   count?: { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
@@ -254,11 +257,11 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       byKey.delete(key); // LRU: most recently used last
     } else {
       if (byKey.size >= MAX_SHAPES) byKey.delete(byKey.keys().next().value as string);
-      shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {} };
+      shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {}, probeMissed: {} };
     }
     byKey.set(key, shape);
   } else {
-    shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {} };
+    shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {}, probeMissed: {} };
   }
   const s = shape;
   let built: ListingQuery | undefined;
@@ -274,7 +277,11 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       return { compile: () => compiled };
     },
     async probe(after, limit, offset) {
-      if (s.unprobed || (s.probeMissedAt !== undefined && Date.now() - s.probeMissedAt < PROBE_RETRY_MS)) return undefined;
+      if (s.unprobed) return undefined;
+      const depth = (offset ?? 0) + limit;
+      const missedHere = after ? 'byCursor' : 'byPage';
+      const missed = s.probeMissed[missedHere];
+      if (missed && depth >= missed.depth && Date.now() - missed.at < PROBE_RETRY_MS) return undefined;
       const mode = modeOf(after, offset);
       // A list with nothing to test on its rows has no probe: its statement is the walk.
       if (!s.probes[mode] && !query().probe) return void (s.unprobed = true);
@@ -282,7 +289,7 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
       const rows = await directReads(ctx.db).all({ compile: () => compiled });
       if (rows[rows.length - 1]?.[PROBE_FLAG] !== PROBE_WALK_GOES_ON) return rows;
-      s.probeMissedAt = Date.now();
+      s.probeMissed[missedHere] = { at: Date.now(), depth };
       return undefined;
     },
     count() {
