@@ -9,6 +9,10 @@
  *   much data a tenant has, and a hop would cost more than the statement (a page of 50 on SQLite: a
  *   170–300 µs statement; with the hop, the server's CPU per page was ~1.6 times as much, and one tenant's
  *   pages ran one at a time).
+ * - Also on the main connection: a bounded probe of a filtered page of contacts, companies or deals (listing.ts
+ *   ListingSpec.probes): at most PROBE_ROWS entries of an index walk, each row tested against a filter of a
+ *   few comparisons, in one statement that tells whether they held the page. When they do not, the page goes
+ *   to the read pool like any other.
  * - Through `Reads` (this module): every statement whose cost grows with the data — other list pages,
  *   search and filters, totals, dynamic-list recalculation. They run on a small pool of read
  *   connections with a deadline per statement that also covers the wait for a free connection:

@@ -333,9 +333,11 @@ test(`a page's rows carry their own tags, read from their rows with no subquery 
     assert.ok(rows.some((r) => r.tags.length === 2), `${url}: the page has tagged rows`);
     for (const r of rows) assert.deepEqual(r.tags, tagsOf(r.id), `${url}: ${r.id}`);
     // The page is the one the same list gives by cursor: the order is kept.
-    const pages = [...pooled, ...main].filter((q) => new RegExp(`from "${table}"`).test(q.sql) && /order by/.test(q.sql));
+    const read = [...pooled, ...main].filter((q) => new RegExp(`from "${table}"`).test(q.sql) && /order by/.test(q.sql));
+    // A probe that could not hold the page (4.) reads no tags either.
+    for (const q of read) assert.doesNotMatch(q.sql, /record_tags/, url);
+    const pages = read.filter((q) => !/union all/.test(q.sql));
     assert.equal(pages.length, 1, url);
-    assert.doesNotMatch(pages[0].sql, /record_tags/, url);
     // Deals read their tags' column; contacts and companies the record their row stores, tags included (migration 014).
     assert.match(pages[0].sql, table === 'deals' ? /tag_ids/ : /"doc"/, url);
   }

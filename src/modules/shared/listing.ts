@@ -104,12 +104,14 @@ const SORT_VALUE = '__sort_value';
 /**
  * A probe (ListingSpec.probes) reads at most this many entries of its index walk, and the rows they point to,
  * on the main connection. A filtered page whose cost is the statement's (not the data's) then needs no hop to
- * a read process: the hop, its messages and the read process cost ~2.5 times the statement on the bench's
- * search (bench/RESULTS.md, 2026-11-27 21:00). Reading 500 rows and testing each against a filter of a few
- * comparisons costs ~200 µs on the bench's VM, what a page by number at offset MAIN_MAX_OFFSET costs: a probe
- * that finds too few rows costs that much in vain, then the page goes to the read pool.
+ * a read process: on the bench's search the hop, its messages and the read process cost more than the
+ * statement (server CPU per search 915 → 454 µs, bench/RESULTS.md, 2026-11-27 21:00). A probe that reads all
+ * 1,000 rows and tests each against a filter of a few comparisons costs 360–420 µs on the bench's VM, about
+ * what a page by number at offset MAIN_MAX_OFFSET costs: a probe that finds too few rows costs that much in
+ * vain, then the page goes to the read pool. As many as MAIN_MAX_OFFSET, so that the pages a list by number
+ * reads on the main connection when unfiltered are the ones its probe can hold when filtered.
  */
-export const PROBE_ROWS = 500;
+export const PROBE_ROWS = 1_000;
 /** The most a probe's row filter may cost per row, in FilterParts.rowCost units (simple comparisons). */
 export const PROBE_MAX_ROW_COST = 8;
 /** After a probe of a list found too few rows, its pages as deep or deeper go straight to the pool this long. */
