@@ -105,7 +105,7 @@ const SORT_VALUE = '__sort_value';
  * A probe (ListingSpec.probes) reads at most this many entries of its index walk, and the rows they point to,
  * on the main connection. A filtered page whose cost is the statement's (not the data's) then needs no hop to
  * a read process: on the bench's search the hop, its messages and the read process cost more than the
- * statement (server CPU per search 915 → 454 µs, bench/RESULTS.md, 2026-11-27 21:00). A probe that reads all
+ * statement (server CPU per search 915 → 454 µs, bench/RESULTS.md, 2026-11-27 20:25). A probe that reads all
  * 1,000 rows and tests each against a filter of a few comparisons costs 360–420 µs on the bench's VM, about
  * what a page by number at offset MAIN_MAX_OFFSET costs: a probe that finds too few rows costs that much in
  * vain, then the page goes to the read pool. As many as MAIN_MAX_OFFSET, so that the pages a list by number
