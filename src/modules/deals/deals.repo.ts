@@ -115,7 +115,7 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) conditions.push(eb('updated_at', '>', f.updatedAfter));
   // The title, folded (db/search-text.ts).
   if (f.search) conditions.push(searchMatches('search_text', f.search) as Expression<SqlBool>);
-  const { base: q, probe } = walkWhere(walk, conditions);
+  const { base: q, probe } = walkWhere('deals', walk, conditions);
   // A page's tags come with its rows (their `tag_ids` column).
   const select = (qb: typeof q) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
   return { base: q, select, probe };
