@@ -44,18 +44,19 @@ export function compileFilter(filter: unknown, objectType: FilterObjectType, opt
 }
 
 /**
- * A filter compiled for a list page: an `ownerId eq` the whole filter requires, taken out so that the page can
- * walk the owner's index (listing.ts), the rest as SQL, and what testing one row against that rest costs.
+ * A filter compiled for a list page: an `ownerId eq` the whole filter requires (a condition of the root AND),
+ * taken out so that the page can walk the owner's index (listing.ts), the rest as SQL, and what testing one row
+ * against that rest costs.
  */
 export interface FilterParts {
-  /** Set when the root, or a condition of a root AND, is `ownerId eq <id>`: every match has that owner. */
+  /** Set when a condition of the root AND is `ownerId eq <id>`: every match has that owner. */
   ownerId?: string;
   /** The filter but that condition (undefined when nothing else is left). */
   rest?: RawBuilder<SqlBool>;
   /**
    * What testing one row against `rest` costs, in simple comparisons: 1 a comparison, 2 a `contains`, one per
    * value of an `in`/`notIn` (a set built per statement) or multi_select list; Infinity for tags, whose set
-   * of records is read from record_tags, as large as the tag. listing.ts probes a page on the main connection
+   * of records is read from record_tags, as large as the tag, and for a `contains` folded in SQL (rowCostOf). listing.ts probes a page on the main connection
    * only below a bound (PROBE_MAX_ROW_COST).
    */
   rowCost: number;
@@ -69,10 +70,8 @@ export function compileFilterParts(filter: unknown, objectType: FilterObjectType
   const isOwner = (n: FilterNode) => n.type === 'cond' && n.target.type === 'column' && n.target.name === 'ownerId' && n.operator === 'eq' && typeof n.value === 'string';
   let rest: FilterNode | undefined = node;
   let ownerId: string | undefined;
-  if (isOwner(node)) {
-    ownerId = (node as { value: string }).value;
-    rest = undefined;
-  } else if (node.type === 'group' && node.operator === 'AND') {
+  // The root is always a group (domain/filters.ts).
+  if (node.type === 'group' && node.operator === 'AND') {
     const i = node.children.findIndex(isOwner);
     if (i >= 0) {
       ownerId = (node.children[i] as { value: string }).value;
@@ -88,7 +87,11 @@ function rowCostOf(node: FilterNode): number {
   const t = node.target;
   if (t.type === 'column' && t.spec.kind === 'tags') return Infinity;
   if (Array.isArray(node.value)) return Math.max(1, node.value.length);
-  return node.operator === 'contains' ? 2 : 1;
+  if (node.operator !== 'contains') return 1;
+  // A `contains` on a field with no stored folded column folds the value in SQL, on SQLite a call of a JavaScript
+  // function per row (crm_fold): ~0.5–0.9 µs a row, 1,000 rows 700 µs against 210 for a plain LIKE, in process.
+  if (t.type === 'column' && t.spec.folded) return 2;
+  return Infinity;
 }
 
 interface Compiler extends CompileOptions {

@@ -278,6 +278,13 @@ test(`a filtered contact page not found within the first ${PROBE_ROWS} entries o
   assert.equal(tagged.result.status, 200);
   assert.equal(tagged.main.filter((q) => /union all/.test(q.sql)).length, 0, 'a tag filter is not probed');
   assert.ok(tagged.pooled.length > 0);
+  // Nor a `contains` on a field with no stored folded column: SQLite folds each row's value by a JavaScript call.
+  const folded = await recordStatements(t.database, () =>
+    tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'contains', value: 'f1' }] }, pageSize: 50 }),
+  );
+  assert.equal(folded.result.status, 200);
+  assert.equal(folded.main.filter((q) => /union all/.test(q.sql)).length, 0, 'a contains folded in SQL is not probed');
+  assert.equal(folded.pooled.filter((q) => /order by/.test(q.sql)).length, 1);
 });
 
 test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSET} reads its page on the read pool (${DIALECT})`, async (c) => {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { postgresDialect, sqliteDialect } from '../../src/db/dialect.js';
-import { compileFilter } from '../../src/db/filter-sql.js';
+import { compileFilter, compileFilterParts } from '../../src/db/filter-sql.js';
 import { withSearchText } from '../../src/db/search-text.js';
 import { validateFilter, type FilterObjectType } from '../../src/domain/filters.js';
 import type { PropertyDef } from '../../src/domain/properties.js';
@@ -148,6 +148,30 @@ test('filters: the complexity budget counts conditions on tags and custom proper
     assert.equal(issues[0].field, 'filters');
     assert.match(issues[0].message, /complexity budget of 100.*tags or on a custom property costs 12/);
   }
+});
+
+test('filters: compileFilterParts takes out an ownerId eq the whole filter requires, and prices a row test', () => {
+  const parts = (filter: unknown) => compileFilterParts(filter, 'contact', { dialect: sqliteDialect, tenantId: 't', properties: PROPS });
+  const owner = { field: 'ownerId', operator: 'eq', value: 'usr_1' };
+  const score = { field: 'score', operator: 'gte', value: 50 };
+  // A condition of the root AND: the rest is what is left.
+  assert.deepEqual(parts(group(owner)), { ownerId: 'usr_1', rest: undefined, rowCost: 0 });
+  const and = parts(group(score, owner));
+  assert.equal(and.ownerId, 'usr_1');
+  assert.ok(and.rest);
+  assert.equal(and.rowCost, 1);
+  // Not under an OR, nor deeper than the root's AND, nor another operator.
+  assert.equal(parts({ operator: 'OR', conditions: [owner, score] }).ownerId, undefined);
+  assert.equal(parts(group(group(owner), score)).ownerId, undefined);
+  assert.equal(parts(group({ field: 'ownerId', operator: 'neq', value: 'usr_1' }, score)).ownerId, undefined);
+  // Costs: a comparison 1, a LIKE on a stored folded column 2, one per value of a list, tags and SQL folding never.
+  assert.equal(parts(group(score, { field: 'score', operator: 'in', value: [1, 2, 3] })).rowCost, 4);
+  assert.equal(parts(group({ field: 'tags', operator: 'exists' })).rowCost, Infinity);
+  assert.equal(parts(group({ field: 'firstName', operator: 'contains', value: 'a' })).rowCost, Infinity);
+  assert.equal(parts(group({ field: 'customProperties.p_text', operator: 'contains', value: 'a' })).rowCost, Infinity);
+  assert.equal(compileFilterParts(group({ field: 'title', operator: 'contains', value: 'a' }), 'deal', { dialect: sqliteDialect, tenantId: 't', properties: PROPS }).rowCost, 2);
+  // The same validation as compileFilter.
+  assert.throws(() => parts(group({ field: 'score', operator: 'gte', value: '80' })), (e: unknown) => e instanceof ApiError && e.statusCode === 400);
 });
 
 /** Kysely without a connection, to read the SQL compileFilter produces on each dialect. */
