@@ -143,6 +143,8 @@ for (const path of ['/contacts', '/companies', '/deals']) {
     walking.push([path, sort]);
   }
 }
+// An empty search is no filter.
+walking.push(['/contacts', 'search='], ['/contacts', 'search=%20%20'], ['/deals', 'search=']);
 walking.push(['/contacts', 'ownerId=own1'], ['/contacts', 'ownerId=own1&sortOrder=asc'], ['/companies', 'ownerId=own1'], ['/companies', 'ownerId=own1&sortOrder=asc']);
 
 test(`pages that walk their index run on the main connection, and each of their statements walks an index with no sort (${DIALECT})`, async () => {

@@ -138,7 +138,8 @@ async function pageOf(
 /** GET /contacts (spec 4.1, B.4, C.1). `keyId` binds cursors to the caller's key. */
 export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<JsonText<Page<ContactT>>> {
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
-  const filter = { search: q.search, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
+  // A blank search is no filter (contactListing trims it): unset, so that the page may walk its index.
+  const filter = { search: q.search?.trim() ? q.search : undefined, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
   return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts', filters: filter, compiledOnce: true });
 }
 

@@ -122,7 +122,8 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
     closedAtFrom: q.closedAtFrom === undefined ? undefined : instant('closedAtFrom', q.closedAtFrom),
     closedAtTo: q.closedAtTo === undefined ? undefined : instant('closedAtTo', q.closedAtTo),
     updatedAfter: q.updatedAfter === undefined ? undefined : instant('updatedAfter', q.updatedAfter),
-    search: q.search,
+    // An empty search is no filter (dealListing): unset, so that the page may walk its index.
+    search: q.search || undefined,
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'updatedAt';
