@@ -42,7 +42,7 @@ test('the benches start the server with the options of npm start', async () => {
   assert.deepEqual(SERVE_NODE_ARGS, startOptions());
 });
 
-test('this Node accepts the options and applies them: the new space stops at 2 × 8 MiB (32 MiB without them)', () => {
+test('this Node accepts the options and applies them: the new space stops at about 2 × 8 MiB (32 MiB or more without them)', () => {
   // Objects that survive a scavenge or two make V8 grow the new space up to its cap.
   const probe = [
     "const v8 = require('v8'); let keep = []; let max = 0;",
@@ -57,6 +57,12 @@ test('this Node accepts the options and applies them: the new space stops at 2 �
     assert.equal(r.status, 0, r.stderr);
     return Number(r.stdout);
   };
-  assert.ok(newSpace([]) > 16 * 1024 * 1024, 'the probe grows an uncapped new space past 16 MiB');
-  assert.ok(newSpace(startOptions()) <= 16 * 1024 * 1024, 'npm start caps it');
+  const MiB = 1024 * 1024;
+  // Uncapped, the probe grows the new space to 32 MiB on Node 20 and 128 MiB on Node 24.
+  assert.ok(newSpace([]) > 24 * MiB, 'the probe grows an uncapped new space past 24 MiB');
+  // Capped, Node 20 reads 16 MiB every time. Node 24 (V8 13) reads 16 MiB mostly but may hold a few pages more
+  // while it scavenges (16.25–25 MiB seen in one of eight runs): the smallest reading of three runs, with 4 MiB
+  // of room, tells the cap applied from the cap ignored.
+  const capped = Math.min(...[0, 1, 2].map(() => newSpace(startOptions())));
+  assert.ok(capped <= 20 * MiB, `npm start caps it (${(capped / MiB).toFixed(2)} MiB)`);
 });
