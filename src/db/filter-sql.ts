@@ -37,10 +37,15 @@ const TABLES: Record<FilterObjectType, string> = { contact: 'contacts', company:
  * Throws ApiError 400 `validation_failed` (details naming the paths) when it is invalid.
  */
 export function compileFilter(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): RawBuilder<SqlBool> {
+  const { node, c } = parsed(filter, objectType, opts);
+  return compileNode(node, c);
+}
+
+/** The validated filter and its compiler; throws 400 validation_failed when the filter is invalid. */
+function parsed(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): { node: FilterNode; c: Compiler } {
   const { issues, node } = parseFilter(filter, objectType, opts.properties, opts.path ?? 'filters');
   if (issues.length || !node) throw errors.validation(issues.length ? issues : [{ field: opts.path ?? 'filters', message: 'is invalid' }]);
-  const c: Compiler = { ...opts, objectType, table: opts.table ?? TABLES[objectType] };
-  return compileNode(node, c);
+  return { node, c: { ...opts, objectType, table: opts.table ?? TABLES[objectType] } };
 }
 
 /**
@@ -56,17 +61,15 @@ export interface FilterParts {
   /**
    * What testing one row against `rest` costs, in simple comparisons: 1 a comparison, 2 a `contains`, one per
    * value of an `in`/`notIn` (a set built per statement) or multi_select list; Infinity for tags, whose set
-   * of records is read from record_tags, as large as the tag, and for a `contains` folded in SQL (rowCostOf). listing.ts probes a page on the main connection
-   * only below a bound (PROBE_MAX_ROW_COST).
+   * of records is read from record_tags, as large as the tag, and for a `contains` folded in SQL (rowCostOf).
+   * listing.ts probes a page on the main connection only below a bound (PROBE_MAX_ROW_COST).
    */
   rowCost: number;
 }
 
 /** compileFilter, split for a list page (FilterParts). Same validation and errors. */
 export function compileFilterParts(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): FilterParts {
-  const { issues, node } = parseFilter(filter, objectType, opts.properties, opts.path ?? 'filters');
-  if (issues.length || !node) throw errors.validation(issues.length ? issues : [{ field: opts.path ?? 'filters', message: 'is invalid' }]);
-  const c: Compiler = { ...opts, objectType, table: opts.table ?? TABLES[objectType] };
+  const { node, c } = parsed(filter, objectType, opts);
   const isOwner = (n: FilterNode) => n.type === 'cond' && n.target.type === 'column' && n.target.name === 'ownerId' && n.operator === 'eq' && typeof n.value === 'string';
   let rest: FilterNode | undefined = node;
   let ownerId: string | undefined;
