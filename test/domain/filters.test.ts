@@ -10,6 +10,11 @@ import { ApiError } from '../../src/errors.js';
 import { newTenant, testApp, DIALECT } from '../helpers/app.js';
 import { STANDARD_SETUP } from '../helpers/fixtures.js';
 
+// Opened before any test is declared: testApp's `after` hooks (close, then remove the directory) must be
+// registered before the file's root test starts, or the runner runs the first one at once.
+const t = await testApp();
+const db = t.database.db;
+
 // ---------------------------------------------------------------------------------------------
 // Validation (pure)
 
@@ -235,9 +240,6 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
 // ---------------------------------------------------------------------------------------------
 // Compilation, run against the real database of the current dialect (SQLite, or PostgreSQL with TEST_DB=postgres).
-
-const t = await testApp();
-const db = t.database.db;
 
 test(`filters: contacts — every operator, tags and custom properties compile and run (${DIALECT})`, async () => {
   const { tenantId, refs } = await newTenant(t);

@@ -8,6 +8,10 @@ import { test } from 'node:test';
 import { ACTIVE_WINDOW_MS, BodyShare, BUDGET_BYTES, LARGE_BYTES } from '../../src/plugins/body-share.js';
 import { newTenant, testApp, type Tenant } from '../helpers/app.js';
 
+// A deadline well past what a loaded machine takes for these steps: held statements count against it.
+// Opened before any test is declared, so that testApp's `after` hooks run when the file's tests have ended.
+const t = await testApp({ QUERY_QUEUE_PER_TENANT: '16', QUERY_TIMEOUT_MS: '30000' });
+
 const settled = () => new Promise((r) => setImmediate(r));
 
 test('the share: a tenant passes its budget only alone; others never wait; order, queue cap and deadline', async () => {
@@ -89,8 +93,6 @@ test('a tenant alone, or after the others have been quiet for ACTIVE_WINDOW_MS, 
   }
 });
 
-// A deadline well past what a loaded machine takes for these steps: held statements count against it.
-const t = await testApp({ QUERY_QUEUE_PER_TENANT: '16', QUERY_TIMEOUT_MS: '30000' });
 
 /** A search whose body is `kib` KiB: e-mail conditions of up to 1,000 values that match nothing. */
 function largeSearch(kib: number) {
