@@ -19,7 +19,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
-import { MAIN_MAX_OFFSET, PROBE_ROWS } from '../../src/modules/shared/listing.js';
+import { MAIN_MAX_OFFSET, PROBE_MAX_ROW_COST, PROBE_ROWS } from '../../src/modules/shared/listing.js';
 import { DIALECT, newTenant, recordStatements, testApp, type RanStatement, type Tenant } from '../helpers/app.js';
 
 const CONTACTS = 20_000;
@@ -287,6 +287,19 @@ test(`a filtered contact page not found within the first ${PROBE_ROWS} entries o
   assert.equal(folded.result.status, 200);
   assert.equal(folded.main.filter((q) => /union all/.test(q.sql)).length, 0, 'a contains folded in SQL is not probed');
   assert.equal(folded.pooled.filter((q) => /order by/.test(q.sql)).length, 1);
+  // A row test costs what its comparisons cost: a list of PROBE_MAX_ROW_COST values is probed, one more is not.
+  // (A page of that many rows: the probe finds it whole.)
+  for (const n of [PROBE_MAX_ROW_COST, PROBE_MAX_ROW_COST + 1]) {
+    const ids = walkOrder.slice(0, n).map((r) => r.id);
+    const listed = await recordStatements(t.database, () =>
+      tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'id', operator: 'in', value: ids }] }, pageSize: n }),
+    );
+    assert.equal(listed.result.status, 200);
+    assert.deepEqual(listed.result.body.data.map((r: { id: string }) => r.id), ids, `${n} values`);
+    const probed = n <= PROBE_MAX_ROW_COST;
+    assert.equal(listed.main.filter((q) => /union all/.test(q.sql)).length, probed ? 1 : 0, `${n} values: probed ${probed}`);
+    assert.equal(listed.pooled.filter((q) => /order by/.test(q.sql)).length, probed ? 0 : 1, `${n} values: on the pool ${!probed}`);
+  }
 });
 
 test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSET} reads its page on the read pool (${DIALECT})`, async (c) => {

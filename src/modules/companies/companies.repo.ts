@@ -6,7 +6,7 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { JSON_COLUMN, walkWhere, type SortTable } from '../shared/listing.js';
+import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
 
@@ -102,21 +102,16 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
   let walk = db.selectFrom('companies').where('tenant_id', '=', tenantId);
   if (!f.includeDeleted) walk = walk.where('deleted_at', 'is', null);
   if (f.ownerId !== undefined) walk = walk.where('owner_id', '=', f.ownerId);
-  const conditions: Expression<SqlBool>[] = [];
-  if (f.updatedAfter !== undefined) conditions.push(sql<SqlBool>`(updated_at > ${f.updatedAfter})`);
+  const conditions: RowCondition[] = [];
+  if (f.updatedAfter !== undefined) conditions.push({ where: sql<SqlBool>`(updated_at > ${f.updatedAfter})`, cost: 1 });
   if (f.search) {
     // Name, CNPJ, website and domain, folded (db/search-text.ts).
     const matches = searchMatches('search_text', f.search) as Expression<SqlBool>;
     // The CNPJ typed with its punctuation, against the stored CNPJ alone (digits and upper-case letters).
-    conditions.push(f.cnpjSearch ? sql<SqlBool>`(${matches} or ${containsExactly('cnpj', f.cnpjSearch)})` : matches);
+    conditions.push(f.cnpjSearch ? { where: sql<SqlBool>`(${matches} or ${containsExactly('cnpj', f.cnpjSearch)})`, cost: 4 } : { where: matches, cost: 2 });
   }
   const { base: q, probe } = walkWhere('companies', walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
   const select = (qb: typeof q) => qb.select(['id', recordJson(dialectOf(db), 'companies', f.includeDeleted === true).as(JSON_COLUMN)]);
   return { base: q, select, probe };
-}
-
-/** What testing one company against the conditions of `f` other than its walk's costs (listing.ts probesTimeIndex). */
-export function companyRowCost(f: CompanyFilter): number {
-  return (f.updatedAfter !== undefined ? 1 : 0) + (f.search ? (f.cnpjSearch ? 4 : 2) : 0);
 }

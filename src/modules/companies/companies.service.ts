@@ -161,7 +161,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
       sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
       countCache: 'company',
       walksIndex: walksTimeIndex(sortKey, filter, true),
-      probes: probesTimeIndex(sortKey, filter, true, repo.companyRowCost(filter)),
+      probes: probesTimeIndex(sortKey, filter, true),
       keyId,
       endpoint: 'GET /companies',
       filters: filter,

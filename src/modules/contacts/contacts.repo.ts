@@ -8,7 +8,7 @@ import type { ContactSortKey } from './contacts.schema.js';
 import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { JSON_COLUMN, walkWhere, type SortTable } from '../shared/listing.js';
+import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
@@ -110,10 +110,8 @@ export async function companyIdsByDomain(db: Db, tenantId: string, domain: strin
 }
 
 export interface ContactFilter {
-  /** Compiled filter of POST /contacts/search. */
-  filter?: Expression<SqlBool>;
-  /** What testing one row against `filter` costs (db/filter-sql.ts FilterParts.rowCost). */
-  filterCost?: number;
+  /** Compiled filter of POST /contacts/search, with its cost (db/filter-sql.ts FilterParts.rowCost). */
+  filter?: RowCondition;
   search?: string;
   ownerId?: string;
   /** Normalized ISO timestamp; strict `>`. */
@@ -126,23 +124,18 @@ export interface ContactFilter {
 export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
   let walk = q.includeDeleted ? db.selectFrom('contacts').where('tenant_id', '=', tenantId) : live(db, tenantId);
   if (q.ownerId !== undefined) walk = walk.where('owner_id', '=', q.ownerId);
-  const conditions: Expression<SqlBool>[] = [];
-  if (q.updatedAfter !== undefined) conditions.push(sql<SqlBool>`(updated_at > ${q.updatedAfter})`);
+  const conditions: RowCondition[] = [];
+  if (q.updatedAfter !== undefined) conditions.push({ where: sql<SqlBool>`(updated_at > ${q.updatedAfter})`, cost: 1 });
   if (q.filter) conditions.push(q.filter);
   const needle = q.search?.trim();
   if (needle) {
     const digits = phoneSearchDigits(needle);
     // Full name "first last" and e-mail, folded (db/search-text.ts).
     const matches = searchMatches('search_text', needle) as Expression<SqlBool>;
-    conditions.push(digits ? sql<SqlBool>`(${matches} or (phone like ${'%' + digits + '%'}))` : matches);
+    conditions.push(digits ? { where: sql<SqlBool>`(${matches} or (phone like ${'%' + digits + '%'}))`, cost: 3 } : { where: matches, cost: 2 });
   }
   const { base, probe } = walkWhere('contacts', walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
   const select = (qb: typeof base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
   return { base, select, probe };
-}
-
-/** What testing one contact against the conditions of `q` other than its walk's costs (listing.ts probesTimeIndex). */
-export function contactRowCost(q: ContactFilter): number {
-  return (q.updatedAfter !== undefined ? 1 : 0) + (q.search?.trim() ? 3 : 0) + (q.filter ? (q.filterCost ?? Infinity) : 0);
 }

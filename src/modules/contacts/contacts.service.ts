@@ -127,7 +127,7 @@ async function pageOf(
       sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] },
       countCache: 'contact',
       walksIndex: walksTimeIndex(sortKey, filter, true),
-      probes: probesTimeIndex(sortKey, filter, true, repo.contactRowCost(filter)),
+      probes: probesTimeIndex(sortKey, filter, true),
       ...bound,
     },
     { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
@@ -153,8 +153,7 @@ export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId =
     const properties = namesProperties ? await propertyDefs(ctx, 'contact') : new Map();
     // An `ownerId eq` the whole filter requires is the owner of GET /contacts?ownerId=: the page walks the owner's index.
     const parts = compileFilterParts(body.filters, 'contact', { dialect: ctx.dialect, tenantId: ctx.tenantId, properties });
-    // (filterCost is set only with a filter: walksTimeIndex reads any set value as a filter.)
-    filter = { ownerId: parts.ownerId, filter: parts.rest, filterCost: parts.rest && parts.rowCost };
+    filter = { ownerId: parts.ownerId, filter: parts.rest && { where: parts.rest, cost: parts.rowCost } };
   }
   return pageOf(ctx, body, filter, { keyId, endpoint: 'POST /contacts/search', filters: body.filters ?? null, compiledOnce: !namesProperties });
 }

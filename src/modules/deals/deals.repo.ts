@@ -8,7 +8,7 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { walkWhere, type SortTable } from '../shared/listing.js';
+import { walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -100,31 +100,27 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (!f.includeDeleted) walk = walk.where('deleted_at', 'is', null);
   // Deals have no owner index: every other filter is tested on the rows of the walk.
   const eb = expressionBuilder<DB, 'deals'>();
-  const conditions: Expression<SqlBool>[] = [];
-  if (f.pipelineId !== undefined) conditions.push(eb('pipeline_id', '=', f.pipelineId));
-  if (f.stageId !== undefined) conditions.push(eb('stage_id', '=', f.stageId));
-  if (f.ownerId !== undefined) conditions.push(eb('owner_id', '=', f.ownerId));
-  if (f.contactId !== undefined) conditions.push(eb('contact_id', '=', f.contactId));
-  if (f.companyId !== undefined) conditions.push(eb('company_id', '=', f.companyId));
-  if (f.isWon !== undefined) conditions.push(eb('is_won', '=', f.isWon ? 1 : 0));
-  if (f.isLost !== undefined) conditions.push(eb('is_lost', '=', f.isLost ? 1 : 0));
-  if (f.valueMinCents !== undefined) conditions.push(eb('value_cents', '>=', f.valueMinCents));
-  if (f.valueMaxCents !== undefined) conditions.push(eb('value_cents', '<=', f.valueMaxCents));
-  if (f.closedAtFrom !== undefined) conditions.push(eb('closed_at', '>=', f.closedAtFrom));
-  if (f.closedAtTo !== undefined) conditions.push(eb('closed_at', '<=', f.closedAtTo));
-  if (f.updatedAfter !== undefined) conditions.push(eb('updated_at', '>', f.updatedAfter));
+  const conditions: RowCondition[] = [];
+  /** A column compared with a value: one comparison a row. */
+  const compare = (where: Expression<SqlBool>) => conditions.push({ where, cost: 1 });
+  if (f.pipelineId !== undefined) compare(eb('pipeline_id', '=', f.pipelineId));
+  if (f.stageId !== undefined) compare(eb('stage_id', '=', f.stageId));
+  if (f.ownerId !== undefined) compare(eb('owner_id', '=', f.ownerId));
+  if (f.contactId !== undefined) compare(eb('contact_id', '=', f.contactId));
+  if (f.companyId !== undefined) compare(eb('company_id', '=', f.companyId));
+  if (f.isWon !== undefined) compare(eb('is_won', '=', f.isWon ? 1 : 0));
+  if (f.isLost !== undefined) compare(eb('is_lost', '=', f.isLost ? 1 : 0));
+  if (f.valueMinCents !== undefined) compare(eb('value_cents', '>=', f.valueMinCents));
+  if (f.valueMaxCents !== undefined) compare(eb('value_cents', '<=', f.valueMaxCents));
+  if (f.closedAtFrom !== undefined) compare(eb('closed_at', '>=', f.closedAtFrom));
+  if (f.closedAtTo !== undefined) compare(eb('closed_at', '<=', f.closedAtTo));
+  if (f.updatedAfter !== undefined) compare(eb('updated_at', '>', f.updatedAfter));
   // The title, folded (db/search-text.ts).
-  if (f.search) conditions.push(searchMatches('search_text', f.search) as Expression<SqlBool>);
+  if (f.search) conditions.push({ where: searchMatches('search_text', f.search) as Expression<SqlBool>, cost: 2 });
   const { base: q, probe } = walkWhere('deals', walk, conditions);
   // A page's tags come with its rows (their `tag_ids` column).
   const select = (qb: typeof q) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
   return { base: q, select, probe };
-}
-
-/** What testing one deal against the conditions of `f` (all but tenant and live) costs (listing.ts probesTimeIndex). */
-export function dealRowCost(f: DealFilters): number {
-  const { search, includeDeleted, ...rest } = f;
-  return Object.values(rest).filter((v) => v !== undefined).length + (search ? 2 : 0);
 }
 
 export interface ContactDealRow {

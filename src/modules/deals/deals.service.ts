@@ -129,7 +129,7 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
   const sortKey = q.sortKey ?? 'updatedAt';
   const { rows, pagination } = await listPage<repo.DealRow>(
     ctx,
-    { query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters), compiledOnce: true, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, false), probes: probesTimeIndex(sortKey, { includeDeleted: filters.includeDeleted }, false, repo.dealRowCost(filters)), keyId, endpoint: 'GET /deals', filters },
+    { query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters), compiledOnce: true, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, false), probes: probesTimeIndex(sortKey, { includeDeleted: filters.includeDeleted }, false), keyId, endpoint: 'GET /deals', filters },
     { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },
   );
   return { data: await expand(ctx, rows), pagination };

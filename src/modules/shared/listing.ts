@@ -45,7 +45,17 @@ export interface ListingQuery {
    * `base` split for a probe (ListingSpec.probes): `walk` holds only the conditions of the index walk (tenant,
    * live, an owner), `rowFilter` every other one. `walk` where `rowFilter` selects the rows `base` selects.
    */
-  probe?: { table: string; walk: SelectQueryBuilder<any, any, {}>; rowFilter: Expression<SqlBool> };
+  probe?: { table: string; walk: SelectQueryBuilder<any, any, {}>; rowFilter: Expression<SqlBool>; rowCost: number };
+}
+
+/**
+ * A condition tested on each row of a listing's index walk (walkWhere), and what testing one row costs, in
+ * simple comparisons: a column against a value 1, a folded text search 2–4, a list of n values n, a condition
+ * that reads another table (a tag) Infinity. A page is probed only when their sum is at most PROBE_MAX_ROW_COST.
+ */
+export interface RowCondition {
+  where: Expression<SqlBool>;
+  cost: number;
 }
 
 /** The column of a JSON listing's rows (ListingQuery.select) that holds the record. */
@@ -77,10 +87,10 @@ export interface ListingSpec {
    */
   walksIndex?: boolean;
   /**
-   * Set by a resource when `query().probe` is an index walk as walksIndex describes (tenant, live, an owner;
-   * sorted by that index) and testing a row against its `rowFilter` is cheap (at most PROBE_MAX_ROW_COST simple
-   * comparisons, no subquery). A page of such a filtered list is first looked for among the first PROBE_ROWS
-   * entries of the walk, on the main connection; only when they do not hold it does it go to the read pool.
+   * Set by a resource when `query().probe`'s walk is an index walk as walksIndex describes (tenant, live, an
+   * owner; sorted by that index). When testing a row against its `rowFilter` is cheap too (`rowCost` at most
+   * PROBE_MAX_ROW_COST), a page of the filtered list is first looked for among the first PROBE_ROWS entries of
+   * the walk, on the main connection; only when they do not hold it does it go to the read pool.
    */
   probes?: boolean;
 }
@@ -112,7 +122,7 @@ const SORT_VALUE = '__sort_value';
  * reads on the main connection when unfiltered are the ones its probe can hold when filtered.
  */
 export const PROBE_ROWS = 1_000;
-/** The most a probe's row filter may cost per row, in FilterParts.rowCost units (simple comparisons). */
+/** The most a probe's row filter may cost per row (the sum of its RowCondition costs: simple comparisons). */
 export const PROBE_MAX_ROW_COST = 8;
 /** After a probe of a list found too few rows, its pages as deep or deeper go straight to the pool this long. */
 const PROBE_RETRY_MS = 10_000;
@@ -287,8 +297,11 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       const missed = s.probeMissed[missedHere];
       if (missed && depth >= missed.depth && Date.now() - missed.at < PROBE_RETRY_MS) return undefined;
       const mode = modeOf(after, offset);
-      // A list with nothing to test on its rows has no probe: its statement is the walk.
-      if (!s.probes[mode] && !query().probe) return void (s.unprobed = true);
+      if (!s.probes[mode]) {
+        // A list with nothing to test on its rows has no probe (its statement is the walk), nor one whose test costs too much.
+        const p = query().probe;
+        if (!p || p.rowCost > PROBE_MAX_ROW_COST) return void (s.unprobed = true);
+      }
       const plan = (s.probes[mode] ??= compileProbe(ctx, spec, query(), mode));
       const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
       const rows = await directReads(ctx.db).all({ compile: () => compiled });
@@ -427,20 +440,22 @@ export function walksTimeIndex(sortKey: string, filters: object, ownerIndex: boo
 
 /**
  * ListingSpec.probes for the same tables: the page's walk (tenant, live, `ownerId` when set) is one that
- * walksTimeIndex allows, and there are other conditions, costing at most PROBE_MAX_ROW_COST per row.
+ * walksTimeIndex allows. Whether its row conditions are cheap enough is the query's to tell (walkWhere).
  */
-export function probesTimeIndex(sortKey: string, walk: { ownerId?: string; includeDeleted?: boolean }, ownerIndex: boolean, rowCost: number): boolean {
-  return rowCost > 0 && rowCost <= PROBE_MAX_ROW_COST && walksTimeIndex(sortKey, { ownerId: walk.ownerId, includeDeleted: walk.includeDeleted }, ownerIndex);
+export function probesTimeIndex(sortKey: string, walk: { ownerId?: string; includeDeleted?: boolean }, ownerIndex: boolean): boolean {
+  return walksTimeIndex(sortKey, { ownerId: walk.ownerId, includeDeleted: walk.includeDeleted }, ownerIndex);
 }
 
 /**
  * A listing's `base` from its index walk over `table` (selected from it, not aliased) and the conditions tested
- * on each row (ANDed), with its probe (ListingQuery.probe) when there are any: the one way contacts, companies and deals split their filters.
+ * on each row (ANDed), with its probe (ListingQuery.probe) when there are any, priced by the sum of their costs:
+ * the one way contacts, companies and deals split their filters.
  */
-export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>>(table: string, walk: Q, conditions: Expression<SqlBool>[]): Pick<ListingQuery, 'probe'> & { base: Q } {
+export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>>(table: string, walk: Q, conditions: RowCondition[]): Pick<ListingQuery, 'probe'> & { base: Q } {
   if (conditions.length === 0) return { base: walk };
-  const rowFilter = conditions.length === 1 ? conditions[0] : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
-  return { base: walk.where(rowFilter) as Q, probe: { table, walk, rowFilter } };
+  const rowFilter = conditions.length === 1 ? conditions[0].where : sql<SqlBool>`(${sql.join(conditions.map((c) => c.where), sql` and `)})`;
+  const rowCost = conditions.reduce((sum, c) => sum + c.cost, 0);
+  return { base: walk.where(rowFilter) as Q, probe: { table, walk, rowFilter, rowCost } };
 }
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
