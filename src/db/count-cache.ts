@@ -20,29 +20,52 @@ const cache = new Map<string, { version: number; total: number }>();
 /** Counts running now, by key and version: concurrent misses of one total share one count. */
 const counting = new Map<string, Promise<number>>();
 
-export async function cachedCount(
-  reads: Reads,
-  tenantId: string,
-  objectType: 'contact' | 'company' | 'deal',
-  countQuery: CompiledQuery<{ n: number | string | bigint }>,
-  /** Tells this total from the tenant's others: the count's SQL and its values (listing.ts). */
-  queryKey: string,
-): Promise<number> {
-  const { db } = reads;
-  const count = async () => Number((await reads.first({ compile: () => countQuery }))?.n ?? 0);
-  if (db.isTransaction) return count(); // own writes may be uncommitted
+export type CountedType = 'contact' | 'company' | 'deal';
+
+/** A list's total as the cache holds it now (`total`, or undefined), and how to keep one counted after this look. */
+export interface CachedTotal {
+  total: number | undefined;
+  /** Caches `total` against the version read by this look, before the count ran (so never newer than its data). */
+  remember(total: number): void;
+  key: string;
+  version: number;
+}
+
+/** The cached total of a list (`queryKey`: the count's SQL and its values, listing.ts), read against the current version. */
+export async function peekCount(db: Db, tenantId: string, objectType: CountedType, queryKey: string): Promise<CachedTotal | undefined> {
+  if (db.isTransaction) return undefined; // own writes may be uncommitted
   const [row] = await changeVersion(db, tenantId, objectType);
   const version = row?.version ?? 0;
   const key = `${tenantId}\u0001${objectType}\u0001${queryKey}`;
   const hit = cache.get(key);
+  const remember = (total: number) => {
+    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.delete(key);
+    cache.set(key, { version, total });
+  };
   if (hit && hit.version === version) {
     cache.delete(key); // keep recently used entries at the end (LRU)
     cache.set(key, hit);
-    return hit.total;
+    return { total: hit.total, remember, key, version };
   }
+  return { total: undefined, remember, key, version };
+}
+
+export async function cachedCount(
+  reads: Reads,
+  tenantId: string,
+  objectType: CountedType,
+  countQuery: CompiledQuery<{ n: number | string | bigint }>,
+  /** Tells this total from the tenant's others: the count's SQL and its values (listing.ts). */
+  queryKey: string,
+): Promise<number> {
+  const count = async () => Number((await reads.first({ compile: () => countQuery }))?.n ?? 0);
+  const peek = await peekCount(reads.db, tenantId, objectType, queryKey);
+  if (!peek) return count();
+  if (peek.total !== undefined) return peek.total;
   // A burst of pages of a list whose total is not cached (at start, after a write) would otherwise count
   // it once per page, on the read pool, one tenant's share at a time: 50 pages, 50 counts in a row.
-  const running = `${key}\u0001${version}`;
+  const running = `${peek.key}\u0001${peek.version}`;
   const shared = counting.get(running);
   // The shared count runs under its first caller's deadline and client: if that one fails, count anew.
   if (shared) return shared.catch(count);
@@ -50,8 +73,7 @@ export async function cachedCount(
   counting.set(running, mine);
   try {
     const total = await mine;
-    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-    cache.set(key, { version, total });
+    peek.remember(total);
     return total;
   } finally {
     counting.delete(running);

@@ -19,7 +19,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
-import { MAIN_MAX_OFFSET, PROBE_MAX_ROW_COST, PROBE_ROWS } from '../../src/modules/shared/listing.js';
+import { COUNTED_ROWS, MAIN_MAX_OFFSET, PROBE_MAX_ROW_COST, PROBE_ROWS } from '../../src/modules/shared/listing.js';
 import { DIALECT, newTenant, recordStatements, testApp, type RanStatement, type Tenant } from '../helpers/app.js';
 
 const CONTACTS = 20_000;
@@ -300,6 +300,55 @@ test(`a filtered contact page not found within the first ${PROBE_ROWS} entries o
     assert.equal(listed.main.filter((q) => /union all/.test(q.sql)).length, probed ? 1 : 0, `${n} values: probed ${probed}`);
     assert.equal(listed.pooled.filter((q) => /order by/.test(q.sql)).length, probed ? 0 : 1, `${n} values: on the pool ${!probed}`);
   }
+});
+
+// 5. A page by number on the read pool whose total is not cached reads the list once for both, up to
+//    COUNTED_ROWS rows (listing.ts compileCounted): a filter no index answers no longer reads its walk twice.
+test(`a page by number on the read pool takes its total from the rows it read, when the list has fewer than ${COUNTED_ROWS} (${DIALECT})`, async (c) => {
+  if (!t.database.readPool || DIALECT !== 'sqlite') return c.skip('counted pages run on SQLite with a read pool');
+  const counted = (q: RanStatement) => /counted_rows/.test(q.sql);
+  const counts = (q: RanStatement) => /^select count\(\*\)/.test(q.sql);
+  // `f123` is in the search text of oc123, oc1230–oc1239 and oc12300–oc12399: 111 contacts.
+  const matches = walkOrder.filter((r) => r.id.startsWith('oc123')).map((r) => r.id);
+  assert.equal(matches.length, 111);
+  const first = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f123&pageSize=50&page=2'));
+  assert.equal(first.result.status, 200);
+  assert.deepEqual(first.result.body.data.map((r: { id: string }) => r.id), matches.slice(50, 100));
+  assert.equal(first.result.body.pagination.total, 111);
+  assert.equal(first.result.body.pagination.totalPages, 3);
+  assert.deepEqual(first.pooled.map(counted), [true], 'one statement: the page and its total');
+  const plan = await planOfQuery(first.pooled[0]);
+  assert.match(plan, /MATERIALIZE counted_rows/, plan);
+  assert.match(plan, /SEARCH contacts USING INTEGER PRIMARY KEY \(rowid=\?\)/, `only the page's rows are read from the table\n${plan}`);
+  // The total is cached now: the next page is the plain statement, and nothing counts.
+  const next = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f123&pageSize=50&page=3'));
+  assert.deepEqual(next.result.body.data.map((r: { id: string }) => r.id), matches.slice(100));
+  assert.equal(next.result.body.pagination.total, 111);
+  assert.deepEqual(next.pooled.map(counted), [false]);
+  assert.equal(next.pooled.filter(counts).length, 0);
+  // Companies and deals alike (`c112`: c112, c1120–c1129, c11200–c11299; `d71`: d71, d710–d719, d7100–d7199).
+  for (const [path, n] of [['/companies?search=c112', 111], ['/deals?search=d71', 111]] as const) {
+    const r = await recordStatements(t.database, () => tenant.api.get(`${path}&pageSize=50&page=3`));
+    assert.equal(r.result.status, 200, path);
+    assert.equal(r.result.body.pagination.total, n, path);
+    assert.equal(r.result.body.data.length, n - 100, path);
+    assert.deepEqual(r.pooled.map(counted), [true], path);
+    const pooled = await tenant.api.get(`${path}&pageSize=50&page=3&includeDeleted=true`);
+    assert.deepEqual(r.result.body.data.map((x: { id: string }) => x.id), pooled.body.data.map((x: { id: string }) => x.id), path);
+  }
+  // `f12`: 1,111 contacts, more than the statement reads. It gives the page, and the total is counted apart.
+  const many = walkOrder.filter((r) => r.id.startsWith('oc12')).map((r) => r.id);
+  const big = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f12&pageSize=50&page=4'));
+  assert.deepEqual(big.result.body.data.map((r: { id: string }) => r.id), many.slice(150, 200));
+  assert.equal(big.result.body.pagination.total, many.length);
+  assert.deepEqual(big.pooled.map(counted), [true, false]);
+  assert.equal(big.pooled.filter(counts).length, 1);
+  // After a write (the total is stale), that list skips the counted statement for a while: page, then count.
+  assert.equal((await tenant.api.post('/contacts', { firstName: 'Zed' })).status, 201);
+  const again = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f12&pageSize=50&page=5'));
+  assert.deepEqual(again.result.body.data.map((r: { id: string }) => r.id), many.slice(200, 250));
+  assert.deepEqual(again.pooled.map(counted), [false, false]);
+  assert.equal(again.pooled.filter(counts).length, 1);
 });
 
 test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSET} reads its page on the read pool (${DIALECT})`, async (c) => {

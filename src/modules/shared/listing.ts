@@ -6,10 +6,10 @@
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { sql, type Compilable, type CompiledQuery, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Config } from '../../config.js';
-import { cachedCount } from '../../db/count-cache.js';
+import { cachedCount, peekCount, type CountedType } from '../../db/count-cache.js';
 import { sortableText } from '../../db/dialect.js';
 import { rebound, slotted, type SlottedQuery } from '../../db/prepared.js';
-import { directReads } from '../../db/reads.js';
+import { directReads, type Reads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
 import type { Ctx } from '../../http/context.js';
 import type { PaginationT } from '../../http/schemas.js';
@@ -46,6 +46,8 @@ export interface ListingQuery {
    * live, an owner), `rowFilter` every other one. `walk` where `rowFilter` selects the rows `base` selects.
    */
   probe?: { table: string; walk: SelectQueryBuilder<any, any, {}>; rowFilter: Expression<SqlBool>; rowCost: number };
+  /** The table `base` selects from, unaliased (walkWhere): its rows are looked up by rowid (SQLite; compileCounted). */
+  table?: string;
 }
 
 /**
@@ -126,6 +128,15 @@ export const PROBE_ROWS = 1_000;
 export const PROBE_MAX_ROW_COST = 8;
 /** After a probe of a list found too few rows, its pages as deep or deeper go straight to the pool this long. */
 const PROBE_RETRY_MS = 10_000;
+/**
+ * A page by number on the read pool whose list's total is not cached reads at most this many rows of the list,
+ * and takes its total from them when there are fewer (compileCounted). Past it, the total is counted apart.
+ */
+export const COUNTED_ROWS = 1_000;
+/** The column of a counted page's rows that holds how many rows of the list it read (at most COUNTED_ROWS). */
+const COUNTED_TOTAL = '__counted';
+/** The column of a counted page's list that holds each row's id. */
+const COUNTED_ID = '__id';
 /** The probe's column that tells a page's rows (1) from the row that marks a walk longer than PROBE_ROWS (2). */
 const PROBE_FLAG = '__probe';
 /** The walk's column that holds each entry's rowid (SQLite). */
@@ -145,13 +156,21 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
   // Bounded by the page (see walksIndex): the hop to a read process would cost more than the statement.
   const onMain = spec.walksIndex && (after || offset <= MAIN_MAX_OFFSET);
   const rowReads = onMain ? directReads(ctx.db) : reads;
-  /** The page's rows: from a probe when it holds them (ListingSpec.probes), or by its statement. */
-  const read = async (limit: number, at: number | undefined): Promise<Record<string, unknown>[]> => {
-    if (!onMain && spec.probes && reads.pooled && ctx.dialect.name === 'sqlite' && (at ?? 0) + limit <= PROBE_ROWS) {
+  const pooledSqlite = !onMain && reads.pooled && ctx.dialect.name === 'sqlite';
+  /**
+   * The page's rows: from a probe when it holds them (ListingSpec.probes), or by its statement; for a page by
+   * number whose total is not cached, with the total when one statement can tell both (compileCounted).
+   */
+  const read = async (limit: number, at: number | undefined): Promise<{ rows: Record<string, unknown>[]; total?: number }> => {
+    if (pooledSqlite && spec.probes && (at ?? 0) + limit <= PROBE_ROWS) {
       const found = await shape.probe(after, limit, at);
-      if (found) return found;
+      if (found) return { rows: found };
     }
-    return (await rowReads.all(shape.rows(after, limit, at))) as Record<string, unknown>[];
+    if (pooledSqlite && spec.countCache && at !== undefined && at + limit <= COUNTED_ROWS) {
+      const counted = await shape.counted(reads, spec.countCache, limit, at);
+      if (counted) return counted;
+    }
+    return { rows: (await rowReads.all(shape.rows(after, limit, at))) as Record<string, unknown>[] };
   };
 
   const count = async (): Promise<number> => {
@@ -162,7 +181,7 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
 
   if (after) {
     // One extra row tells whether another page follows, without a second query.
-    const fetched = await read(pageSize + 1, undefined);
+    const { rows: fetched } = await read(pageSize + 1, undefined);
     const more = fetched.length > pageSize;
     const rows = fetched.slice(0, pageSize);
     const total = await count();
@@ -172,9 +191,9 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
     };
   }
 
-  const rows = Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await read(pageSize, offset) : [];
+  const { rows, total: told } = Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await read(pageSize, offset) : { rows: [], total: undefined };
   // A partial page (or an empty first page) already tells the total; count only otherwise.
-  const total = (rows.length > 0 || offset === 0) && rows.length < pageSize ? offset + rows.length : await count();
+  const total = told ?? ((rows.length > 0 || offset === 0) && rows.length < pageSize ? offset + rows.length : await count());
   const totalPages = Math.ceil(total / pageSize);
   const hasNext = page < totalPages;
   return {
@@ -242,6 +261,9 @@ interface Shape {
   probeMissed: { byPage?: { at: number; depth: number }; byCursor?: { at: number; depth: number } };
   /** Set when the list's query has no probe (ListingQuery.probe). */
   unprobed?: boolean;
+  /** The counted page's statement (compileCounted), and when one last read COUNTED_ROWS rows (its total then counted apart). */
+  counted?: SlottedQuery;
+  countedFull?: number;
   count?: { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
 }
 
@@ -254,6 +276,11 @@ interface CompiledShape {
   rows(after: Position | undefined, limit: number, offset: number | undefined): Compilable<Record<string, unknown>>;
   /** The page's rows from a probe on the main connection, or undefined when the probe cannot tell them. */
   probe(after: Position | undefined, limit: number, offset: number | undefined): Promise<Record<string, unknown>[] | undefined>;
+  /**
+   * A page by number and the list's total (when under COUNTED_ROWS) from one statement on the read pool, the total
+   * then cached; undefined when the total is cached already or the list has no table to look its rows up in.
+   */
+  counted(reads: Reads, type: CountedType, limit: number, offset: number): Promise<{ rows: Record<string, unknown>[]; total?: number } | undefined>;
   count(): { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
   next(rows: Record<string, unknown>[], more: boolean): string | null;
 }
@@ -308,6 +335,23 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       if (rows[rows.length - 1]?.[PROBE_FLAG] !== PROBE_WALK_GOES_ON) return rows;
       s.probeMissed[missedHere] = { at: Date.now(), depth };
       return undefined;
+    },
+    async counted(reads, type, limit, offset) {
+      if (s.countedFull !== undefined && Date.now() - s.countedFull < PROBE_RETRY_MS) return undefined;
+      if (!s.counted && !query().table) return undefined;
+      const cached = await peekCount(reads.db, ctx.tenantId, type, this.count().key);
+      if (!cached || cached.total !== undefined) return undefined;
+      const plan = (s.counted ??= compileCounted(ctx, spec, query()));
+      const rows = (await reads.all({ compile: () => rebound<Record<string, unknown>>(plan, [limit, offset]) })) as Record<string, unknown>[];
+      // No row, no total (a page past the list's end): counted apart.
+      if (rows.length === 0) return { rows };
+      const total = Number(rows[0][COUNTED_TOTAL]);
+      if (total < COUNTED_ROWS) {
+        cached.remember(total);
+        return { rows, total };
+      }
+      s.countedFull = Date.now();
+      return { rows };
     },
     count() {
       if (!s.count) {
@@ -425,6 +469,51 @@ function compileProbe(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Li
 }
 
 /**
+ * A page by number and its list's total from one pass over the list (ListingQuery.table; SQLite, read pool):
+ *
+ *     with counted_rows as materialized (select <table>.rowid, <sort value>, <id> from <base>
+ *                                         order by <sort value>, <id> limit COUNTED_ROWS)
+ *     select <row's columns>, p.<sort value>, (select count(*) from counted_rows)
+ *     from (select * from counted_rows order by <sort value>, <id> limit <page> offset <offset>) p
+ *     cross join <table> where <table>.rowid = p.rowid
+ *     order by p.<sort value>, p.<id>
+ *
+ * A filter no index answers (a name search, a tag) is tested on every entry of the walk: a page reads the walk up
+ * to its last row, and its total reads all of it again. This statement reads the list once, up to COUNTED_ROWS
+ * rows, and tells both the page and, below that bound, the total (one statement, one snapshot). Only the page's
+ * rows have their columns read; the list is held as rowid, sort value and id. On the bench's 100,000 contacts,
+ * a full name with 82 matches: page 8.2 ms + total 12.7 ms, against 13.2 ms for this statement (in process).
+ */
+function compileCounted(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery): SlottedQuery {
+  const table = built.table!;
+  const { order, column } = spec.sort;
+  const { key, byId, inOrder } = ordering(ctx, spec, 'first');
+  const idColumn = spec.idColumn ?? 'id';
+  const db = ctx.db;
+  const list = inOrder(built.base.select([sql`${sql.ref(`${table}.rowid`)}`.as(PROBE_ROWID), key.as(SORT_VALUE), sql.ref(idColumn).as(COUNTED_ID)])).limit(COUNTED_ROWS);
+  /** The list's order over the columns `from` holds (`counted_rows` or the page `p`). */
+  const sorted = <Q extends Selection>(q: Q, from: string): Q => {
+    if (!byId) {
+      q = q.orderBy(sql.ref(`${from}.${SORT_VALUE}`), (ob) => {
+        const o = order === 'asc' ? ob.asc() : ob.desc();
+        return column.nullable ? o.nullsLast() : o;
+      }) as Q;
+    }
+    return q.orderBy(sql.ref(`${from}.${COUNTED_ID}`), order) as Q;
+  };
+  const page = sorted(db.selectFrom('counted_rows' as 'contacts').selectAll() as unknown as Selection, 'counted_rows')
+    .limit(LIMIT as unknown as number)
+    .offset(OFFSET as unknown as number);
+  const rows = db
+    .with((cte) => cte('counted_rows').materialized(), () => list)
+    .selectFrom(page.as('p'))
+    .crossJoin(table as 'contacts')
+    .where(sql<SqlBool>`${sql.ref(`${table}.rowid`)} = ${sql.ref(`p.${PROBE_ROWID}`)}`) as unknown as SelectQueryBuilder<any, any, {}>;
+  const q = sorted(built.select(rows).select([sql.ref(`p.${SORT_VALUE}`).as(SORT_VALUE), sql<number>`(select count(*) from counted_rows)`.as(COUNTED_TOTAL)]), 'p');
+  return slottedPage(q, 'offset', byId);
+}
+
+/**
  * ListingSpec.walksIndex for the tables listed by time — contacts, companies and deals. Each has, over its
  * live rows, an index on (tenant_id, created_at, id) and one on (tenant_id, updated_at, id); contacts and
  * companies also (tenant_id, owner_id, created_at, id) (`ownerIndex`). A page walks one of them when every
@@ -451,11 +540,11 @@ export function probesTimeIndex(sortKey: string, walk: { ownerId?: string; inclu
  * on each row (ANDed), with its probe (ListingQuery.probe) when there are any, priced by the sum of their costs:
  * the one way contacts, companies and deals split their filters.
  */
-export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>>(table: string, walk: Q, conditions: RowCondition[]): Pick<ListingQuery, 'probe'> & { base: Q } {
-  if (conditions.length === 0) return { base: walk };
+export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>>(table: string, walk: Q, conditions: RowCondition[]): Pick<ListingQuery, 'probe' | 'table'> & { base: Q } {
+  if (conditions.length === 0) return { base: walk, table };
   const rowFilter = conditions.length === 1 ? conditions[0].where : sql<SqlBool>`(${sql.join(conditions.map((c) => c.where), sql` and `)})`;
   const rowCost = conditions.reduce((sum, c) => sum + c.cost, 0);
-  return { base: walk.where(rowFilter) as Q, probe: { table, walk, rowFilter, rowCost } };
+  return { base: walk.where(rowFilter) as Q, table, probe: { table, walk, rowFilter, rowCost } };
 }
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
