@@ -13,6 +13,9 @@
  *   ListingSpec.probes): at most PROBE_ROWS entries of an index walk, each row tested against a filter of a
  *   few comparisons, in one statement that tells whether they held the page. When they do not, the page goes
  *   to the read pool like any other.
+ * - On the read pool, a page by number of contacts, companies or deals whose total is not cached reads the
+ *   list once for both, up to COUNTED_ROWS rows (listing.ts compileCounted); a longer list's total is counted
+ *   apart, as before.
  * - Through `Reads` (this module): every statement whose cost grows with the data — other list pages,
  *   search and filters, totals, dynamic-list recalculation. They run on a small pool of read
  *   connections with a deadline per statement that also covers the wait for a free connection:
