@@ -110,8 +110,8 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
     // The CNPJ typed with its punctuation, against the stored CNPJ alone (digits and upper-case letters).
     conditions.push(f.cnpjSearch ? { where: sql<SqlBool>`(${matches} or ${containsExactly('cnpj', f.cnpjSearch)})`, cost: 4 } : { where: matches, cost: 2 });
   }
-  const { base: q, probe, table } = walkWhere('companies', walk, conditions);
+  const listing = walkWhere('companies', walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
-  const select = (qb: typeof q) => qb.select(['id', recordJson(dialectOf(db), 'companies', f.includeDeleted === true).as(JSON_COLUMN)]);
-  return { base: q, select, probe, table };
+  const select = (qb: typeof listing.base) => qb.select(['id', recordJson(dialectOf(db), 'companies', f.includeDeleted === true).as(JSON_COLUMN)]);
+  return { ...listing, select };
 }

@@ -134,8 +134,8 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
     const matches = searchMatches('search_text', needle) as Expression<SqlBool>;
     conditions.push(digits ? { where: sql<SqlBool>`(${matches} or (phone like ${'%' + digits + '%'}))`, cost: 3 } : { where: matches, cost: 2 });
   }
-  const { base, probe, table } = walkWhere('contacts', walk, conditions);
+  const listing = walkWhere('contacts', walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
-  const select = (qb: typeof base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
-  return { base, select, probe, table };
+  const select = (qb: typeof listing.base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
+  return { ...listing, select };
 }

@@ -117,10 +117,10 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) compare(eb('updated_at', '>', f.updatedAfter));
   // The title, folded (db/search-text.ts).
   if (f.search) conditions.push({ where: searchMatches('search_text', f.search) as Expression<SqlBool>, cost: 2 });
-  const { base: q, probe, table } = walkWhere('deals', walk, conditions);
+  const listing = walkWhere('deals', walk, conditions);
   // A page's tags come with its rows (their `tag_ids` column).
-  const select = (qb: typeof q) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
-  return { base: q, select, probe, table };
+  const select = (qb: typeof listing.base) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
+  return { ...listing, select };
 }
 
 export interface ContactDealRow {

@@ -4,7 +4,7 @@
  * the offset guard, the cached total and keyset cursors follow one rule everywhere.
  */
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { RawNode, sql, type Compilable, type CompiledQuery, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { RawNode, sql, type Compilable, type QueryCreator, type CompiledQuery, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Config } from '../../config.js';
 import { cachedCount, peekCount, type CountedType } from '../../db/count-cache.js';
 import { sortableText } from '../../db/dialect.js';
@@ -45,8 +45,8 @@ export interface ListingQuery {
    * `base` split for a probe (ListingSpec.probes): `walk` holds only the conditions of the index walk (tenant,
    * live, an owner), `rowFilter` every other one. `walk` where `rowFilter` selects the rows `base` selects.
    */
-  probe?: { table: string; walk: SelectQueryBuilder<any, any, {}>; rowFilter: Expression<SqlBool>; rowCost: number };
-  /** The table `base` selects from, unaliased (walkWhere): its rows are looked up by rowid (SQLite; compileCounted). */
+  probe?: { walk: SelectQueryBuilder<any, any, {}>; rowFilter: Expression<SqlBool>; rowCost: number };
+  /** The table `base` selects from, unaliased (walkWhere): its rows are looked up by rowid (SQLite; compileProbe, compileCounted). */
   table?: string;
 }
 
@@ -139,8 +139,8 @@ const COUNTED_TOTAL = '__counted';
 const COUNTED_ID = '__id';
 /** The probe's column that tells a page's rows (1) from the row that marks a walk longer than PROBE_ROWS (2). */
 const PROBE_FLAG = '__probe';
-/** The walk's column that holds each entry's rowid (SQLite). */
-const PROBE_ROWID = '__rowid';
+/** The column of a probe's walk and of a counted page's list that holds each entry's rowid (SQLite: byRowid). */
+const ROWID_COLUMN = '__rowid';
 
 /** One page, by number (offset) or after a cursor (keyset on sort key, id). */
 export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest): Promise<ListedPage<R>> {
@@ -399,18 +399,39 @@ function ordering(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, mode: Mode) {
       const pos: [unknown, unknown] = [mode === 'afterNull' ? null : AFTER_VALUE, AFTER_ID];
       q = q.where(byId ? sql<boolean>`${idRef} ${sql.raw(order === 'asc' ? '>' : '<')} ${AFTER_ID}` : keysetAfter(key, idRef, column.nullable, order, pos));
     }
+    return sortBy(q, key, idRef);
+  };
+  /**
+   * `q` in the list's order, by `keyRef` then `idRef`: the key and id themselves, or the columns of a selection
+   * that holds them (compileCounted).
+   */
+  const sortBy = <Q extends Selection>(q: Q, keyRef: Expression<unknown>, idRef: Expression<unknown>): Q => {
     // NOTE: empty values sort last in both directions on both dialects (B.4 leaves it open; SQLite's
     // default is first ascending, PostgreSQL's first descending). SQLite has NULLS LAST since 3.30.
     if (!byId) {
-      q = q.orderBy(key, (ob) => {
+      q = q.orderBy(keyRef, (ob) => {
         const o = order === 'asc' ? ob.asc() : ob.desc();
         return column.nullable ? o.nullsLast() : o;
-      });
+      }) as Q;
     }
-    return q.orderBy(idRef, order);
+    return q.orderBy(idRef, order) as Q;
   };
-  return { key, byId, inOrder };
+  return { key, byId, inOrder, sortBy };
 }
+
+/**
+ * `listed`'s entries (each with its row's rowid in ROWID_COLUMN) joined, in their order, to their rows of `table`
+ * (SQLite), selected from `from` (the database, or a query creator that carries a WITH clause).
+ */
+function byRowid(from: QueryCreator<any>, table: string, listed: Selection, alias: string): SelectQueryBuilder<any, any, {}> {
+  return from
+    .selectFrom(listed.as(alias))
+    .crossJoin(table as 'contacts')
+    .where(sql<SqlBool>`${sql.ref(`${table}.rowid`)} = ${sql.ref(`${alias}.${ROWID_COLUMN}`)}`) as unknown as SelectQueryBuilder<any, any, {}>;
+}
+
+/** A row's rowid in ROWID_COLUMN, for byRowid. */
+const rowidOf = (table: string) => sql`${sql.ref(`${table}.rowid`)}`.as(ROWID_COLUMN);
 
 /** Checks that every value of a page was compiled as a parameter, and keeps where each one goes. */
 function slottedPage(q: Selection, mode: Mode, byId: boolean): SlottedQuery {
@@ -453,18 +474,12 @@ const PROBE_WALK_GOES_ON = 2;
  * most PROBE_ROWS index entries and their rows, and PROBE_ROWS entries more for the flagged row.
  */
 function compileProbe(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery, mode: Mode): SlottedQuery {
-  const { table, walk, rowFilter } = built.probe!;
+  const { walk, rowFilter } = built.probe!;
   const { key, byId, inOrder } = ordering(ctx, spec, mode);
   const db = ctx.db;
-  const walked = inOrder(walk.select([sql`${sql.ref(`${table}.rowid`)}`.as(PROBE_ROWID), key.as(SORT_VALUE)])).limit(PROBE_ROWS);
+  const walked = inOrder(walk.select([rowidOf(built.table!), key.as(SORT_VALUE)])).limit(PROBE_ROWS);
   let hits = built
-    .select(
-      db
-        .selectFrom(walked.as('probe_walk'))
-        .crossJoin(table as 'contacts')
-        .where(sql<SqlBool>`${sql.ref(`${table}.rowid`)} = ${sql.ref(`probe_walk.${PROBE_ROWID}`)}`)
-        .where(rowFilter) as unknown as SelectQueryBuilder<any, any, {}>,
-    )
+    .select(byRowid(db, built.table!, walked, 'probe_walk').where(rowFilter))
     .select([sql.ref(`probe_walk.${SORT_VALUE}`).as(SORT_VALUE), sql<number>`1`.as(PROBE_FLAG)])
     .limit(LIMIT as unknown as number);
   if (mode === 'offset') hits = hits.offset(OFFSET as unknown as number);
@@ -497,29 +512,15 @@ function compileProbe(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Li
  */
 function compileCounted(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: ListingQuery): SlottedQuery {
   const table = built.table!;
-  const { order, column } = spec.sort;
-  const { key, byId, inOrder } = ordering(ctx, spec, 'first');
-  const idColumn = spec.idColumn ?? 'id';
+  const { key, byId, inOrder, sortBy } = ordering(ctx, spec, 'first');
   const db = ctx.db;
-  const list = inOrder(built.base.select([sql`${sql.ref(`${table}.rowid`)}`.as(PROBE_ROWID), key.as(SORT_VALUE), sql.ref(idColumn).as(COUNTED_ID)])).limit(COUNTED_ROWS);
+  const list = inOrder(built.base.select([rowidOf(table), key.as(SORT_VALUE), sql.ref(spec.idColumn ?? 'id').as(COUNTED_ID)])).limit(COUNTED_ROWS);
   /** The list's order over the columns `from` holds (`counted_rows` or the page `p`). */
-  const sorted = <Q extends Selection>(q: Q, from: string): Q => {
-    if (!byId) {
-      q = q.orderBy(sql.ref(`${from}.${SORT_VALUE}`), (ob) => {
-        const o = order === 'asc' ? ob.asc() : ob.desc();
-        return column.nullable ? o.nullsLast() : o;
-      }) as Q;
-    }
-    return q.orderBy(sql.ref(`${from}.${COUNTED_ID}`), order) as Q;
-  };
+  const sorted = <Q extends Selection>(q: Q, from: string): Q => sortBy(q, sql.ref(`${from}.${SORT_VALUE}`), sql.ref(`${from}.${COUNTED_ID}`));
   const page = sorted(db.selectFrom('counted_rows' as 'contacts').selectAll() as unknown as Selection, 'counted_rows')
     .limit(LIMIT as unknown as number)
     .offset(OFFSET as unknown as number);
-  const rows = db
-    .with((cte) => cte('counted_rows').materialized(), () => list)
-    .selectFrom(page.as('p'))
-    .crossJoin(table as 'contacts')
-    .where(sql<SqlBool>`${sql.ref(`${table}.rowid`)} = ${sql.ref(`p.${PROBE_ROWID}`)}`) as unknown as SelectQueryBuilder<any, any, {}>;
+  const rows = byRowid(db.with((cte) => cte('counted_rows').materialized(), () => list), table, page, 'p');
   const q = sorted(built.select(rows).select([sql.ref(`p.${SORT_VALUE}`).as(SORT_VALUE), sql<number>`(select count(*) from counted_rows)`.as(COUNTED_TOTAL)]), 'p');
   return slottedPage(q, 'offset', byId);
 }
@@ -555,7 +556,7 @@ export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>>(table: str
   if (conditions.length === 0) return { base: walk, table };
   const rowFilter = conditions.length === 1 ? conditions[0].where : sql<SqlBool>`(${sql.join(conditions.map((c) => c.where), sql` and `)})`;
   const rowCost = conditions.reduce((sum, c) => sum + c.cost, 0);
-  return { base: walk.where(rowFilter) as Q, table, probe: { table, walk, rowFilter, rowCost } };
+  return { base: walk.where(rowFilter) as Q, table, probe: { walk, rowFilter, rowCost } };
 }
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
