@@ -3,6 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newTenant, testApp } from '../helpers/app.js';
+import { errors } from '../../src/errors.js';
+import { contextFor } from '../../src/http/context.js';
+import { runBatch } from '../../src/modules/shared/batch.js';
+import { createContact } from '../../src/modules/contacts/contacts.service.js';
 
 const t = await testApp();
 const db = t.database.db;
@@ -114,6 +118,36 @@ test('atomic: the first failing input answers for the call, details prefixed inp
   const ok = await api.post('/contacts/batch/create', { atomic: true, inputs: [{ firstName: uniq('A') }, { firstName: uniq('B') }] });
   assert.equal(ok.status, 200);
   assert.equal(await countOf(tenantId, 'contacts'), before + 2);
+});
+
+test('partial success runs once without a savepoint per input; after a failure, once more from the start, keeping only that run', async () => {
+  const { tenantId } = await newTenant(t);
+  const ctx = contextFor(t.database, t.config, tenantId, null);
+  const refused = uniq('Refused');
+  const calls: string[] = [];
+  const apply = async (c: typeof ctx, firstName: string) => {
+    calls.push(firstName);
+    if (firstName === refused) throw errors.field('firstName', 'refused');
+    const record = await createContact(c, { firstName });
+    return { status: 201, id: record.id, record };
+  };
+  // Every input succeeds: one run.
+  const ok = [uniq('P0'), uniq('P1')];
+  assert.equal((await runBatch(ctx, ok, false, apply)).status, 200);
+  assert.deepEqual(calls, ok);
+  // Input 2 fails: the first run stops there and is undone; the second runs every input, each in a savepoint.
+  calls.length = 0;
+  const inputs = [uniq('P2'), uniq('P3'), refused, uniq('P4')];
+  const partial = await runBatch(ctx, inputs, false, apply);
+  assert.equal(partial.status, 207);
+  assert.deepEqual(calls, [...inputs.slice(0, 3), ...inputs]);
+  assert.deepEqual(partial.body.results.map((r) => r.status), [201, 201, 400, 201]);
+  // Only the second run's writes and events remain: one contact and one event per created input.
+  const ids = partial.body.results.filter((r) => r.status === 201).map((r) => r.id).sort();
+  const stored = await db.selectFrom('contacts').select('id').where('tenant_id', '=', tenantId).where('first_name', 'in', inputs).execute();
+  assert.deepEqual(stored.map((r) => r.id).sort(), ids);
+  const created = (await events(tenantId, 'contact.created')).filter((e) => inputs.includes(e.data.contact.firstName));
+  assert.deepEqual(created.map((e) => e.data.contact.id).sort(), ids);
 });
 
 test('batch update: like PATCH per input; 404 for missing or foreign ids; id required', async () => {

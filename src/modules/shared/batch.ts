@@ -3,7 +3,7 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { clientErrorOf } from '../../db/errors.js';
-import { withSavepoint, withTx } from '../../db/index.js';
+import { withSavepoint, withTx, type Tx } from '../../db/index.js';
 import { DomainError } from '../../domain/errors.js';
 import { ApiError, errorBody, errors } from '../../errors.js';
 import { ctxOf, inTx, type Ctx } from '../../http/context.js';
@@ -16,10 +16,11 @@ import { compileBodySchema, PER_ITEM, validationError, type ValueRules } from '.
  * upsert, read and delete of 1–100 inputs in one call and one transaction.
  *
  * Each input is validated against the single call's own body schema and applied by the single call's
- * own service function, inside a savepoint, so an input behaves exactly as that call would: the same
- * rules, the same events (raised in the same transaction), and on failure the same status and error
- * body. Partial success (the default) rolls back a failed input's savepoint and goes on; `atomic: true`
- * fails the whole call with the first failing input's answer and changes nothing.
+ * own service function, so an input behaves exactly as that call would: the same rules, the same events
+ * (raised in the same transaction), and on failure the same status and error body. Partial success (the
+ * default) undoes a failed input's writes alone and goes on (a savepoint per input, taken only once an input
+ * has failed: runBatch); `atomic: true` fails the whole call with the first failing input's answer and
+ * changes nothing.
  */
 
 /** A natural key an upsert may match on, as the single call normalizes it. */
@@ -92,7 +93,23 @@ function atInput(err: ApiError, index: number): ApiError {
  */
 const YIELD_EVERY = 10;
 
-/** Runs every input in one transaction, each in a savepoint; see the module comment. */
+/**
+ * Thrown out of the first pass of a partial-success batch when an input fails (runBatch): that pass is undone
+ * and the batch runs again with a savepoint per input.
+ */
+const INPUT_FAILED = Symbol('a batch input failed');
+
+/**
+ * Runs every input in one transaction; see the module comment.
+ *
+ * A savepoint per input lets a failed input undo its own writes and the batch go on (partial success), but on
+ * SQLite it made a batch of 100 creates ~1.35 times as costly: every page an input changes is copied to the
+ * savepoint's journal first (in process, 124–135 µs per contact with it, 91–95 µs without). So the batch first
+ * runs without them. When every input succeeds (the common case), that is the answer. When one fails, that
+ * pass is undone as a whole, and the batch runs again from the start with a savepoint per input: the answer,
+ * the writes and the events are those of the second pass alone, so a failing batch costs at most twice the
+ * work. An atomic batch needs no savepoint at all: its first failure undoes everything.
+ */
 export async function runBatch<I>(
   ctx: Ctx,
   inputs: I[],
@@ -100,22 +117,35 @@ export async function runBatch<I>(
   apply: (ctx: Ctx, input: I) => Promise<Applied>,
   idOf: (input: I) => string | undefined = () => undefined,
 ): Promise<BatchAnswer> {
-  const results = await withTx(ctx.db, async (tx) => {
+  const pass = (savepoints: boolean) => async (tx: Tx) => {
     const tctx = inTx(ctx, tx);
     const out: ItemResult[] = [];
     for (let index = 0; index < inputs.length; index++) {
       if (index > 0 && index % YIELD_EVERY === 0) await loopTurn();
+      const input = inputs[index];
       try {
-        out.push({ index, ...(await withSavepoint(tx, () => apply(tctx, inputs[index]), 'batch_input')) });
+        out.push({ index, ...(savepoints ? await withSavepoint(tx, () => apply(tctx, input), 'batch_input') : await apply(tctx, input)) });
       } catch (err) {
         const failure = itemError(err);
         if (atomic) throw atInput(failure, index);
-        const id = idOf(inputs[index]);
+        if (!savepoints) throw INPUT_FAILED;
+        const id = idOf(input);
         out.push({ index, status: failure.statusCode, ...(id !== undefined ? { id } : {}), error: errorBody(failure) });
       }
     }
     return out;
-  });
+  };
+  let results: ItemResult[] | undefined;
+  if (atomic) results = await withTx(ctx.db, pass(false));
+  else {
+    try {
+      // Inside a caller's transaction (an Idempotency-Key's) withTx opens none, so the first pass gets a savepoint to be undone by.
+      results = ctx.db.isTransaction ? await withSavepoint(ctx.db, () => pass(false)(ctx.db as Tx), 'batch') : await withTx(ctx.db, pass(false));
+    } catch (err) {
+      if (err !== INPUT_FAILED) throw err;
+    }
+    results ??= await withTx(ctx.db, pass(true));
+  }
   const failed = results.filter((r) => r.error).length;
   return { status: failed ? 207 : 200, body: { results, succeeded: results.length - failed, failed } };
 }
