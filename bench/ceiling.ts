@@ -25,11 +25,12 @@ const tenantId = process.env.CEILING_TENANT_ID;
 if (dbFile && tenantId) {
   const db = new Sqlite(dbFile, { readonly: true });
   db.pragma('cache_size = -8192'); // the service's writer connection's (src/db/index.ts)
-  // The service's statements (contacts.repo.ts: each contact the JSON its row stores, `doc`, migration 014).
+  // The service's statements (contacts.repo.ts: each contact the JSON its row stores, `doc`, migration 014),
+  // with LIMIT and OFFSET bound as the service binds them (src/db/index.ts FastSqliteQueryCompiler).
   const json = 'doc';
   const byId = db.prepare<[string, string], string>(`select ${json} from contacts where tenant_id = ? and deleted_at is null and id = ?`).pluck();
   const page = db
-    .prepare<[string, number, number], [string, string, string]>(`select id, ${json}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit ? offset ?`)
+    .prepare<[string, number, number], [string, string, string]>(`select id, ${json}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit (? + 0) offset (? + 0)`)
     .raw();
   const total = (db.prepare('select count(*) n from contacts where tenant_id = ? and deleted_at is null').get(tenantId) as { n: number }).n;
   app.get('/floor/v1/contacts/:id', async (req, reply) => {

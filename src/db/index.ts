@@ -12,7 +12,12 @@ import {
   PostgresDialect,
   RawNode,
   SqliteDialect,
+  SqliteQueryCompiler,
+  ValueNode,
   createQueryId,
+  type LimitNode,
+  type OffsetNode,
+  type OperationNode,
   type DatabaseConnection,
   type Driver,
   type Migration,
@@ -235,6 +240,35 @@ class FastSqliteDialect extends SqliteDialect {
   }
   override createDriver(): Driver {
     return this.driver;
+  }
+  override createQueryCompiler(): QueryCompiler {
+    return new FastSqliteQueryCompiler();
+  }
+}
+
+/**
+ * NOTE: SQLite (3.53, as built by better-sqlite3) looks at the value bound to a bare parameter that is a
+ * statement's LIMIT or OFFSET when it plans the statement, so binding any value there (even the same one)
+ * expires the plan: the statement is prepared anew at each run. That made the e-mail domain's company look-up
+ * of every contact create 5.2 µs instead of 0.6, and a page of 50 ~10–20 µs slower. `(? + 0)` is the same
+ * number to SQLite but no bare parameter, so the plan stays; the planner then does not know the limit, as it
+ * did not before SQLite 3.46. Kysely compiles `.limit(n)` and `.offset(n)` as bare parameters: here they are
+ * wrapped. (A value compiled inline, `sql.lit`, stays as it is.)
+ */
+class FastSqliteQueryCompiler extends SqliteQueryCompiler {
+  protected override visitLimit(node: LimitNode): void {
+    this.append('limit ');
+    this.visitPlannedAround(node.limit);
+  }
+  protected override visitOffset(node: OffsetNode): void {
+    this.append('offset ');
+    this.visitPlannedAround(node.offset);
+  }
+  private visitPlannedAround(node: OperationNode): void {
+    if (!ValueNode.is(node) || node.immediate) return this.visitNode(node);
+    this.append('(');
+    this.visitNode(node);
+    this.append(' + 0)');
   }
 }
 
