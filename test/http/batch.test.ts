@@ -2,7 +2,8 @@
 // dialect of this pass. Every per-input answer is compared with what the single call answers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newTenant, testApp } from '../helpers/app.js';
+import SqliteDatabase from '../../src/db/sqlite-driver.mjs';
+import { DIALECT, newTenant, testApp } from '../helpers/app.js';
 import { errors } from '../../src/errors.js';
 import { contextFor } from '../../src/http/context.js';
 import { runBatch } from '../../src/modules/shared/batch.js';
@@ -148,6 +149,32 @@ test('partial success runs once without a savepoint per input; after a failure, 
   assert.deepEqual(stored.map((r) => r.id).sort(), ids);
   const created = (await events(tenantId, 'contact.created')).filter((e) => inputs.includes(e.data.contact.firstName));
   assert.deepEqual(created.map((e) => e.data.contact.id).sort(), ids);
+});
+
+test('SQLite: a batch whose inputs succeed takes no savepoint per input, creates and upserts alike', { skip: DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL keeps the upsert race\'s savepoint)' }, async () => {
+  // Every statement better-sqlite3 runs, by its SQL: a savepoint copies each page an input changes to its journal first.
+  const proto = Object.getPrototypeOf(new SqliteDatabase(':memory:').prepare('select 1')) as Record<'run' | 'all' | 'get', (...a: unknown[]) => unknown>;
+  const ran: string[] = [];
+  const originals = { run: proto.run, all: proto.all, get: proto.get };
+  for (const m of ['run', 'all', 'get'] as const) {
+    proto[m] = function (this: { source: string }, ...args: unknown[]) {
+      ran.push(this.source);
+      return originals[m].apply(this, args);
+    };
+  }
+  const { api } = await newTenant(t);
+  try {
+    const created = await api.post('/contacts/batch/create', { inputs: [{ firstName: uniq('S1') }, { firstName: uniq('S2'), email: `${uniq('s')}@b.test` }] });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const upserted = await api.post('/contacts/batch/upsert', { idProperty: 'email', inputs: [{ firstName: 'U1', email: `${uniq('u')}@b.test` }, { firstName: 'U2', email: `${uniq('u')}@b.test` }] });
+    assert.equal(upserted.status, 200, JSON.stringify(upserted.body));
+    assert.deepEqual(upserted.body.results.map((r: any) => r.action), ['created', 'created']);
+  } finally {
+    Object.assign(proto, originals);
+  }
+  // The group commit's own savepoint (crm_member) stays: one per transaction, not per input.
+  assert.deepEqual(ran.filter((q) => /savepoint/i.test(q) && !q.includes('crm_member')), []);
+  assert.ok(ran.some((q) => q.startsWith('insert into "contacts"')), 'the statements were seen');
 });
 
 test('batch update: like PATCH per input; 404 for missing or foreign ids; id required', async () => {

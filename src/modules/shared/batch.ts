@@ -2,6 +2,7 @@ import { setImmediate as loopTurn } from 'node:timers/promises';
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { isPostgres } from '../../db/dialect.js';
 import { clientErrorOf } from '../../db/errors.js';
 import { withSavepoint, withTx, type Tx } from '../../db/index.js';
 import { DomainError } from '../../domain/errors.js';
@@ -198,7 +199,14 @@ export function batchOps(r: BatchResource): BatchOps {
     const match = value === undefined ? undefined : await key.find(ctx, value);
     if (match) return { ...updated(await r.update(ctx, match, input)), action: 'updated' };
     try {
-      return { ...created(await withSavepoint(ctx.db, () => r.create(ctx, input), 'upsert_create')), action: 'created' };
+      // NOTE: on PostgreSQL a failed statement aborts the transaction, and the update below must run after it: the
+      // create gets a savepoint. SQLite needs none, and it would make a created input ~1.5 times as costly (the
+      // savepoint's journal): there the batch holds the write lock from its look-up on, so no other transaction can
+      // commit the key in between and a failed create is never followed by that update (the input fails, and its
+      // own savepoint, runBatch's, undoes whatever the create wrote).
+      const create = () => r.create(ctx, input);
+      const record = isPostgres(ctx.db) ? await withSavepoint(ctx.db, create, 'upsert_create') : await create();
+      return { ...created(record), action: 'created' };
     } catch (err) {
       // Another transaction committed the same key since the look-up (PostgreSQL waits for it on the
       // unique index, then reports the duplicate): the record now exists, so this input updates it.
