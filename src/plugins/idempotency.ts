@@ -394,7 +394,8 @@ export async function deleteExpiredIdempotencyKeys(database: Database, ttlHours:
       ? async () =>
           Number(
             (
-              await sql`delete from idempotency_keys where rowid in (select rowid from idempotency_keys order by rowid limit ${batch})
+              // `(? + 0)`: SQLite plans with a bare LIMIT parameter's value and so prepares the statement anew at each run (db/index.ts FastSqliteQueryCompiler).
+              await sql`delete from idempotency_keys where rowid in (select rowid from idempotency_keys order by rowid limit (${batch} + 0))
                 and created_at < ${cutoff}`.execute(db)
             ).numAffectedRows,
           )
