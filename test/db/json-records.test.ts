@@ -148,3 +148,34 @@ test(`contacts and companies built as JSON by the database read as their mappers
     }
   }
 });
+
+test(`a PATCH answers and announces the record a read returns after it, key order included (${DIALECT})`, async () => {
+  // updateContact and updateCompany build the answer from the row as updated, without reading it back.
+  const { api, refs, tenantId } = await newTenant(t);
+  const tagIds: string[] = [];
+  for (const name of ['zeta', 'Alpha', 'beta']) tagIds.push((await api.post('/tags', { name })).body.id);
+  const company = (await api.post('/companies', { name: 'Base', customProperties: { [refs.company_text]: 'keep', [refs.company_number]: 1 } })).body;
+  const contact = (await api.post('/contacts', { firstName: 'Base', customProperties: { [refs.contact_text]: 'keep', [refs.contact_number]: 1 }, tags: [tagIds[0]] })).body;
+  const patches: [string, Record<string, unknown>][] = [
+    [`/contacts/${contact.id}`, { lastName: `  ${ODD_TEXT}  `, email: ' Mixed.Case@Example.TEST ', phone: '(11) 98765-4321', score: SCORES[0], ownerId: refs.ana, companyId: company.id }],
+    [`/contacts/${contact.id}`, { customProperties: { [refs.contact_number]: 0.1 + 0.2, [refs.contact_multi_select]: ['ent', 'smb'], [refs.contact_text]: null }, tags: [tagIds[2], tagIds[0], tagIds[1], tagIds[0]] }],
+    [`/contacts/${contact.id}`, { tags: [], score: null, lastName: null }],
+    [`/companies/${company.id}`, { name: ` ${ODD_TEXT} `, cnpj: '11.222.333/0001-81', domain: 'Example.TEST', website: 'https://example.test/x', phone: '+55 11 3333-4444', industry: 'Tech', ownerId: refs.bruno }],
+    [`/companies/${company.id}`, { customProperties: { [refs.company_number]: 1e21, [refs.company_boolean]: true }, tags: [tagIds[1], tagIds[2], tagIds[1]] }],
+    [`/companies/${company.id}`, { tags: [] }],
+  ];
+  for (const [path, body] of patches) {
+    const patched = await api.patch(path, body);
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const read = (await api.get(path)).body;
+    assert.deepStrictEqual(patched.body, read, `${path} ${JSON.stringify(body)}`);
+    assert.deepStrictEqual(Object.keys(patched.body), Object.keys(read));
+  }
+  // The events carry the same records: the last update of each.
+  const last = async (type: string) => {
+    const rows = await db.selectFrom('events').select('payload').where('tenant_id', '=', tenantId).where('type', '=', type).orderBy('seq', 'desc').limit(1).execute();
+    return JSON.parse(rows[0].payload).data;
+  };
+  assert.deepStrictEqual((await last('contact.updated')).contact, (await api.get(`/contacts/${contact.id}`)).body);
+  assert.deepStrictEqual((await last('company.updated')).company, (await api.get(`/companies/${company.id}`)).body);
+});

@@ -219,8 +219,8 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     await guardUnique(tx, ctx.tenantId, { cnpj: set.cnpj, domain: set.domain }, () => repo.updateCompany(tx, ctx.tenantId, id, set, current));
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'company', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'company');
-    // The record read once: the event's and the answer's.
-    const record = await getCompany(c, id);
+    // The row as updated is the row a read would return (as createCompany's): no statement to read it back.
+    const record = toCompany({ ...current, ...set }, input.tags !== undefined ? sortedTagIds(input.tags) : before.tags);
     await emitUpdated(tx, ctx.tenantId, 'company.updated', before, record);
     return record;
   });

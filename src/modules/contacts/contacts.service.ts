@@ -251,7 +251,6 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
   const customValues = await checkCustomProperties(ctx, 'contact', input.customProperties, checks);
   checks.assert();
   return withTx(ctx.db, async (tx) => {
-    const tctx = inTx(ctx, tx);
     const { tenantId } = ctx;
     const found = await repo.findContactForUpdate(tx, tenantId, id, ctx.dialect.name === 'postgres');
     if (!found) throw notFound();
@@ -282,7 +281,8 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
     if (set.email || set.phone) await guardUnique(tx, tenantId, { email: set.email, phone: set.phone }, update);
     else await update();
     if (tagsChanged) await replaceRecordTags(tx, tenantId, 'contact', id, input.tags!);
-    const record = await getContact(tctx, id);
+    // The row as updated is the row a read would return (as createContact's): no statement to read it back.
+    const record = toContact({ ...current, ...set }, tagsChanged ? sortedTagIds(input.tags!) : currentTags);
     await emitUpdated(tx, tenantId, 'contact.updated', toContact(current, currentTags), record);
     await markChanged(tx, tenantId, 'contact');
     return record;
