@@ -394,10 +394,12 @@ export async function deleteExpiredIdempotencyKeys(database: Database, ttlHours:
       ? async () =>
           Number(
             (
-              // `(? + 0)`: SQLite plans with a bare LIMIT parameter's value and so prepares the statement anew at each run (db/index.ts FastSqliteQueryCompiler).
-              await sql`delete from idempotency_keys where rowid in (select rowid from idempotency_keys order by rowid limit (${batch} + 0))
-                and created_at < ${cutoff}`.execute(db)
-            ).numAffectedRows,
+              await db
+                .deleteFrom('idempotency_keys')
+                .where(sql`rowid`, 'in', db.selectFrom('idempotency_keys').select(sql`rowid`.as('r')).orderBy(sql`rowid`).limit(batch))
+                .where('created_at', '<', cutoff)
+                .executeTakeFirst()
+            ).numDeletedRows,
           )
       : async () => {
           const oldest = db

@@ -139,9 +139,10 @@ export async function runBatch<I>(
   let results: ItemResult[] | undefined;
   if (atomic) results = await withTx(ctx.db, pass(false));
   else {
+    const first = () => withTx(ctx.db, pass(false));
     try {
       // Inside a caller's transaction (an Idempotency-Key's) withTx opens none, so the first pass gets a savepoint to be undone by.
-      results = ctx.db.isTransaction ? await withSavepoint(ctx.db, () => pass(false)(ctx.db as Tx), 'batch') : await withTx(ctx.db, pass(false));
+      results = ctx.db.isTransaction ? await withSavepoint(ctx.db, first, 'batch') : await first();
     } catch (err) {
       if (err !== INPUT_FAILED) throw err;
     }
