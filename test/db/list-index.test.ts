@@ -200,17 +200,23 @@ const walkOrder = Array.from({ length: CONTACTS }, (_, k) => k + 1)
 
 test(`a filtered contact page found within the first ${PROBE_ROWS} entries of its index walk is answered on the main connection, with the read pool's rows (${DIALECT})`, async (c) => {
   if (!t.database.readPool || DIALECT !== 'sqlite') return c.skip('probes run on SQLite with a read pool');
-  const cases: { name: string; request: () => Promise<{ status: number; body: any }>; expected: string[] }[] = [];
+  // `covered`: the walk's index holds every column the filter reads (contacts__owner holds score, migration 015),
+  // so the probe tests the filter on the index entries and reads only the rows that pass (listing.ts walkCoversFilter).
+  const cases: { name: string; request: () => Promise<{ status: number; body: any }>; expected: string[]; covered: boolean }[] = [];
   // ownerId eq (walks contacts__owner) + score: half the owner's rows pass.
   const filters = { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 50 }, { field: 'ownerId', operator: 'eq', value: 'own1' }] };
   const bySearch = walkOrder.filter((r) => r.owner === 'own1' && r.score >= 50).map((r) => r.id);
-  cases.push({ name: 'search, page 1', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }), expected: bySearch.slice(0, 50) });
-  cases.push({ name: 'search, page 3', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 3 }), expected: bySearch.slice(100, 150) });
+  cases.push({ name: 'search, page 1', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }), expected: bySearch.slice(0, 50), covered: true });
+  cases.push({ name: 'search, page 3', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 3 }), expected: bySearch.slice(100, 150), covered: true });
   // No owner: walks contacts__created; a score between tests each row.
   const band = { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 20 }, { field: 'score', operator: 'lt', value: 70 }] };
   const byBand = walkOrder.filter((r) => r.score >= 20 && r.score < 70).map((r) => r.id);
-  cases.push({ name: 'score band', request: () => tenant.api.post('/contacts/search', { filters: band, pageSize: 50, page: 2 }), expected: byBand.slice(50, 100) });
-  for (const { name, request, expected } of cases) {
+  cases.push({ name: 'score band', request: () => tenant.api.post('/contacts/search', { filters: band, pageSize: 50, page: 2 }), expected: byBand.slice(50, 100), covered: false });
+  // The owner's walk and a condition on a column contacts__owner does not hold.
+  const named = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own1' }, { field: 'firstName', operator: 'neq', value: 'nobody' }] };
+  const byOwner = walkOrder.filter((r) => r.owner === 'own1').map((r) => r.id);
+  cases.push({ name: 'owner + first name', request: () => tenant.api.post('/contacts/search', { filters: named, pageSize: 50, page: 2 }), expected: byOwner.slice(50, 100), covered: false });
+  for (const { name, request, expected, covered } of cases) {
     const { result: res, pooled, main } = await recordStatements(t.database, request);
     assert.equal(res.status, 200, name);
     assert.deepEqual(res.body.data.map((r: { id: string }) => r.id), expected, name);
@@ -218,6 +224,7 @@ test(`a filtered contact page found within the first ${PROBE_ROWS} entries of it
     assert.equal(pages.length, 0, `${name}: the page was not read on the pool`);
     const probes = main.filter((q) => /union all/.test(q.sql));
     assert.equal(probes.length, 1, `${name}: one probe`);
+    assert.equal(/"__hit"/.test(probes[0].sql), covered, `${name}: the filter tested on the walk's index entries: ${covered}`);
     const plan = await planOfQuery(probes[0]);
     assert.match(plan, /contacts__(owner|created)\b/, `${name}\n${plan}`);
     assert.doesNotMatch(plan, /TEMP B-TREE|SCAN contacts\b/, `${name}\n${plan}`);

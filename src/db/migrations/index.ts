@@ -14,6 +14,7 @@ import * as m011 from './011_owner_sort_indexes.js';
 import * as m012 from './012_contacts_owner_score.js';
 import * as m013 from './013_record_tag_ids.js';
 import * as m014 from './014_record_doc.js';
+import * as m015 from './015_contacts_owner_covers_score.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -35,4 +36,5 @@ export const migrations: Record<string, DialectMigration> = {
   '012_contacts_owner_score': m012,
   '013_record_tag_ids': m013,
   '014_record_doc': m014,
+  '015_contacts_owner_covers_score': m015,
 };
