@@ -452,3 +452,23 @@ test(`filters: companies and deals (column maps, cents, booleans, dates) compile
   assert.deepEqual(await deals({ field: `customProperties.${refs.deal_boolean}`, operator: 'eq', value: true }), ['d3']);
   assert.deepEqual(await deals({ field: 'value', operator: 'gt', value: 0 }, { field: 'isWon', operator: 'eq', value: false }), ['d2']);
 });
+
+test('compileFilterParts: a filter is compiled once per dialect and tenant, and again every time when it names custom properties', () => {
+  const filter = group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }, { field: 'score', operator: 'gte', value: 10 });
+  const opts = { dialect: sqliteDialect, tenantId: 'ten_a', properties: new Map<string, PropertyDef>() };
+  const first = compileFilterParts(filter, 'contact', opts);
+  assert.equal(first.ownerId, 'usr_1');
+  // The same filter (an equal body, not the same object) is the same compiled parts.
+  assert.equal(compileFilterParts(JSON.parse(JSON.stringify(filter)), 'contact', opts), first);
+  // Another tenant, dialect, object type or filter is compiled apart.
+  assert.notEqual(compileFilterParts(filter, 'contact', { ...opts, tenantId: 'ten_b' }), first);
+  assert.notEqual(compileFilterParts(filter, 'contact', { ...opts, dialect: postgresDialect }), first);
+  assert.notEqual(compileFilterParts(group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'company', opts), compileFilterParts(group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'contact', opts));
+  assert.notEqual(compileFilterParts(group({ field: 'score', operator: 'gte', value: 11 }, { field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'contact', opts), first);
+  // Property definitions can change between two pages: such a filter is never kept.
+  const withProps = group({ field: 'customProperties.p_text', operator: 'eq', value: 'x' });
+  const a = compileFilterParts(withProps, 'contact', { ...opts, properties: PROPS });
+  assert.notEqual(compileFilterParts(withProps, 'contact', { ...opts, properties: PROPS }), a);
+  // An invalid filter is refused every time, never kept.
+  for (let i = 0; i < 2; i++) assert.throws(() => compileFilterParts(group({ field: 'score', operator: 'gte', value: 'x' }), 'contact', opts), ApiError);
+});
