@@ -76,11 +76,18 @@ export interface FilterParts {
  */
 const compiledParts = new Map<string, FilterParts>();
 const MAX_COMPILED_PARTS = 1_000;
+/**
+ * Longer filters (their JSON) are compiled every time: 1,000 of the largest the API takes (10,000 values,
+ * ~150 KiB) would hold ~150 MiB. As long as a large request body (plugins/body-share.ts LARGE_BYTES).
+ */
+const MAX_KEPT_FILTER_CHARS = 16 * 1024;
 
 /** compileFilter, split for a list page (FilterParts). Same validation and errors. */
 export function compileFilterParts(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): FilterParts {
   if (opts.properties.size > 0 || opts.table !== undefined || opts.path !== undefined) return compilePartsOf(filter, objectType, opts);
-  const key = `${opts.dialect.name}\u0001${opts.tenantId}\u0001${objectType}\u0001${JSON.stringify(filter)}`;
+  const json = JSON.stringify(filter);
+  if (json === undefined || json.length > MAX_KEPT_FILTER_CHARS) return compilePartsOf(filter, objectType, opts);
+  const key = `${opts.dialect.name}\u0001${opts.tenantId}\u0001${objectType}\u0001${json}`;
   let parts = compiledParts.get(key);
   if (parts) compiledParts.delete(key);
   else {

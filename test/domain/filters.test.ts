@@ -469,6 +469,10 @@ test('compileFilterParts: a filter is compiled once per dialect and tenant, and 
   const withProps = group({ field: 'customProperties.p_text', operator: 'eq', value: 'x' });
   const a = compileFilterParts(withProps, 'contact', { ...opts, properties: PROPS });
   assert.notEqual(compileFilterParts(withProps, 'contact', { ...opts, properties: PROPS }), a);
+  // A long filter (a large body) is compiled every time: the cache holds short ones only.
+  const long = group({ field: 'email', operator: 'in', value: Array.from({ length: 700 }, (_, i) => `someone.${i}@example.com`) });
+  assert.ok(JSON.stringify(long).length > 16 * 1024);
+  assert.notEqual(compileFilterParts(long, 'contact', opts), compileFilterParts(long, 'contact', opts));
   // An invalid filter is refused every time, never kept.
   for (let i = 0; i < 2; i++) assert.throws(() => compileFilterParts(group({ field: 'score', operator: 'gte', value: 'x' }), 'contact', opts), ApiError);
 });
