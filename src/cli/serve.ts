@@ -39,9 +39,19 @@ const FORCE_EXIT_MS = 9_000;
  */
 const HEAP_GROWING_PERCENT = 50;
 
-function tuneHeap(): void {
-  const given = process.execArgv.some((a) => /heap[-_]growing[-_]percent/.test(a));
-  if (!given) v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+/**
+ * NOTE: scavenges run on this thread alone (`--no-parallel-scavenge`; V8 reads the flag at each scavenge, so it
+ * can be set here). A scavenge of this server keeps ~17–50 KB of an 8 MiB semi-space: there is almost nothing
+ * to share out, and waking V8's helper threads and waiting for them was most of the pause on a 2-core machine
+ * whose other core runs the load (`--trace-gc-nvp`: `scavenge.parallel` 0.12–0.18 ms of a 0.3 ms pause, the
+ * helpers' own work 0.02–0.04 ms). Three alternating rounds of the bench (bench/RESULTS.md, 2026-11-28): at one
+ * connection a page of 50's p99 0.58–0.76 → 0.51–0.57 ms, a create's 0.98–1.12 → 0.83–0.91 ms; at 50
+ * connections a page of 50 120–131 → 108–116 µs of CPU. An option given on the command line wins.
+ */
+export function tuneHeap(): void {
+  const given = (flag: RegExp) => process.execArgv.some((a) => flag.test(a));
+  if (!given(/heap[-_]growing[-_]percent/)) v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  if (!given(/parallel[-_]scavenge/)) v8.setFlagsFromString('--no-parallel-scavenge');
 }
 
 /** `crm serve`: the API on HOST:PORT, with the background workers unless WORKERS=false. */

@@ -66,3 +66,25 @@ test('this Node accepts the options and applies them: the new space stops at abo
   const capped = Math.min(...[0, 1, 2].map(() => newSpace(startOptions())));
   assert.ok(capped <= 20 * MiB, `npm start caps it (${(capped / MiB).toFixed(2)} MiB)`);
 });
+
+test('crm serve scavenges on its own thread (tuneHeap sets --no-parallel-scavenge; one given on the command line wins)', () => {
+  // The helpers' share of each scavenge, from V8's trace: non-zero somewhere when scavenges run in parallel.
+  const helperMs = (options: string[], tune: boolean) => {
+    const code = [
+      `const { tuneHeap } = await import(${JSON.stringify(path.join(ROOT, 'src/cli/serve.ts'))});`,
+      tune ? 'tuneHeap();' : '',
+      "process.stdout.write('\\n--- tuned ---\\n');",
+      "let keep = []; for (let i = 0; i < 3e6; i++) { keep.push({ a: i, b: 'x' + i }); if (keep.length > 100000) keep = []; }",
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--trace-gc-nvp', ...options, '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    assert.equal(r.status, 0, r.stderr);
+    // Scavenges while the module loads ran before tuneHeap: only those after the mark count.
+    const after = r.stdout.slice(r.stdout.indexOf('--- tuned ---'));
+    const values = [...after.matchAll(/background\.scavenge\.parallel=([\d.]+)/g)].map((m) => Number(m[1]));
+    assert.ok(values.length > 0, 'the trace names the helpers’ share of a scavenge');
+    return Math.max(...values);
+  };
+  assert.ok(helperMs([], false) > 0, 'by default, helper threads take part');
+  assert.equal(helperMs([], true), 0, 'after tuneHeap, none does');
+  assert.ok(helperMs(['--parallel-scavenge'], true) > 0, 'an option given on the command line wins');
+});
