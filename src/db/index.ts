@@ -32,7 +32,7 @@ import { FOLD_FUNCTION, postgresDialect, sqliteDialect, type SqlDialect } from '
 import { sqlFold } from '../domain/fold.mjs';
 import { migrations } from './migrations/index.js';
 import { PgReaderSlot } from './pg-reader.js';
-import { runDirectly, useNamedStatements } from './prepared.js';
+import { runDirectly, runDirectlyInTransactions, transactionStarted, useNamedStatements, type DirectRunner } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { rowMaker, type RowMaker } from './row-objects.js';
@@ -174,6 +174,7 @@ export function createDatabase(
   const driver = new FastSqliteDriver(raw, checkpointer && (() => checkpointer.wrote()));
   const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw, driver) });
   runDirectly(db, (sqlText, params) => driver.runNow(sqlText, params));
+  runDirectlyInTransactions(db, () => driver.memberRunner());
   // Statements on `raw` go around the driver: they hold the (single) connection, which keeps them out of
   // any transaction in progress, and end the turn's read transaction first (ANALYZE writes).
   const onRawConnection = <T>(fn: () => T) =>
@@ -346,6 +347,22 @@ class FastSqliteDriver implements Driver {
    * check and the statement (it runs synchronously), so this is the acquire, execute and release of an
    * idle connection, less the promises.
    */
+  /**
+   * The statements of the member transaction that holds the connection now, run at once (prepared.ts
+   * runDirectly, called by withTx and openTransaction as the transaction starts): they answer undefined once
+   * that transaction has ended, and the caller goes through Kysely. A transaction's statements went through
+   * Kysely's Transaction, a new executor per statement, its single-connection provider and their promises:
+   * ~1.2 KB and a few µs each, eight of them in a create (bench/RESULTS.md, 2026-11-28).
+   * NOTE: this runs a statement when it is called, where Kysely's provider would queue it behind one of the
+   * same transaction still running; better-sqlite3 runs each statement to its end before returning, and the
+   * code of a transaction awaits its writes in turn, so the order of its writes is the order of its calls.
+   */
+  memberRunner(): DirectRunner | undefined {
+    const token = this.memberToken;
+    if (!token) return undefined;
+    return (sqlText, params) => (this.memberToken === token ? this.run<unknown>(sqlText, params).rows : undefined);
+  }
+
   runNow<R>(sqlText: string, params: unknown[]): R[] | undefined {
     if (this.busy) return undefined;
     return this.run<R>(sqlText, params).rows as R[];
@@ -423,6 +440,8 @@ class FastSqliteDriver implements Driver {
   private group: CommitGroup | null = null;
   /** A member transaction holds the connection (between its savepoint and its end). */
   private member = false;
+  /** The member transaction holding the connection (a new object at each savepoint), or null: see memberRunner. */
+  private memberToken: object | null = null;
   private commitQueued = false;
   private readonly commitSoon = () => {
     if (this.commitQueued || !this.group) return;
@@ -529,6 +548,7 @@ class FastSqliteDriver implements Driver {
     }
     this.tx.begin.run();
     this.member = true;
+    this.memberToken = {};
     (connection as Lease).group = this.group;
   }
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -552,6 +572,7 @@ class FastSqliteDriver implements Driver {
   /** A member ended: the connection goes to the next transaction, and the member waits for its group. */
   private endMember(lease: Lease): Promise<void> {
     this.member = false;
+    this.memberToken = null;
     lease.handedOver = true;
     this.handOver();
     return lease.group!.done;
@@ -605,6 +626,7 @@ export async function withTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> 
   try {
     const result = await db.transaction().execute(async (t) => {
       tx = t;
+      transactionStarted(db, t);
       const out = await fn(t);
       await flushDeferred(t);
       return out;
@@ -639,6 +661,7 @@ export function openTransaction(db: Db): Promise<OpenTransaction> {
     let tx: Tx | undefined;
     const done = db.transaction().execute(async (t) => {
       tx = t;
+      transactionStarted(db, t);
       resolve({ tx: t, commit: () => finish(true), rollback: () => finish(false) });
       if (!(await decision)) throw ROLLBACK;
       await flushDeferred(t);

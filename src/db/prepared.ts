@@ -75,6 +75,22 @@ export function runDirectly(db: Db, runner: DirectRunner): void {
   directRunners.set(db, runner);
 }
 
+const transactionRunners = new WeakMap<Db, () => DirectRunner | undefined>();
+
+/**
+ * prepared()'s statements on a transaction of `db` try the runner `runnerNow` gives as that transaction starts
+ * (transactionStarted): SQLite's main connection while that transaction holds it (FastSqliteDriver.memberRunner).
+ */
+export function runDirectlyInTransactions(db: Db, runnerNow: () => DirectRunner | undefined): void {
+  transactionRunners.set(db, runnerNow);
+}
+
+/** Called by withTx and openTransaction (index.ts) first thing in the callback of `tx`, a transaction of `db`. */
+export function transactionStarted(db: Db, tx: Db): void {
+  const runner = transactionRunners.get(db)?.();
+  if (runner) directRunners.set(tx, runner);
+}
+
 /**
  * A query built and compiled once per dialect, then run with new parameter values. Building and
  * compiling a Kysely query costs tens of microseconds — more than SQLite needs to answer a point

@@ -7,7 +7,7 @@
 //   COMMIT has run, a failed one is undone alone, a statement outside a transaction never sees or joins an
 //   uncommitted group, and a COMMIT that fails fails every member;
 // - prepared()'s statements on an idle connection, run at once around Kysely's executor, and queued through
-//   it while a transaction holds the connection.
+//   it while a transaction holds the connection; those of that transaction run at once while it holds it.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -219,6 +219,37 @@ test('a prepared() statement while a transaction holds the connection waits for 
   const [{ n }] = await read!;
   assert.equal(Number(n), before, 'the read never saw the rolled-back insert');
   assert.equal(viaKysely.mock.callCount(), 1, 'it went through Kysely, which queued it');
+});
+
+const insertPrepared = prepared((d: Db, x: number) => (d as unknown as Kysely<{ t: { x: number } }>).insertInto('t').values({ x }));
+
+test('prepared() statements of a transaction run at once while it holds the connection, in their order, undone with it; after its end they go through Kysely', { skip: sqliteOnly }, async (t) => {
+  await nextTurn();
+  const before = countThere();
+  let kept: Db | undefined;
+  let viaKysely: ReturnType<typeof t.mock.method> | undefined;
+  await assert.rejects(
+    withTx(database.db, async (tx) => {
+      viaKysely = t.mock.method(tx, 'executeQuery');
+      await insertPrepared(tx, 7001);
+      const [{ n }] = await countPrepared(tx, 7001);
+      assert.equal(Number(n), 1, 'the transaction reads its own write');
+      throw new Error('undo');
+    }),
+    /undo/,
+  );
+  assert.equal(viaKysely!.mock.callCount(), 0, 'neither went through Kysely');
+  assert.equal(countThere(), before, 'the rolled-back insert is gone');
+  await withTx(database.db, async (tx) => {
+    kept = tx;
+    await insertPrepared(tx, 7002);
+  });
+  assert.equal(countThere(), before + 1);
+  // A transaction that ended must not run in the next one: its statement goes to Kysely, which refuses it.
+  await withTx(database.db, async () => {
+    await assert.rejects(insertPrepared(kept!, 7003), /committed|rolled back/i);
+  });
+  assert.equal(countThere(), before + 1);
 });
 
 test('LIMIT and OFFSET are bound inside an expression, (? + 0): a bare parameter there is prepared anew at each run', { skip: sqliteOnly }, async () => {
