@@ -159,13 +159,19 @@ export function createDatabase(
   // temporary data is only such journals (data-dependent sorts run on the read pool's connections).
   raw.pragma('temp_store = memory');
   // NOTE: the commit that crosses wal_autocheckpoint copies the WAL into the database file and syncs it, on
-  // this thread. Every 4,000 pages (16 MiB) instead of SQLite's 1,000: a page written again between two
-  // checkpoints is copied once, which made bulk writes (batches of 100 creates) about 1.4× faster.
+  // this thread. SQLite's default is every 1,000 pages; 4,000 (16 MiB) copied a page written again between two
+  // checkpoints once, which made bulk writes (batches of 100 creates) about 1.4× faster. Now 16,000 (64 MiB):
+  // the checkpointer thread copies ahead, yet the commit that crosses the mark still syncs the WAL, copies the
+  // last few milliseconds of frames and syncs the database, 3.5–3.9 ms every ~200 creates at 4,000, which was
+  // ~0.5–0.9 % of the writes at one connection, enough to set their p99; now every ~800 (one-connection p99 of
+  // creates 0.99–1.12 → 0.77–0.91 ms, bench/RESULTS.md 2026-11-28). Reads do not pay for the longer WAL: a read
+  // looks up only the frames past the last checkpoint (SQLite's minFrame), which the thread keeps a few
+  // milliseconds behind. The WAL file keeps its largest size on disk (up to ~64 MiB) after a restart.
   // NOTE: checkpoints on a thread of their own *instead of* these (automatic ones off) were tried and
   // dropped: under a steady write load a concurrent PASSIVE checkpoint never catches up with the writer, so
   // the WAL is never restarted and grows without bound; creates fell from 1,750 to 1,156/s. The thread of
   // sqlite-checkpointer.ts copies ahead of these instead, which stay and restart the WAL as before.
-  raw.pragma('wal_autocheckpoint = 4000');
+  raw.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   registerSqliteFunctions(raw);
   const sqliteFile = file;
   const inMemory = file === ':memory:' || file === '';
@@ -272,6 +278,9 @@ class FastSqliteQueryCompiler extends SqliteQueryCompiler {
     this.append(' + 0)');
   }
 }
+
+/** The writer's automatic checkpoint, in WAL pages of 4 KiB (createDatabase says why). */
+export const WAL_AUTOCHECKPOINT_PAGES = 16_000;
 
 /** The oldest snapshot a read outside a transaction may be given (FastSqliteDriver.openRead). */
 export const READ_SNAPSHOT_MAX_MS = 5;
