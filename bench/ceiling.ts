@@ -1,7 +1,7 @@
 // The ceiling: a bare Fastify server (no database, no auth, no rate limit, no validation) answering
 // GET /api/v1/contacts/:id and GET /api/v1/contacts (any query) with the very JSON the real server returns
-// for a contact (CEILING_BODY_FILE) and for a page of 50 (CEILING_LIST_FILE). The real endpoints'
-// throughput is reported as a share of this one's.
+// for a contact (CEILING_BODY_FILE) and for a page of 50 (CEILING_LIST_FILE), and POST /api/v1/contacts with
+// the contact. The real endpoints' throughput is reported as a share of this one's.
 //
 // The floor (SQLite only, with CEILING_DB_FILE and CEILING_TENANT_ID): the same bare Fastify answering
 // GET /floor/v1/contacts/:id and GET /floor/v1/contacts?page=&pageSize= by running the statements the
@@ -19,6 +19,12 @@ const list = JSON.parse(readFileSync(process.env.CEILING_LIST_FILE!, 'utf8'));
 const app = Fastify({ logger: false });
 app.get('/api/v1/contacts/:id', async () => body);
 app.get('/api/v1/contacts', async () => list);
+// A create's request and answer (its body parsed as JSON, 201 with a contact): what the load generator and HTTP
+// cost a write at the least; its tails at one connection are the harness's own.
+app.post('/api/v1/contacts', async (_req, reply) => {
+  reply.code(201);
+  return body;
+});
 
 const dbFile = process.env.CEILING_DB_FILE;
 const tenantId = process.env.CEILING_TENANT_ID;

@@ -46,10 +46,13 @@ export function scenarios(s: ScenarioData): Scenario[] {
   const run = randomBytes(4).toString('hex');
   const pick = <T>(xs: T[], i: number) => xs[(i * 7_919) % xs.length];
   const page50 = (i: number) => `/api/v1/contacts?page=${1 + (i % 20)}&pageSize=50`;
+  const createBody = (i: number) => ({ firstName: 'Carga', lastName: `Teste ${i}`, email: `load-${run}-${i}@bench.test`, score: i % 100 });
   return [
     // The ceilings answer any id or query with one stored body: the requests only match the real ones'.
     { name: 'ceiling: bare Fastify, contact by id', target: 'ceiling', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
     { name: 'ceiling: bare Fastify, page of 50', target: 'ceiling', method: 'GET', next: (i) => ({ path: page50(i) }) },
+    // A create's request and a contact answered with 201, nothing written: the harness's own cost and tails for a write.
+    { name: 'ceiling: bare Fastify, POST a contact', target: 'ceiling', method: 'POST', next: (i) => ({ path: '/api/v1/contacts', body: createBody(i) }) },
     // The floor (SQLite): the same bare Fastify running the service's statements (bench/ceiling.ts).
     { name: 'floor: bare Fastify + SQLite, contact by id', target: 'ceiling', method: 'GET', sqliteOnly: true, next: (i) => ({ path: `/floor/v1/contacts/${pick(s.contactIds, i)}` }) },
     { name: 'floor: bare Fastify + SQLite, page of 50', target: 'ceiling', method: 'GET', sqliteOnly: true, next: (i) => ({ path: `/floor${page50(i).slice('/api'.length)}` }) },
@@ -86,7 +89,7 @@ export function scenarios(s: ScenarioData): Scenario[] {
       name: 'POST /contacts (unique e-mails)',
       target: 'api',
       method: 'POST',
-      next: (i) => ({ path: '/api/v1/contacts', body: { firstName: 'Carga', lastName: `Teste ${i}`, email: `load-${run}-${i}@bench.test`, score: i % 100 } }),
+      next: (i) => ({ path: '/api/v1/contacts', body: createBody(i) }),
     },
     {
       // C.3: the same create with an Idempotency-Key (a new key each time), to price the stored answer (target < 15 %).
