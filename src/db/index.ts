@@ -356,9 +356,14 @@ class FastSqliteDriver implements Driver {
    * check and the statement (it runs synchronously), so this is the acquire, execute and release of an
    * idle connection, less the promises.
    */
+  runNow<R>(sqlText: string, params: unknown[]): R[] | undefined {
+    if (this.busy) return undefined;
+    return this.run<R>(sqlText, params).rows as R[];
+  }
+
   /**
    * The statements of the member transaction that holds the connection now, run at once (prepared.ts
-   * runDirectly, called by withTx and openTransaction as the transaction starts): they answer undefined once
+   * transactionStarted, called by withTx and openTransaction as the transaction starts): they answer undefined once
    * that transaction has ended, and the caller goes through Kysely. A transaction's statements went through
    * Kysely's Transaction, a new executor per statement, its single-connection provider and their promises:
    * ~1.2 KB and a few µs each, eight of them in a create (bench/RESULTS.md, 2026-11-28).
@@ -370,11 +375,6 @@ class FastSqliteDriver implements Driver {
     const token = this.memberToken;
     if (!token) return undefined;
     return (sqlText, params) => (this.memberToken === token ? this.run<unknown>(sqlText, params).rows : undefined);
-  }
-
-  runNow<R>(sqlText: string, params: unknown[]): R[] | undefined {
-    if (this.busy) return undefined;
-    return this.run<R>(sqlText, params).rows as R[];
   }
 
   /** One statement; the caller holds the connection (executeQuery) or it is idle (runNow). */
@@ -447,9 +447,10 @@ class FastSqliteDriver implements Driver {
    * only for a reason that fails every transaction alike (I/O, a full disk).
    */
   private group: CommitGroup | null = null;
-  /** A member transaction holds the connection (between its savepoint and its end). */
-  private member = false;
-  /** The member transaction holding the connection (a new object at each savepoint), or null: see memberRunner. */
+  /**
+   * The member transaction holding the connection (between its savepoint and its end; a new object at each
+   * savepoint), or null when none does: see memberRunner.
+   */
   private memberToken: object | null = null;
   private commitQueued = false;
   private readonly commitSoon = () => {
@@ -470,7 +471,7 @@ class FastSqliteDriver implements Driver {
    * part of their uncommitted writes: the group commits first. The caller holds the connection.
    */
   private commitBeforeLoneStatement(): void {
-    if (!this.member) this.commitGroup();
+    if (!this.memberToken) this.commitGroup();
   }
 
   /** Commits the open group; the caller holds the connection and is not a member. */
@@ -556,7 +557,6 @@ class FastSqliteDriver implements Driver {
       setImmediate(this.commitSoon);
     }
     this.tx.begin.run();
-    this.member = true;
     this.memberToken = {};
     (connection as Lease).group = this.group;
   }
@@ -580,7 +580,6 @@ class FastSqliteDriver implements Driver {
 
   /** A member ended: the connection goes to the next transaction, and the member waits for its group. */
   private endMember(lease: Lease): Promise<void> {
-    this.member = false;
     this.memberToken = null;
     lease.handedOver = true;
     this.handOver();
