@@ -42,8 +42,11 @@ test('kill -9 in the middle of batch writes: each input is all there or not at a
   const killAt = Date.now() + 15_000;
   while (acknowledged.length < 600 && Date.now() < killAt) await sleep(20);
   await sleep(37); // land somewhere inside a batch, not between two
+  // SIGKILL goes out before the clients are told to stop: with `stop` set first, every batch in flight could
+  // still be answered (and no new one sent) before the signal landed, leaving none interrupted.
+  const killed = server.kill();
   stop = true;
-  await server.kill();
+  await killed;
   await Promise.allSettled(clients);
   assert.ok(acknowledged.length >= 600, `only ${acknowledged.length} contacts acknowledged before the kill`);
 
