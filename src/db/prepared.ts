@@ -91,6 +91,16 @@ export function transactionStarted(db: Db, tx: Db): void {
   if (runner) directRunners.set(tx, runner);
 }
 
+/** Called by withTx and openTransaction (index.ts) once `tx` has ended (index.ts forgetTransaction says why). */
+export function transactionEnded(tx: Db): void {
+  directRunners.delete(tx);
+}
+
+/** Whether `tx` still has a runner (tests). */
+export function hasDirectRunner(tx: Db): boolean {
+  return directRunners.has(tx);
+}
+
 /**
  * A query built and compiled once per dialect, then run with new parameter values. Building and
  * compiling a Kysely query costs tens of microseconds — more than SQLite needs to answer a point
