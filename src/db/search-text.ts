@@ -8,6 +8,7 @@
  * no write path can forget it. Sorting never uses it (names keep sorting by `sortableText`).
  */
 import { foldText } from '../domain/fold.mjs';
+import { extended } from '../util/objects.js';
 
 /**
  * Joins the folded fields. A needle never spans two fields: a needle holding the separator matches
@@ -48,7 +49,7 @@ export const SEARCH_SOURCES: { [T in SearchTable]: readonly (keyof SearchSources
 
 /** A new row with its `search_text`. */
 export function withSearchText<T extends SearchTable, R extends SearchSources[T]>(table: T, row: R): R & { search_text: string } {
-  return { ...row, search_text: SEARCH_TEXT[table](row) };
+  return extended(row, { search_text: SEARCH_TEXT[table](row) });
 }
 
 /**
@@ -63,5 +64,5 @@ export function setWithSearchText<T extends SearchTable, S extends Partial<Searc
   if (!SEARCH_SOURCES[table].some((k) => (set as Record<PropertyKey, unknown>)[k as PropertyKey] !== undefined)) return set;
   const merged = { ...current } as SearchSources[T];
   for (const [k, v] of Object.entries(set)) if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
-  return { ...set, search_text: SEARCH_TEXT[table](merged) };
+  return extended(set, { search_text: SEARCH_TEXT[table](merged) });
 }

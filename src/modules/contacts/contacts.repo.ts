@@ -10,6 +10,7 @@ import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
+import { extended } from '../../util/objects.js';
 
 const COLUMNS = [
   'id',
@@ -137,5 +138,5 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
   const listing = walkWhere('contacts', walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
   const select = (qb: typeof listing.base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
-  return { ...listing, select };
+  return extended(listing, { select });
 }

@@ -9,6 +9,7 @@ import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
+import { extended } from '../../util/objects.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -120,7 +121,7 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   const listing = walkWhere('deals', walk, conditions);
   // A page's tags come with its rows (their `tag_ids` column).
   const select = (qb: typeof listing.base) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
-  return { ...listing, select };
+  return extended(listing, { select });
 }
 
 export interface ContactDealRow {

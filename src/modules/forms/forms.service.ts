@@ -16,6 +16,7 @@ import { propertyDefs } from '../shared/custom-properties.js';
 import * as repo from './forms.repo.js';
 import type { FormDetailT, FormT, IntakeResultT, StoredField, SubmissionsQueryT, SubmissionT } from './forms.schema.js';
 import { checkValues, type Source } from './forms.values.js';
+import { extended } from '../../util/objects.js';
 
 /** Public path of a form. NOTE: A.4 — tenants may share form slugs, so the path carries the tenant's slug. */
 export function formPath(tenantSlug: string, formSlug: string): string {
@@ -216,7 +217,7 @@ async function upsertContact(ctx: Ctx, fields: StoredField[], values: Record<str
     }
     // NOTE: A.4 gap — a new contact needs a first name: the e-mail's local part, else "Unknown".
     const firstName = mapped.firstName?.trim() ? mapped.firstName : mapped.email ? mapped.email.slice(0, mapped.email.lastIndexOf('@')) : 'Unknown';
-    const created = await createContact(ctx, { ...mapped, firstName } as ContactCreateT);
+    const created = await createContact(ctx, extended(mapped, { firstName }) as ContactCreateT);
     return created.id;
   } catch (err) {
     throw renameContactIssues(err, fields);

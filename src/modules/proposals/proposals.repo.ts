@@ -6,6 +6,7 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { ProposalItemsTable, ProposalsTable } from '../../db/tables/records.js';
 import type { SortTable } from '../shared/listing.js';
 import type { ProposalSortKey } from './proposals.schema.js';
+import { extended } from '../../util/objects.js';
 
 const COLUMNS = [
   'id', 'number', 'subject', 'status', 'sent_at', 'deal_id', 'contact_id', 'client_id', 'recipient_name', 'recipient_email',
@@ -129,7 +130,7 @@ export async function replaceItems(db: Db, tenantId: string, proposalId: string,
   for (let i = 0; i < items.length; i += 200) {
     await db
       .insertInto('proposal_items')
-      .values(items.slice(i, i + 200).map((it) => ({ ...it, tenant_id: tenantId, proposal_id: proposalId })))
+      .values(items.slice(i, i + 200).map((it) => extended(it, { tenant_id: tenantId, proposal_id: proposalId })))
       .execute();
   }
 }

@@ -11,6 +11,7 @@ import { ctxOf, inTx, type Ctx } from '../../http/context.js';
 import { answer } from '../../http/replies.js';
 import { errorResponses } from '../../http/schemas.js';
 import { compileBodySchema, PER_ITEM, validationError, type ValueRules } from '../../http/validation.js';
+import { extended } from '../../util/objects.js';
 
 /**
  * Batch operations (CONTRACT C.2) for any resource that declares a `BatchResource`: create, update,
@@ -198,7 +199,7 @@ export function batchOps(r: BatchResource): BatchOps {
       // Invalid: the create reports it exactly as POST would.
     }
     const match = value === undefined ? undefined : await key.find(ctx, value);
-    if (match) return { ...updated(await r.update(ctx, match, input)), action: 'updated' };
+    if (match) return extended(updated(await r.update(ctx, match, input)), { action: 'updated' as const });
     try {
       // NOTE: on PostgreSQL a failed statement aborts the transaction, and the update below must run after it: the
       // create gets a savepoint. SQLite needs none, and it would make a created input ~1.5 times as costly (the
@@ -207,7 +208,7 @@ export function batchOps(r: BatchResource): BatchOps {
       // own savepoint, runBatch's, undoes whatever the create wrote).
       const create = () => r.create(ctx, input);
       const record = isPostgres(ctx.db) ? await withSavepoint(ctx.db, create, 'upsert_create') : await create();
-      return { ...created(record), action: 'created' };
+      return extended(created(record), { action: 'created' as const });
     } catch (err) {
       // Another transaction committed the same key since the look-up (PostgreSQL waits for it on the
       // unique index, then reports the duplicate): the record now exists, so this input updates it.

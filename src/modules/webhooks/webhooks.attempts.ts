@@ -9,6 +9,7 @@ import { openHeaders, secretAad, toWebhook } from './webhooks.presenter.js';
 import * as queue from './webhooks.queue.js';
 import * as repo from './webhooks.repo.js';
 import { sendAttempt, type AttemptResult } from './webhooks.sender.js';
+import { extended } from '../../util/objects.js';
 
 /**
  * One delivery attempt and its record, shared by the delivery worker and the manual retry of the API
@@ -72,15 +73,15 @@ export function outcome(config: Config, d: Pick<queue.QueuedDelivery, 'attempts'
   const attempts = d.attempts + 1;
   const end = r.endedAt.toISOString();
   const common = { status_code: r.statusCode, response_snippet: r.responseSnippet, duration_ms: r.durationMs, attempts, updated_at: end };
-  if (r.success) return { ...common, status: 'delivered', last_error: null, next_attempt_at: null, delivered_at: end };
+  if (r.success) return extended(common, { status: 'delivered', last_error: null, next_attempt_at: null, delivered_at: end });
   const limit = d.attempt_limit ?? MAX_ATTEMPTS;
   const lastError = r.error ?? 'failed';
-  if (attempts >= limit) return { ...common, status: 'permanent_failure', last_error: lastError, next_attempt_at: null };
+  if (attempts >= limit) return extended(common, { status: 'permanent_failure', last_error: lastError, next_attempt_at: null });
   const inCycle = attempts - (limit - MAX_ATTEMPTS);
   const delays = config.webhookRetryDelays;
   const delayMs = delays[Math.min(Math.max(inCycle - 1, 0), delays.length - 1)] * 1000;
   const next = new Date(r.endedAt.getTime() + Math.max(delayMs, r.retryAfterMs ?? 0)).toISOString();
-  return { ...common, status: 'retry_scheduled', last_error: lastError, next_attempt_at: next };
+  return extended(common, { status: 'retry_scheduled', last_error: lastError, next_attempt_at: next });
 }
 
 /**

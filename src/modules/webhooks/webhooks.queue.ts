@@ -4,6 +4,7 @@ import { isPostgres } from '../../db/dialect.js';
 import { DELIVERY_CHANNEL, notifyDeliveriesQueued } from '../../events/outbox.js';
 import type { WebhookDeliveriesTable } from '../../db/tables/webhooks.js';
 import type { WebhookRow } from './webhooks.repo.js';
+import { extended } from '../../util/objects.js';
 
 /**
  * The delivery queue, as the workers see it.
@@ -99,7 +100,7 @@ export type DeliveryUpdate = Partial<Pick<
 export async function finishDelivery(db: Db, d: QueuedDelivery, owner: string, set: DeliveryUpdate): Promise<boolean> {
   const r = await db
     .updateTable('webhook_deliveries')
-    .set({ ...set, lease_owner: null, lease_until: null })
+    .set(extended(set, { lease_owner: null, lease_until: null }))
     .where('tenant_id', '=', d.tenant_id)
     .where('id', '=', d.id)
     .where('lease_owner', '=', owner)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { serviceSignature, standardSignature } from '../../util/crypto.js';
+import { extended } from '../../util/objects.js';
 
 /** At most this much of a destination's answer is kept (CONTRACT B.9); the rest is never read. */
 export const SNIPPET_BYTES = 1024;
@@ -127,7 +128,7 @@ export async function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
   const done = (r: Omit<AttemptResult, 'attemptId' | 'endedAt' | 'durationMs'>): AttemptResult => {
     clearTimeout(timer);
     req.signal?.removeEventListener('abort', onOuterAbort);
-    return { ...r, attemptId, durationMs: Math.max(0, Math.round(performance.now() - started)), endedAt: new Date() };
+    return extended(r, { attemptId, durationMs: Math.max(0, Math.round(performance.now() - started)), endedAt: new Date() });
   };
   try {
     const headers = deliveryHeaders(req, attemptId, Math.floor(Date.now() / 1000));
