@@ -1,4 +1,5 @@
 import type { CompiledQuery } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Db } from './index.js';
 import { prepared } from './prepared.js';
 import type { Reads } from './reads.js';
@@ -16,7 +17,11 @@ const MAX_ENTRIES = 5_000;
 const changeVersion = prepared((db: Db, tenantId: string, objectType: string) =>
   db.selectFrom('change_versions').select('version').where('tenant_id', '=', tenantId).where('object_type', '=', objectType),
 );
-const cache = new Map<string, { version: number; total: number }>();
+// NOTE: lru-cache, not a Map re-inserted on every hit: each re-insertion stored the hit's own key string, made
+// for that request, which then lived as long as the entry, so every page moved a key to V8's old generation
+// (with the listing's shapes, 24 → 5 KB a scavenge for filters by owner at one connection, bench/RESULTS.md
+// 2026-11-28 12:40). lru-cache keeps the first key and moves the entry in its own index arrays.
+const cache = new LRUCache<string, { version: number; total: number }>({ max: MAX_ENTRIES });
 /** Counts running now, by key and version: concurrent misses of one total share one count. */
 const counting = new Map<string, Promise<number>>();
 
@@ -38,16 +43,8 @@ export async function peekCount(db: Db, tenantId: string, objectType: CountedTyp
   const version = row?.version ?? 0;
   const key = `${tenantId}\u0001${objectType}\u0001${queryKey}`;
   const hit = cache.get(key);
-  const remember = (total: number) => {
-    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-    cache.delete(key);
-    cache.set(key, { version, total });
-  };
-  if (hit && hit.version === version) {
-    cache.delete(key); // keep recently used entries at the end (LRU)
-    cache.set(key, hit);
-    return { total: hit.total, remember, key, version };
-  }
+  const remember = (total: number) => void cache.set(key, { version, total });
+  if (hit && hit.version === version) return { total: hit.total, remember, key, version };
   return { total: undefined, remember, key, version };
 }
 

@@ -13,6 +13,7 @@ import { directReads, type Reads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
 import type { Ctx } from '../../http/context.js';
 import type { PaginationT } from '../../http/schemas.js';
+import { LRUCache } from 'lru-cache';
 
 export type SortOrder = 'asc' | 'desc';
 
@@ -279,7 +280,8 @@ function kept<R>(compiled: CompiledQuery<R>): CompiledQuery<R> {
 const SHAPE_NODE = RawNode.createWithSql('');
 
 /** Shapes per database adapter (SQLite and PostgreSQL compile differently), most recently used last. */
-const shapes = new WeakMap<object, Map<string, Shape>>();
+/** Shapes by adapter (one per dialect), most recently used kept (db/count-cache.ts says why lru-cache). */
+const shapes = new WeakMap<object, LRUCache<string, Shape>>();
 const MAX_SHAPES = 2_000;
 
 interface CompiledShape {
@@ -302,16 +304,13 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
   if (spec.compiledOnce) {
     const adapter = ctx.db.getExecutor().adapter;
     let byKey = shapes.get(adapter);
-    if (!byKey) shapes.set(adapter, (byKey = new Map()));
+    if (!byKey) shapes.set(adapter, (byKey = new LRUCache({ max: MAX_SHAPES })));
     const key = JSON.stringify([ctx.tenantId, spec.endpoint, spec.sort.key, spec.sort.order, spec.idColumn ?? 'id', filtersJson]);
     shape = byKey.get(key);
-    if (shape) {
-      byKey.delete(key); // LRU: most recently used last
-    } else {
-      if (byKey.size >= MAX_SHAPES) byKey.delete(byKey.keys().next().value as string);
+    if (!shape) {
       shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {}, probeMissed: {} };
+      byKey.set(key, shape);
     }
-    byKey.set(key, shape);
   } else {
     shape = { filtersHash: hashFilters(filtersJson), plans: {}, probes: {}, probeMissed: {} };
   }
