@@ -700,7 +700,7 @@ const commitHooks = new WeakMap<Db, Map<string, () => void>>();
  * value of an entry whose key they have not yet found dead, so the facts, queued writes and statement runner
  * of each finished transaction were copied by the next scavenge. Under creates at one connection that was
  * ~56 KB a scavenge (130 → 74 KB survived, `--trace-gc-nvp`), and the pause 0.51 → 0.45 ms; a create's p99
- * at one connection 0.99–1.16 → 0.89–1.10 ms (bench/RESULTS.md, 2026-11-28 12:00).
+ * at one connection 0.99–1.16 → 0.89–1.10 ms (bench/RESULTS.md, 2026-11-28 11:30 – 12:45).
  */
 function forgetTransaction(tx: Db): void {
   commitHooks.delete(tx);
