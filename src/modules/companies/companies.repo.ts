@@ -9,7 +9,6 @@ import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
-import { extended } from '../../util/objects.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
 export type CompanyRow = Pick<CompaniesTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
@@ -111,8 +110,7 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
     // The CNPJ typed with its punctuation, against the stored CNPJ alone (digits and upper-case letters).
     conditions.push(f.cnpjSearch ? { where: sql<SqlBool>`(${matches} or ${containsExactly('cnpj', f.cnpjSearch)})`, cost: 4 } : { where: matches, cost: 2 });
   }
-  const listing = walkWhere('companies', walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
-  const select = (qb: typeof listing.base) => qb.select(['id', recordJson(dialectOf(db), 'companies', f.includeDeleted === true).as(JSON_COLUMN)]);
-  return extended(listing, { select });
+  const select = (qb: typeof walk) => qb.select(['id', recordJson(dialectOf(db), 'companies', f.includeDeleted === true).as(JSON_COLUMN)]);
+  return walkWhere('companies', walk, conditions, select);
 }

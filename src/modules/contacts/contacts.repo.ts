@@ -10,7 +10,6 @@ import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
-import { extended } from '../../util/objects.js';
 
 const COLUMNS = [
   'id',
@@ -135,8 +134,7 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
     const matches = searchMatches('search_text', needle) as Expression<SqlBool>;
     conditions.push(digits ? { where: sql<SqlBool>`(${matches} or (phone like ${'%' + digits + '%'}))`, cost: 3 } : { where: matches, cost: 2 });
   }
-  const listing = walkWhere('contacts', walk, conditions);
   // A page answers each row as the JSON its row stores (record-json.ts), tags included: one statement, one snapshot.
-  const select = (qb: typeof listing.base) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
-  return extended(listing, { select });
+  const select = (qb: typeof walk) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
+  return walkWhere('contacts', walk, conditions, select);
 }

@@ -9,7 +9,6 @@ import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
-import { extended } from '../../util/objects.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -118,10 +117,9 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) compare(eb('updated_at', '>', f.updatedAfter));
   // The title, folded (db/search-text.ts).
   if (f.search) conditions.push({ where: searchMatches('search_text', f.search) as Expression<SqlBool>, cost: 2 });
-  const listing = walkWhere('deals', walk, conditions);
   // A page's tags come with its rows (their `tag_ids` column).
-  const select = (qb: typeof listing.base) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
-  return extended(listing, { select });
+  const select = (qb: typeof walk) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
+  return walkWhere('deals', walk, conditions, select);
 }
 
 export interface ContactDealRow {

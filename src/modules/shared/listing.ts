@@ -4,6 +4,7 @@
  * the offset guard, the cached total and keyset cursors follow one rule everywhere.
  */
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { CompiledQuery, RawNode, sql, type Compilable, type QueryCreator, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Config } from '../../config.js';
 import { cachedCount, peekCount, type CountedType } from '../../db/count-cache.js';
@@ -13,7 +14,6 @@ import { directReads, type Reads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
 import type { Ctx } from '../../http/context.js';
 import type { PaginationT } from '../../http/schemas.js';
-import { LRUCache } from 'lru-cache';
 
 export type SortOrder = 'asc' | 'desc';
 
@@ -279,8 +279,10 @@ function kept<R>(compiled: CompiledQuery<R>): CompiledQuery<R> {
 }
 const SHAPE_NODE = RawNode.createWithSql('');
 
-/** Shapes per database adapter (SQLite and PostgreSQL compile differently), most recently used last. */
-/** Shapes by adapter (one per dialect), most recently used kept (db/count-cache.ts says why lru-cache). */
+/**
+ * Shapes per database adapter (SQLite and PostgreSQL compile differently), the least recently used dropped first
+ * (lru-cache: db/count-cache.ts says why not a Map).
+ */
 const shapes = new WeakMap<object, LRUCache<string, Shape>>();
 const MAX_SHAPES = 2_000;
 
@@ -604,14 +606,19 @@ export function probesTimeIndex(sortKey: string, walk: { ownerId?: string; inclu
 
 /**
  * A listing's `base` from its index walk over `table` (selected from it, not aliased) and the conditions tested
- * on each row (ANDed), with its probe (ListingQuery.probe) when there are any, priced by the sum of their costs:
- * the one way contacts, companies and deals split their filters.
+ * on each row (ANDed), with its probe (ListingQuery.probe) when there are any, priced by the sum of their costs,
+ * and the columns a page selects (`select`): the one way contacts, companies and deals split their filters.
  */
-export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>>(table: string, walk: Q, conditions: RowCondition[]): Pick<ListingQuery, 'probe' | 'table'> & { base: Q } {
-  if (conditions.length === 0) return { base: walk, table };
+export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>, S>(
+  table: string,
+  walk: Q,
+  conditions: RowCondition[],
+  select: (qb: Q) => S,
+): Pick<ListingQuery, 'probe' | 'table'> & { base: Q; select: (qb: Q) => S } {
+  if (conditions.length === 0) return { base: walk, table, select };
   const rowFilter = conditions.length === 1 ? conditions[0].where : sql<SqlBool>`(${sql.join(conditions.map((c) => c.where), sql` and `)})`;
   const rowCost = conditions.reduce((sum, c) => sum + c.cost, 0);
-  return { base: walk.where(rowFilter) as Q, table, probe: { walk, rowFilter, rowCost } };
+  return { base: walk.where(rowFilter) as Q, table, probe: { walk, rowFilter, rowCost }, select };
 }
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
