@@ -126,6 +126,27 @@ export function round1(x: number | undefined): number | undefined {
   return x === undefined ? undefined : Math.round(x * 10) / 10;
 }
 
+/**
+ * How the machine's idle CPUs wait (Linux cpuidle), e.g. `haltpoll, guest_halt_poll_ns 0`. On a VM whose idle
+ * vCPUs halt at once, waking one (the load generator's, between two answers) costs the waking side an exit to
+ * the hypervisor, inside its `writev`: with the same code, GET by id cost 52 µs of server CPU with
+ * `guest_halt_poll_ns` 0 and 45 with 200,000 (bench/RESULTS.md, 2026-11-28 14:05 – 16:30). Runs on VMs with
+ * another idle policy are not comparable request for request; the ratios within a run are.
+ */
+export function cpuIdle(): string | undefined {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const driver = read('/sys/devices/system/cpu/cpuidle/current_driver');
+  if (driver === undefined) return undefined;
+  const pollNs = read('/sys/module/haltpoll/parameters/guest_halt_poll_ns');
+  return pollNs === undefined ? driver : `${driver}, guest_halt_poll_ns ${pollNs}`;
+}
+
 /** Busy and total jiffies of the whole machine (first line of /proc/stat), for the contention of a window. */
 function machineJiffies(): { busy: number; total: number } | undefined {
   try {

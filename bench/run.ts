@@ -38,7 +38,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
-import { TreeMonitor, round1, treeMemory, treeRssMiB } from './proc.js';
+import { TreeMonitor, cpuIdle, round1, treeMemory, treeRssMiB } from './proc.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadEvent, type LoadJob, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
 import { CLI, ROOT, SERVE_NODE_ARGS, startProcess, type Proc } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
@@ -504,7 +504,7 @@ async function main() {
     pssMiBAfterAll === undefined
       ? undefined
       : `Server memory after all scenarios: ${pssMiBAfterAll} MiB, the Pss of its process tree (target < 200 MiB: ${memoryMet ? 'met' : 'MISSED'}); summed VmRSS ${rssMiBAfterAll} MiB`;
-  const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAvgAtStart, loadAvgAtEnd: os.loadavg() };
+  const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, kernel: os.release(), cpuIdle: cpuIdle(), loadAvgAtStart, loadAvgAtEnd: os.loadavg() };
   const databaseLabel = databaseUrl ? `PostgreSQL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}), Redis ${redisUrl ? 'yes' : 'no'}` : 'SQLite (WAL, temporary DATA_DIR)';
   const report = {
     date: new Date().toISOString(),
@@ -552,7 +552,7 @@ async function main() {
   const md = [
     `## ${report.date.slice(0, 16).replace('T', ' ')} UTC: \`npm run bench -- ${process.argv.slice(2).join(' ')}\``,
     '',
-    `- Machine: ${machine.cpus} CPUs (${machine.model}), ${machine.memGiB} GiB, Node ${machine.node.slice(1)}; load average ${la(loadAvgAtStart)} at the start, ${la(machine.loadAvgAtEnd)} at the end.`,
+    `- Machine: ${machine.cpus} CPUs (${machine.model}), ${machine.memGiB} GiB, Node ${machine.node.slice(1)}, Linux ${machine.kernel}${machine.cpuIdle ? ` (idle CPUs: ${machine.cpuIdle})` : ''}; load average ${la(loadAvgAtStart)} at the start, ${la(machine.loadAvgAtEnd)} at the end.`,
     `- Database: ${databaseLabel}; server \`crm serve\` (LOG_LEVEL=warn WORKERS=false QUERY_TIMEOUT_MS=${queryTimeoutMs}).`,
     `- Data: ${counts.contacts.toLocaleString('en')} contacts, ${counts.companies.toLocaleString('en')} companies, ${counts.deals.toLocaleString('en')} deals, ${counts.activities.toLocaleString('en')} activities (3 links each); seeded in ${seeded.seconds.toFixed(1)} s${noisy ? ` (+ tenant B ${noisy.seconds.toFixed(1)} s)` : ''}.`,
     `- Load: autocannon in a process of its own; ${WARMUP} s warm-up, ${DURATION} s at ${CONNECTIONS} connections${args.tails ? `, then ${TAIL_DURATION} s at 1 connection` : ''}; server CPU and RSS of the server's process tree from /proc.`,
