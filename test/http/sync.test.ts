@@ -208,6 +208,23 @@ test('cursors are tamper-proof and bound to tenant, key, endpoint, sort and filt
   const enc = encodeURIComponent;
   await bad(a.api, `/contacts?pageSize=2&search=c&cursor=${enc(flip(cursor, 3))}`, 'edited position byte');
   await bad(a.api, `/contacts?pageSize=2&search=c&cursor=${enc(flip(cursor, cursor.length - 2))}`, 'edited signature byte');
+  // The signature's last character carries 2 bits that base64url decoding drops: the 3 other characters that
+  // decode to the same bytes are edits too.
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const last = B64.indexOf(cursor[cursor.length - 1]);
+  for (let low = 0; low < 4; low++) {
+    const c = B64[(last & ~3) | low];
+    if (c === cursor[cursor.length - 1]) continue;
+    await bad(a.api, `/contacts?pageSize=2&search=c&cursor=${enc(cursor.slice(0, -1) + c)}`, `signature's last character ${c}`);
+  }
+  // Malformed is invalid_cursor whatever the way: empty, or longer than any cursor (CONTRACT C.1).
+  await bad(a.api, '/contacts?pageSize=2&search=c&cursor=', 'empty cursor');
+  await bad(a.api, `/contacts?pageSize=2&search=c&cursor=${'A'.repeat(3000)}.${'B'.repeat(43)}`, 'overlong cursor');
+  for (const body of [{ cursor: '' }, { cursor: 'x'.repeat(5000) }]) {
+    const r = await a.api.post('/contacts/search', { pageSize: 2, ...body });
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.equal(r.body.error, 'invalid_cursor', `search body cursor of ${body.cursor.length} characters`);
+  }
   const [payload] = cursor.split('.');
   const forged = Buffer.from(JSON.stringify(['zzzz', 'con_x'])).toString('base64url') + cursor.slice(payload.length);
   await bad(a.api, `/contacts?pageSize=2&search=c&cursor=${enc(forged)}`, 'forged position');

@@ -105,6 +105,8 @@ test('deliveries list: cursor pages in a Link header (repeating the query), abse
     `/webhooks/${w.id}/deliveries?limit=2&event=deal.won&cursor=${encodeURIComponent(cursor)}`,
     `/webhooks/${w.id}/deliveries?limit=2&status=pending&cursor=${encodeURIComponent(cursor)}`,
     `/webhooks/${w.id}/deliveries?cursor=garbage`,
+    `/webhooks/${w.id}/deliveries?cursor=`,
+    `/webhooks/${w.id}/deliveries?cursor=${'A'.repeat(2100)}`,
     `/webhooks/${w.id}/deliveries?cursor=${encodeURIComponent(cursor.slice(0, -2) + (cursor.endsWith('AA') ? 'BB' : 'AA'))}`,
   ];
   for (const url of bad) {

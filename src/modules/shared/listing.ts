@@ -684,16 +684,24 @@ function encodeCursor(config: Config, binding: string, pos: Position): string {
 }
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
+/** The longest cursor read (the service's are under 200 characters); longer, or empty, is 400 invalid_cursor. */
+export const MAX_CURSOR_CHARS = 2048;
 
 function decodeCursor(config: Config, binding: string, cursor: string): Position {
   const invalid = () =>
     errors.invalidCursor(
       'The cursor is malformed or altered, or belongs to another list, API key, sort or set of filters; repeat the query parameters of the first page',
     );
+  // CONTRACT C.1: a malformed cursor (empty or too long too) is `invalid_cursor`, not `validation_failed`, so the
+  // schemas put no length on it.
+  if (cursor.length === 0 || cursor.length > MAX_CURSOR_CHARS) throw invalid();
   const parts = cursor.split('.');
   if (parts.length !== 2 || !B64URL.test(parts[0]) || !B64URL.test(parts[1])) throw invalid();
-  const given = Buffer.from(parts[1], 'base64url');
-  const expected = mac(config, binding, parts[0]);
+  // The MAC is compared as the text the service wrote, not as the bytes it decodes to: the last character of a
+  // 32-byte value in base64url carries 2 bits that decoding drops, so 4 texts decode to the same bytes, and a
+  // cursor altered there would pass.
+  const given = Buffer.from(parts[1]);
+  const expected = Buffer.from(mac(config, binding, parts[0]).toString('base64url'));
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
   let pos: unknown;
   try {

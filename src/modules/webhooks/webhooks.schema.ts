@@ -162,8 +162,6 @@ export const DeliveriesQuery = Type.Object(
     ),
     ...PageSizeParams('limit', 'Deliveries per page, newest first'),
     cursor: Type.Optional(Type.String({
-      minLength: 1,
-      maxLength: 2048,
       description:
         'The `cursor` of the `Link: <…>; rel="next"` header of the previous page: continues after its last delivery. Bound to the tenant, ' +
         'the API key, the webhook and the filters (`status`, `event`), which must repeat those of the first page; otherwise, or when ' +
