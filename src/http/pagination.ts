@@ -40,3 +40,21 @@ export function pageSizeOf(q: { pageSize?: number; limit?: number }, canonical: 
   }
   return pageSize ?? limit ?? DEFAULT_PAGE_SIZE;
 }
+
+/**
+ * The page a request asks for, checked before anything is read (B.1: validation, 400, comes before a 404 of the
+ * path's record): the page size as pageSizeOf gives it, and `cursor` or `page`, not both (C.1).
+ */
+export function pageRequestOf(
+  q: { page?: number; pageSize?: number; limit?: number; cursor?: string },
+  canonical: 'pageSize' | 'limit',
+): { page?: number; pageSize: number; cursor?: string } {
+  const pageSize = pageSizeOf(q, canonical);
+  assertCursorOrPage(q);
+  return { page: q.page, pageSize, cursor: q.cursor };
+}
+
+/** C.1: `cursor` together with `page` is 400 validation_failed. */
+export function assertCursorOrPage(q: { page?: number; cursor?: string }): void {
+  if (q.cursor !== undefined && q.page !== undefined) throw errors.field('cursor', 'give either `cursor` or `page`, not both');
+}

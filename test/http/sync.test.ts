@@ -254,8 +254,14 @@ test('cursors are tamper-proof and bound to tenant, key, endpoint, sort and filt
     await a.api.get(`/contacts?page=1&cursor=${enc(cursor)}`),
     await a.api.post('/contacts/search', { page: 1, cursor }),
     await a.api.get(`/proposals?page=1&cursor=x`),
+    // Validation comes before the path's record is looked up (B.1): a missing list, form or webhook too.
+    await a.api.get(`/lists/lst_missing/members?page=2&cursor=x`),
+    await a.api.get(`/forms/frm_missing/submissions?page=2&cursor=x`),
+    await a.api.get(`/lists/lst_missing/members?pageSize=2&limit=3`),
+    await a.api.get(`/forms/frm_missing/submissions?pageSize=2&limit=3`),
+    await a.api.get(`/webhooks/whk_missing/deliveries?pageSize=2&limit=3`),
   ]) {
-    assert.equal(r.status, 400);
+    assert.equal(r.status, 400, JSON.stringify(r.body));
     assert.equal(r.body.error, 'validation_failed');
   }
 });

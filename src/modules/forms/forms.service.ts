@@ -5,7 +5,7 @@ import { DomainError } from '../../domain/errors.js';
 import { normalizePropertyValue } from '../../domain/properties.js';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
-import { pageSizeOf, type Page } from '../../http/pagination.js';
+import { pageRequestOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
@@ -79,13 +79,13 @@ export async function getForm(ctx: Ctx, id: string, baseUrl: string): Promise<Fo
 
 /** GET /forms/:id/submissions: newest first, by page or cursor (C.1). */
 export async function listSubmissions(ctx: Ctx, formId: string, q: SubmissionsQueryT, keyId = ''): Promise<Page<SubmissionT>> {
-  const pageSize = pageSizeOf(q, 'limit');
+  const req = pageRequestOf(q, 'limit');
   const form = await repo.findForm(ctx.db, ctx.tenantId, formId);
   if (!form) throw errors.notFound('Form not found');
   const { rows, pagination } = await listPage<repo.SubmissionRow>(
     ctx,
     { query: () => repo.submissionListing(ctx.reads.db, ctx.tenantId, form.id), sort: { key: 'createdAt', order: 'desc', column: repo.SUBMISSION_SORT }, keyId, endpoint: `GET /forms/${form.id}/submissions`, filters: null },
-    { page: q.page, pageSize, cursor: q.cursor },
+    req,
   );
   return { data: rows.map(toSubmission), pagination };
 }

@@ -2,7 +2,7 @@ import { withTx } from '../../db/index.js';
 import { ApiError, errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { pageSizeOf, type Page } from '../../http/pagination.js';
+import { pageRequestOf, type Page } from '../../http/pagination.js';
 import { listPage } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
@@ -150,13 +150,13 @@ export async function recordsByIds(ctx: Ctx, objectType: ListObjectType, ids: st
 
 /** GET /lists/:id/members: joined time then id, by page or cursor (C.1). */
 export async function listMembers(ctx: Ctx, id: string, q: MembersQueryT, keyId = ''): Promise<Page<{ id: string }>> {
-  const pageSize = pageSizeOf(q, 'pageSize');
+  const req = pageRequestOf(q, 'pageSize');
   const list = await mustFind(ctx, id);
   const type = list.object_type as ListObjectType;
   const { rows, pagination } = await listPage<{ object_id: string }>(
     ctx,
     { query: () => repo.memberListing(ctx.reads.db, ctx.tenantId, list.id, type), idColumn: 'm.object_id', sort: { key: 'joinedAt', order: 'asc', column: repo.MEMBER_SORT }, keyId, endpoint: `GET /lists/${list.id}/members`, filters: null },
-    { page: q.page, pageSize, cursor: q.cursor },
+    req,
   );
   const ids = rows.map((r) => r.object_id);
   const records = await recordsByIds(ctx, type, ids);

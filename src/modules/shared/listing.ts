@@ -13,6 +13,7 @@ import { rebound, slotted, type SlottedQuery } from '../../db/prepared.js';
 import { directReads, type Reads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
 import type { Ctx } from '../../http/context.js';
+import { assertCursorOrPage } from '../../http/pagination.js';
 import type { PaginationT } from '../../http/schemas.js';
 
 export type SortOrder = 'asc' | 'desc';
@@ -145,9 +146,7 @@ const ROWID_COLUMN = '__rowid';
 
 /** One page, by number (offset) or after a cursor (keyset on sort key, id). */
 export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest): Promise<ListedPage<R>> {
-  if (req.cursor !== undefined && req.page !== undefined) {
-    throw errors.field('cursor', 'give either `cursor` or `page`, not both');
-  }
+  assertCursorOrPage(req);
   const shape = compiledShape(ctx, spec);
   const after = req.cursor === undefined ? undefined : decodeCursor(ctx.config, shape.binding(spec.keyId), req.cursor);
   const { reads } = ctx;
@@ -623,7 +622,7 @@ export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>, S>(
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as listPage's. */
 export function emptyPage(req: PageRequest): PaginationT {
-  if (req.cursor !== undefined && req.page !== undefined) throw errors.field('cursor', 'give either `cursor` or `page`, not both');
+  assertCursorOrPage(req);
   if (req.cursor !== undefined) return { page: null, pageSize: req.pageSize, total: 0, totalPages: null, hasNext: false, hasPrev: null, nextCursor: null };
   const page = req.page ?? 1;
   return { page, pageSize: req.pageSize, total: 0, totalPages: 0, hasNext: false, hasPrev: page > 1, nextCursor: null };

@@ -6,7 +6,7 @@ import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { pageSizeOf } from '../../http/pagination.js';
+import { pageRequestOf } from '../../http/pagination.js';
 import { decryptSecret, encryptSecret, newWebhookSecret, SecretDecryptError, webhookSecretHint } from '../../util/crypto.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
@@ -216,12 +216,13 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
 
 /** One page of the delivery history (C.1, C.4): newest first; `nextCursor` goes into the `Link` header. */
 export async function listDeliveries(ctx: Ctx, id: string, q: DeliveriesQueryT, keyId = ''): Promise<{ data: DeliveryT[]; nextCursor: string | null }> {
+  const req = pageRequestOf(q, 'limit');
   const hook = await mustFind(ctx, id);
   const filters: repo.DeliveryFilter = { status: q.status, event: q.event };
   const { rows, pagination } = await listPage<repo.DeliveryRow>(
     ctx,
     { query: () => repo.deliveryListing(ctx.reads.db, ctx.tenantId, hook.id, filters), sort: { key: 'createdAt', order: 'desc', column: repo.DELIVERY_SORT }, keyId, endpoint: `GET /webhooks/${hook.id}/deliveries`, filters },
-    { pageSize: pageSizeOf(q, 'limit'), cursor: q.cursor },
+    req,
   );
   return { data: rows.map(toDelivery), nextCursor: pagination.nextCursor };
 }
