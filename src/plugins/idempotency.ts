@@ -40,13 +40,31 @@ const SAVEPOINT = 'idempotent_run';
 const PENDING = 0;
 
 /**
- * Answers a request that ran kept for a replay: success, and the business errors of a request that
- * did run (404 a reference missing, 409 a conflict, 422 a rule). 400 and the other refusals mean the
- * request was not acceptable as sent, so a corrected retry with the same key must run (C.3); 5xx
- * changed nothing (rolled back), so the retry may run too.
+ * The 400s of a request refused as sent (its body or headers did not pass the checks): C.3 stores nothing for
+ * them, so that a corrected retry with the same key runs. Any other 400 is a business error of a request that
+ * ran (the spec's `duplicate_proposal_for_deal`), stored like a 409.
  */
-export function storesAnswer(status: number): boolean {
+const REFUSED_AS_SENT = new Set(['validation_failed', 'invalid_json', 'invalid_format', 'invalid_url', 'invalid_event', 'invalid_status', 'invalid_cursor']);
+
+/**
+ * Answers a request that ran kept for a replay: success, and the business errors of a request that
+ * did run (404 a reference missing, 409 a conflict, 422 a rule, a 400 whose `error` is not a refusal of the
+ * request as sent). Refusals mean the request was not acceptable as sent, so a corrected retry with the same
+ * key must run (C.3); 5xx changed nothing (rolled back), so the retry may run too. `body` is the answer's JSON
+ * text (read only for a 400).
+ */
+export function storesAnswer(status: number, body?: string | null): boolean {
+  if (status === 400) return body != null && !REFUSED_AS_SENT.has(errorCodeOf(body));
   return (status >= 200 && status < 400) || status === 404 || status === 409 || status === 422;
+}
+
+function errorCodeOf(body: string): string {
+  try {
+    const code = (JSON.parse(body) as { error?: unknown }).error;
+    return typeof code === 'string' ? code : 'validation_failed';
+  } catch {
+    return 'validation_failed';
+  }
 }
 
 export const IDEMPOTENCY_DOC =
@@ -55,8 +73,10 @@ export const IDEMPOTENCY_DOC =
   '(24 h) per API key. A repeat with the same method, path and body answers the stored status and body with ' +
   '`Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 ' +
   '`idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. ' +
-  'Stored: successes and the business errors of a request that ran (404, 409, 422, as Stripe does). Not stored: ' +
-  'refusals before the request ran (401, 403, 429, 400) and 5xx (nothing changed): a retry with the same key runs. ' +
+  'Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as ' +
+  '`duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the ' +
+  '400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing ' +
+  'changed): a retry with the same key runs. ' +
   'Replays count against the rate limit.';
 
 function fingerprint(req: FastifyRequest): string {
@@ -243,7 +263,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         .where('idem_key', '=', run.idemKey)
         .where('status_code', '=', PENDING);
       try {
-        if (storesAnswer(status) && body !== undefined) await row.set({ status_code: status, body }).execute();
+        if (body !== undefined && storesAnswer(status, body)) await row.set({ status_code: status, body }).execute();
         else
           await db
             .deleteFrom('idempotency_keys')
@@ -265,17 +285,16 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       if (!run || run.ended) return payload;
       req.idempotencyRun = null;
       const status = reply.statusCode;
+      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
       if (run.pending) {
-        const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
         await settlePending(req, run, status, body);
         return payload;
       }
-      if (!storesAnswer(status)) {
+      if (!storesAnswer(status, body)) {
         await end(req, run, false);
         return payload;
       }
       try {
-        const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
         // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
         if (body === undefined) throw new Error('idempotent route answered a stream');
         if (status >= 400 && postgres) {

@@ -431,3 +431,34 @@ test('a business error after writes (an atomic batch whose second input collides
   assert.equal((await eventsOfType(tenantId, 'contact.created')).length, 1, 'only the holder\'s event');
   assert.equal((await storedRows(tenantId, key))[0].status_code, 409);
 });
+
+test('a 400 of a request that ran (duplicate_proposal_for_deal) is stored and replayed; the 400s of a request refused as sent are not', async () => {
+  const { api, refs, tenantId } = await newTenant(t);
+  const d = await api.post('/deals', { title: uniq('D'), pipelineId: refs.sales, stageId: refs.lead });
+  const first = await api.post('/proposals', { subject: 'first', dealId: d.body.id });
+  assert.equal(first.status, 201, JSON.stringify(first.body));
+  const key = uniq('k');
+  const body = { subject: 'second', dealId: d.body.id };
+  const dup = await api.post('/proposals', body, idem(key));
+  assert.equal(dup.status, 400);
+  assert.equal(dup.body.error, 'duplicate_proposal_for_deal');
+  assert.equal((await storedRows(tenantId, key))[0]?.status_code, 400);
+  // The deal is free again, yet the retry with the same key answers what the first attempt got (CONTRACT C.3).
+  assert.equal((await api.delete(`/proposals/${first.body.id}`)).status, 204);
+  const again = await api.post('/proposals', body, idem(key));
+  assert.equal(again.status, 400);
+  assert.equal(again.headers['idempotent-replayed'], 'true');
+  assert.equal(again.raw.body, dup.raw.body);
+  assert.equal((await api.get('/proposals?search=second')).body.pagination.total, 0, 'no second proposal');
+
+  // Refused as sent: a webhook's URL or its event key.
+  const k2 = uniq('k');
+  const refusals = [
+    await api.post('/webhooks', { name: 'w', url: 'http://plain.example/h', events: ['contact.created'] }, idem(k2)),
+    await api.post('/webhooks', { name: 'w', url: 'https://example.com/h', events: ['no.such'] }, idem(k2)),
+  ];
+  assert.deepEqual(refusals.map((r) => [r.status, r.body.error]), [[400, 'invalid_url'], [400, 'invalid_event']]);
+  assert.equal((await storedRows(tenantId, k2)).length, 0);
+  const fixed = await api.post('/webhooks', { name: 'w', url: 'https://example.com/h', events: ['contact.created'] }, idem(k2));
+  assert.equal(fixed.status, 201, JSON.stringify(fixed.body));
+});
