@@ -125,8 +125,9 @@ declare module 'fastify' {
 
 /**
  * C.5: every invalid field is reported at once. A body whose shape is refused never reaches the service,
- * so its well-typed fields (strings and numbers) that the schema did not already refuse go through the
- * service's value rules here: `{ firstName: 1, email: "bad" }` names both fields.
+ * so its fields that the schema did not already refuse (strings, numbers, and the lists and objects that
+ * passed it: a proposal's items, a webhook's headers) go through the service's value rules here:
+ * `{ firstName: 1, email: "bad" }` names both fields. `null` (a field cleared) is left to the service.
  */
 function valueIssues(body: unknown, rules: ValueRules, refused: FieldIssue[]): FieldIssue[] {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return [];
@@ -134,7 +135,7 @@ function valueIssues(body: unknown, rules: ValueRules, refused: FieldIssue[]): F
   const checks = new FieldChecks();
   for (const [field, rule] of Object.entries(rules)) {
     const value = (body as Record<string, unknown>)[field];
-    if (named.has(field) || (typeof value !== 'string' && typeof value !== 'number')) continue;
+    if (named.has(field) || (typeof value !== 'string' && typeof value !== 'number' && (typeof value !== 'object' || value === null))) continue;
     try {
       checks.check(field, () => rule(value as never));
     } catch {

@@ -238,6 +238,11 @@ test('C.5: a body whose shape is refused still names its invalid values, in the 
   assert.deepEqual(fields(tag).sort(), ['color', 'name']);
   const webhook = await api.post('/webhooks', { name: ' ', url: 'https://example.com/h', events: 'contact.created' });
   assert.deepEqual(fields(webhook).sort(), ['events', 'name']);
+  // A list or an object that passed the schema still goes through its rules: a proposal's items, a webhook's headers.
+  const proposal = await api.post('/proposals', { subject: 42, items: [{ name: 'a', rate: 1.234 }, { name: ' ' }] });
+  assert.deepEqual(fields(proposal).sort(), ['items[0].rate', 'items[1].name', 'subject']);
+  const hooked = await api.post('/webhooks', { name: '', url: 'https://example.com/h', events: ['contact.created'], headers: { 'Content-Type': 'text/plain' } });
+  assert.deepEqual(fields(hooked).sort(), ['headers.Content-Type', 'name']);
 
   assert.equal((await api.get('/contacts')).body.data.length, 0);
   assert.equal((await api.get('/deals')).body.data.length, 0);

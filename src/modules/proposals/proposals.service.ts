@@ -19,7 +19,7 @@ import * as repo from './proposals.repo.js';
 import {
   checkStatusValue, cleanEmail, cleanSubject, computeTotals, formatNumber, money, prepareItems, STATUS_MOVES, type PreparedItem,
 } from './proposals.rules.js';
-import type { ProposalCreateT, ProposalItemT, ProposalListQueryT, ProposalStatus, ProposalT, ProposalUpdateT } from './proposals.schema.js';
+import type { ProposalCreateT, ProposalItemInputT, ProposalItemT, ProposalListQueryT, ProposalStatus, ProposalT, ProposalUpdateT } from './proposals.schema.js';
 
 const hasNul = (s: string) => s.includes('\u0000');
 
@@ -135,6 +135,11 @@ export const PROPOSAL_VALUE_RULES = {
   recipientEmail: cleanEmail,
   discount: (v: number) => money('discount', v, { negative: false }),
   adjustment: (v: number) => money('adjustment', v, { negative: true }),
+  items: (v: ProposalItemInputT[]) => {
+    const checks = new FieldChecks();
+    prepareItems(v, checks);
+    checks.assert();
+  },
 } satisfies ValueRules;
 
 export async function createProposal(ctx: Ctx, input: ProposalCreateT): Promise<ProposalT> {

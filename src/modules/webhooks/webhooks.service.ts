@@ -60,7 +60,7 @@ const invalidUrl = (message: string) => new ApiError(400, 'invalid_url', `url ${
  * The value rules of a webhook body (C.5), run on a body whose shape is refused too. The URL is not
  * among them: a bad one is the spec's own 400 `invalid_url`, answered alone.
  */
-export const WEBHOOK_VALUE_RULES = { name: (v: string) => cleanName(v) } satisfies ValueRules;
+export const WEBHOOK_VALUE_RULES = { name: (v: string) => cleanName(v), headers: (v: Record<string, string>) => checkHeaders(v) } satisfies ValueRules;
 
 /** A present URL must be an absolute `https://` URL with a host; anything else is 400 `invalid_url`. */
 export function checkUrl(url: string): string {
