@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, FieldChecks, type FieldIssue } from '../errors.js';
+import type { Ctx } from './context.js';
 
 /**
  * Request validation, shared by Fastify's validator compiler (app.ts), the error handler and the batch
@@ -116,10 +117,18 @@ const WHERE: Record<string, string> = { querystring: 'query parameter ', params:
  */
 export type ValueRules = Readonly<Record<string, (value: never) => unknown>>;
 
+/**
+ * Value rules that read the tenant's data (a record's `customProperties` against the tenant's property
+ * definitions): run like ValueRules on a body whose shape is refused, with the request's context.
+ */
+export type DataValueRules = Readonly<Record<string, (value: never, ctx: Ctx) => Promise<unknown>>>;
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** C.5: rules of body values, run on a body whose shape is refused too. */
     valueRules?: ValueRules;
+    /** C.5: the same for rules that read the tenant's data. */
+    dataValueRules?: DataValueRules;
   }
 }
 
@@ -130,14 +139,10 @@ declare module 'fastify' {
  * `{ firstName: 1, email: "bad" }` names both fields. `null` (a field cleared) is left to the service.
  */
 function valueIssues(body: unknown, rules: ValueRules, refused: FieldIssue[]): FieldIssue[] {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return [];
-  const named = new Set(refused.map((d) => d.field.split(/[.[]/)[0]));
   const checks = new FieldChecks();
-  for (const [field, rule] of Object.entries(rules)) {
-    const value = (body as Record<string, unknown>)[field];
-    if (named.has(field) || (typeof value !== 'string' && typeof value !== 'number' && (typeof value !== 'object' || value === null))) continue;
+  for (const [field, value] of judged(body, rules, refused)) {
     try {
-      checks.check(field, () => rule(value as never));
+      checks.check(field, () => rules[field](value as never));
     } catch {
       // A rule that cannot judge a value of this type leaves it to the schema's answer.
     }
@@ -145,13 +150,62 @@ function valueIssues(body: unknown, rules: ValueRules, refused: FieldIssue[]): F
   return checks.list();
 }
 
+/** The fields of `body` that have a rule and that the schema did not refuse, with their values (see valueIssues). */
+function judged(body: unknown, rules: object, refused: FieldIssue[]): [string, unknown][] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return [];
+  const named = new Set(refused.map((d) => d.field.split(/[.[]/)[0]));
+  const out: [string, unknown][] = [];
+  for (const field of Object.keys(rules)) {
+    const value = (body as Record<string, unknown>)[field];
+    if (named.has(field) || (typeof value !== 'string' && typeof value !== 'number' && (typeof value !== 'object' || value === null))) continue;
+    out.push([field, value]);
+  }
+  return out;
+}
+
 /**
  * The 400 `validation_failed` of a schema's failures (B.2); `context` is Fastify's validation context.
  * With the body and its value rules, the refused values of its other fields are named too (C.5).
  */
 export function validationError(issues: AjvIssue[], context = 'body', body?: unknown, rules?: ValueRules): ApiError {
-  let details = ajvIssues(issues);
-  if (context === 'body' && rules) details = [...details, ...valueIssues(body, rules, details)];
+  return errorOf(bodyIssues(issues, context, body, rules), context);
+}
+
+/**
+ * validationError, with the rules that read the tenant's data run too (their own failure leaves the answer
+ * as validationError gives it). `issues` must be read before any await: Ajv keeps them on its function.
+ */
+export async function validationErrorWithData(
+  issues: AjvIssue[],
+  context: string,
+  body: unknown,
+  rules: ValueRules | undefined,
+  dataRules: DataValueRules,
+  ctx: Ctx,
+): Promise<ApiError> {
+  const details = bodyIssues(issues, context, body, rules);
+  if (context === 'body') {
+    const checks = new FieldChecks();
+    for (const [field, value] of judged(body, dataRules, details)) {
+      try {
+        await checks.checkAsync(field, () => dataRules[field](value as never, ctx));
+      } catch {
+        // As valueIssues: a rule that cannot judge this value, or cannot read what it needs, says nothing.
+      }
+    }
+    details.push(...checks.list());
+  }
+  return errorOf(details, context);
+}
+
+function bodyIssues(issues: AjvIssue[], context: string, body: unknown, rules: ValueRules | undefined): FieldIssue[] {
+  const details = ajvIssues(issues);
+  if (context === 'body' && rules) details.push(...valueIssues(body, rules, details));
+  return details;
+}
+
+function errorOf(found: FieldIssue[], context: string): ApiError {
+  let details = found;
   // Headers are named as clients write them (`Idempotency-Key`), not as Node lower-cases them.
   if (context === 'headers') details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
   const first = details[0];

@@ -5,7 +5,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { clientErrorOf } from '../db/errors.js';
 import { QueryAbandoned } from '../db/reads.js';
 import { ApiError, errorBody, errors } from '../errors.js';
-import { validationError } from '../http/validation.js';
+import { ctxOf } from '../http/context.js';
+import { validationError, validationErrorWithData } from '../http/validation.js';
 
 function send(reply: FastifyReply, err: ApiError) {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
@@ -22,7 +23,13 @@ export const errorsPlugin = fp(
         req.log.debug('query stopped: the client closed the connection');
         return send(reply, errors.queryAbandoned());
       }
-      if (err.validation) return send(reply, validationError(err.validation, err.validationContext, req.body, req.routeOptions.config.valueRules));
+      if (err.validation) {
+        const { valueRules, dataValueRules } = req.routeOptions.config;
+        if (dataValueRules && err.validationContext === 'body' && req.principal) {
+          return validationErrorWithData(err.validation, 'body', req.body, valueRules, dataValueRules, ctxOf(req)).then((e) => send(reply, e));
+        }
+        return send(reply, validationError(err.validation, err.validationContext, req.body, valueRules));
+      }
       switch (err.code) {
         case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
           return send(reply, new ApiError(415, 'unsupported_media_type', 'Send the body as application/json'));

@@ -243,6 +243,19 @@ test('C.5: a body whose shape is refused still names its invalid values, in the 
   assert.deepEqual(fields(proposal).sort(), ['items[0].rate', 'items[1].name', 'subject']);
   const hooked = await api.post('/webhooks', { name: '', url: 'https://example.com/h', events: ['contact.created'], headers: { 'Content-Type': 'text/plain' } });
   assert.deepEqual(fields(hooked).sort(), ['headers.Content-Type', 'name']);
+  // Custom properties are checked against the tenant's definitions, in the single call and in a batch input.
+  const props = await api.post('/contacts', { firstName: 7, customProperties: { [refs.contact_number]: 'x', nope: 1 } });
+  assert.deepEqual(fields(props).sort(), [`customProperties.${refs.contact_number}`, 'customProperties.nope', 'firstName'].sort());
+  const propsBatch = await api.post('/contacts/batch/create', { inputs: [{ firstName: 7, customProperties: { [refs.contact_number]: 'x', nope: 1 } }] });
+  assert.deepEqual(propsBatch.body.results[0].error, props.body);
+  const companyProps = await api.post('/companies', { name: 42, customProperties: { [refs.company_boolean]: 'yes' } });
+  assert.deepEqual(fields(companyProps).sort(), [`customProperties.${refs.company_boolean}`, 'name'].sort());
+  const dealProps = await api.post('/deals', { title: 42, pipelineId: refs.sales, stageId: refs.lead, customProperties: { [refs.deal_select]: 'nope' } });
+  assert.deepEqual(fields(dealProps).sort(), [`customProperties.${refs.deal_select}`, 'title'].sort());
+  const made = await api.post('/deals', { title: 'kept', pipelineId: refs.sales, stageId: refs.lead });
+  const dealPatch = await api.patch(`/deals/${made.body.id}`, { value: 'high', customProperties: { [refs.deal_select]: 'nope' } });
+  assert.deepEqual(fields(dealPatch).sort(), [`customProperties.${refs.deal_select}`, 'value'].sort());
+  assert.equal((await api.delete(`/deals/${made.body.id}`)).status, 204);
 
   assert.equal((await api.get('/contacts')).body.data.length, 0);
   assert.equal((await api.get('/deals')).body.data.length, 0);

@@ -20,6 +20,7 @@ const batch: BatchResource = {
   noun: 'company',
   schemas: { record: Company, create: CompanyCreate, update: CompanyUpdate },
   valueRules: service.COMPANY_VALUE_RULES,
+  dataValueRules: service.COMPANY_DATA_RULES,
   create: service.createCompany,
   update: service.updateCompany,
   remove: service.deleteCompany,
@@ -50,7 +51,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => sendJsonText(reply, await service.getCompanyJson(ctxOf(req), req.params.id)));
 
   app.post('/companies', {
-    config: { ...write, valueRules: service.COMPANY_VALUE_RULES },
+    config: { ...write, valueRules: service.COMPANY_VALUE_RULES, dataValueRules: service.COMPANY_DATA_RULES },
     schema: {
       operationId: 'createCompany',
       tags,
@@ -62,7 +63,7 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => answer(reply, 201, service.createCompany(ctxOf(req), req.body)));
 
   app.patch('/companies/:id', {
-    config: { ...write, valueRules: service.COMPANY_VALUE_RULES },
+    config: { ...write, valueRules: service.COMPANY_VALUE_RULES, dataValueRules: service.COMPANY_DATA_RULES },
     schema: {
       operationId: 'updateCompany',
       tags,

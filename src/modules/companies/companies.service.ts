@@ -13,7 +13,7 @@ import { emptyPage, JSON_COLUMN, listPage, probesTimeIndex, walksTimeIndex } fro
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
-import { checkCustomProperties, customPropertiesJson, readCustomProperties } from '../shared/custom-properties.js';
+import { checkCustomProperties, customPropertiesJson, customPropertiesRules, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
@@ -62,6 +62,9 @@ export const COMPANY_VALUE_RULES = {
   phone: (v: string) => normalizePhone(text('phone', v)),
   industry: (v: string) => text('industry', v).trim(),
 } satisfies ValueRules;
+
+/** C.5: the rules of a refused body that read the tenant's property definitions. */
+export const COMPANY_DATA_RULES = customPropertiesRules('company');
 
 /**
  * The fields of a write, normalized (`null` clears; absent keys stay absent) with its custom property

@@ -20,6 +20,7 @@ const batch: BatchResource = {
   noun: 'contact',
   schemas: { record: Contact, create: ContactCreate, update: ContactUpdate },
   valueRules: service.CONTACT_VALUE_RULES,
+  dataValueRules: service.CONTACT_DATA_RULES,
   create: service.createContact,
   update: service.updateContact,
   remove: service.deleteContact,
@@ -64,7 +65,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => sendJsonText(reply, await service.getContactJson(ctxOf(req), req.params.id)));
 
   app.post('/contacts', {
-    config: { ...write, valueRules: service.CONTACT_VALUE_RULES },
+    config: { ...write, valueRules: service.CONTACT_VALUE_RULES, dataValueRules: service.CONTACT_DATA_RULES },
     schema: {
       operationId: 'createContact',
       tags,
@@ -75,7 +76,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => answer(reply, 201, service.createContact(ctxOf(req), req.body)));
 
   app.patch('/contacts/:id', {
-    config: { ...write, valueRules: service.CONTACT_VALUE_RULES },
+    config: { ...write, valueRules: service.CONTACT_VALUE_RULES, dataValueRules: service.CONTACT_DATA_RULES },
     schema: {
       operationId: 'updateContact',
       tags,

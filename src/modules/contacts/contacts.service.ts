@@ -15,7 +15,7 @@ import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
-import { checkCustomProperties, customPropertiesJson, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
+import { checkCustomProperties, customPropertiesJson, customPropertiesRules, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
 import { provideRecordReader } from '../shared/records.js';
@@ -175,6 +175,9 @@ const phoneOf = (s: string | null) => (s === null || s.trim() === '' ? null : fi
 
 /** The value rules of a contact body (C.5), run on a body whose shape is refused too. */
 export const CONTACT_VALUE_RULES: ValueRules = { firstName: firstNameOf, email: emailOf, phone: phoneOf };
+
+/** C.5: the rules of a refused body that read the tenant's property definitions. */
+export const CONTACT_DATA_RULES = customPropertiesRules('contact');
 
 /** B.3: the company whose `domain` is the e-mail's domain, when exactly one live company has it. */
 async function companyForEmail(db: Db, tenantId: string, email: string): Promise<string | null> {

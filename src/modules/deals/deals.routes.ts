@@ -18,6 +18,7 @@ const batch: BatchResource = {
   noun: 'deal',
   schemas: { record: Deal, create: DealCreate, update: DealUpdate },
   valueRules: service.DEAL_VALUE_RULES,
+  dataValueRules: service.DEAL_DATA_RULES,
   create: service.createDeal,
   update: service.updateDeal,
   remove: service.deleteDeal,
@@ -46,7 +47,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req) => service.getDeal(ctxOf(req), req.params.id));
 
   app.post('/deals', {
-    config: { ...write, valueRules: service.DEAL_VALUE_RULES },
+    config: { ...write, valueRules: service.DEAL_VALUE_RULES, dataValueRules: service.DEAL_DATA_RULES },
     schema: {
       operationId: 'createDeal',
       tags,
@@ -59,7 +60,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => answer(reply, 201, service.createDeal(ctxOf(req), req.body)));
 
   app.patch('/deals/:id', {
-    config: { ...write, valueRules: service.DEAL_VALUE_RULES },
+    config: { ...write, valueRules: service.DEAL_VALUE_RULES, dataValueRules: service.DEAL_DATA_RULES },
     schema: {
       operationId: 'updateDeal',
       tags,

@@ -11,7 +11,7 @@ import { listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js'
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
-import { checkCustomProperties, customPropertiesJson, readCustomProperties } from '../shared/custom-properties.js';
+import { checkCustomProperties, customPropertiesJson, customPropertiesRules, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRefs, existingIds, type RefKind } from '../shared/refs.js';
 import { companiesByIds } from '../companies/companies.service.js';
 import { contactsByIds } from '../contacts/contacts.service.js';
@@ -185,6 +185,9 @@ export const DEAL_VALUE_RULES = {
   expectedCloseDate: closeDate,
   closedAt: (v: string) => instant('closedAt', v),
 } satisfies ValueRules;
+
+/** C.5: the rules of a refused body that read the tenant's property definitions. */
+export const DEAL_DATA_RULES = customPropertiesRules('deal');
 
 /** Body references must name records of the tenant (404 naming the field, B.2). */
 async function checkRefs(ctx: Ctx, refs: Record<string, [RefKind, string | null | undefined]>, tags?: string[]): Promise<void> {

@@ -10,7 +10,7 @@ import { ApiError, errorBody, errors } from '../../errors.js';
 import { ctxOf, inTx, type Ctx } from '../../http/context.js';
 import { answer } from '../../http/replies.js';
 import { errorResponses } from '../../http/schemas.js';
-import { compileBodySchema, PER_ITEM, validationError, type ValueRules } from '../../http/validation.js';
+import { compileBodySchema, PER_ITEM, validationError, validationErrorWithData, type DataValueRules, type ValueRules } from '../../http/validation.js';
 import { extended } from '../../util/objects.js';
 
 /**
@@ -43,6 +43,8 @@ export interface BatchResource<R extends { id: string } = { id: string }> {
   schemas: { record: TSchema; create: TObject; update: TObject };
   /** The value rules of the single calls' bodies (C.5): a refused input names every invalid field, as they do. */
   valueRules: ValueRules;
+  /** The same for the rules that read the tenant's data (`customProperties`). */
+  dataValueRules?: DataValueRules;
   create(ctx: Ctx, input: any): Promise<R>;
   update(ctx: Ctx, id: string, input: any): Promise<R>;
   remove(ctx: Ctx, id: string): Promise<void>;
@@ -153,8 +155,18 @@ export async function runBatch<I>(
   return { status: failed ? 207 : 200, body: { results, succeeded: results.length - failed, failed } };
 }
 
-function check(validate: ValidateFunction, input: unknown, rules: ValueRules): void {
-  if (!validate(input)) throw validationError(validate.errors ?? [], 'body', input, rules);
+/**
+ * An input as the single call's route checks its body: the same 400, value rules and data rules included.
+ * Synchronous for a valid input (a batch checks 100); a refused one is answered once its data rules have run.
+ */
+function check(ctx: Ctx, validate: ValidateFunction, input: unknown, r: Pick<BatchResource, 'valueRules' | 'dataValueRules'>): void | Promise<never> {
+  if (validate(input)) return;
+  // Read now, before any await: Ajv keeps the issues on its (shared) function.
+  const issues = validate.errors ?? [];
+  if (!r.dataValueRules) throw validationError(issues, 'body', input, r.valueRules);
+  return validationErrorWithData(issues, 'body', input, r.valueRules, r.dataValueRules, ctx).then((err) => {
+    throw err;
+  });
 }
 
 /** The input without its `id` (the address of an update), and that id, checked like a body field. */
@@ -221,7 +233,7 @@ export function batchOps(r: BatchResource): BatchOps {
   return {
     create: (ctx, body) =>
       runBatch(ctx, body.inputs, body.atomic === true, async (c, input) => {
-        check(validCreate, input, r.valueRules);
+        await check(c, validCreate, input, r);
         return created(await r.create(c, input));
       }),
 
@@ -232,7 +244,7 @@ export function batchOps(r: BatchResource): BatchOps {
         body.atomic === true,
         async (c, input) => {
           const [id, patch] = splitId(input, true);
-          check(validUpdate, patch, r.valueRules);
+          await check(c, validUpdate, patch, r);
           return updated(await r.update(c, id!, patch));
         },
         stringId,
@@ -246,12 +258,12 @@ export function batchOps(r: BatchResource): BatchOps {
         body.atomic === true,
         async (c, input) => {
           if (key) {
-            check(validCreate, input, r.valueRules);
+            await check(c, validCreate, input, r);
             return upsertByKey(c, key, body.idProperty, input);
           }
           // By id: an input with an id updates that record (404 when it does not exist); one without creates.
           const [id, rest] = splitId(input, false);
-          check(validCreate, rest, r.valueRules);
+          await check(c, validCreate, rest, r);
           if (id === undefined) return { ...created(await r.create(c, rest)), action: 'created' };
           return { ...updated(await r.update(c, id, rest)), action: 'updated' };
         },

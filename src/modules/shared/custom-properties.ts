@@ -1,6 +1,7 @@
-import type { FieldChecks } from '../../errors.js';
+import { FieldChecks } from '../../errors.js';
 import type { Db } from '../../db/index.js';
 import type { Ctx } from '../../http/context.js';
+import type { DataValueRules } from '../../http/validation.js';
 import { mergeCustomProperties, normalizeCustomProperties, type PropertyDef, type PropertyType } from '../../domain/properties.js';
 import { listProperties } from '../properties/properties.repo.js';
 import { parseJson } from '../../util/json.js';
@@ -32,6 +33,17 @@ export async function checkCustomProperties(
   const { values, issues } = normalizeCustomProperties(input, await propertyDefs(ctx, objectType));
   for (const issue of issues) checks.add(issue.field, issue.message);
   return values;
+}
+
+/** C.5: the rule of `customProperties` on a body whose shape is refused (a route's `dataValueRules`). */
+export function customPropertiesRules(objectType: ObjectType): DataValueRules {
+  return {
+    customProperties: async (value: Record<string, unknown>, ctx: Ctx) => {
+      const checks = new FieldChecks();
+      await checkCustomProperties(ctx, objectType, value, checks);
+      checks.assert();
+    },
+  };
 }
 
 /** The JSON to store: on create the checked values; on PATCH merged key by key into `existingJson` (`null` clears a key). */
