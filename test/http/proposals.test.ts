@@ -436,3 +436,29 @@ test('proposals: tenant isolation and scopes', async () => {
   assert.equal((await a.as('pw').get('/proposals')).status, 403);
   assert.equal((await a.as('pw').delete(`/proposals/${p.id}`)).status, 204);
 });
+
+test('B.4: proposals sort by their scalar fields (number, subject, status, sentAt, subtotal, total), ties by id; others are 400', async () => {
+  const { api } = await newTenant(t);
+  for (const [subject, rate] of [['beta', 30], ['Alpha', 10], ['gamma', 20], ['alpha', 10]] as const) {
+    const p = await proposal(api, { subject, items: [{ name: 'x', rate }] });
+    if (rate === 20) assert.equal((await api.patch(`/proposals/${p.id}`, { status: 'sent' })).status, 200);
+  }
+  const listed = async (q: string) => {
+    const r = await api.get(`/proposals?${q}`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body.data as any[];
+  };
+  const totals = (await listed('sortKey=total&sortOrder=asc')).map((p) => p.total);
+  assert.deepEqual(totals, [...totals].sort((a, b) => a - b));
+  assert.deepEqual((await listed('sortKey=subtotal&sortOrder=desc')).map((p) => p.subtotal), [30, 20, 10, 10]);
+  assert.deepEqual((await listed('sortKey=subject&sortOrder=asc')).map((p) => p.subject.toLowerCase()), ['alpha', 'alpha', 'beta', 'gamma']);
+  const numbers = (await listed('sortKey=number&sortOrder=desc')).map((p) => p.number);
+  assert.deepEqual(numbers, [...numbers].sort().reverse());
+  assert.equal((await listed('sortKey=status&sortOrder=desc'))[0].status, 'sent');
+  const bySent = await listed('sortKey=sentAt&sortOrder=asc');
+  assert.notEqual(bySent[0].sentAt, null, 'empty values sort last');
+  assert.equal(bySent.at(-1).sentAt, null);
+  const bad = await api.get('/proposals?sortKey=notes');
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.details[0].message, /must be one of createdAt, updatedAt, number, subject, status, sentAt, subtotal, total/);
+});

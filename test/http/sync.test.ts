@@ -76,8 +76,10 @@ async function seed(ten: Tenant) {
   }
   const proposals: any[] = [];
   for (let i = 0; i < 7; i++) {
-    const r = await api.post('/proposals', { subject: `P ${i}` });
+    // Ties in subject and total, some sent (sentAt), so that every sort key has equal and empty values.
+    const r = await api.post('/proposals', { subject: `P ${i % 3}`, ...(i % 2 ? { items: [{ name: 'x', rate: (i % 4) * 10 }] } : {}) });
     assert.equal(r.status, 201, JSON.stringify(r.body));
+    if (i % 3 === 1) assert.equal((await api.patch(`/proposals/${r.body.id}`, { status: 'sent' })).status, 200);
     proposals.push(r.body);
   }
   return { contacts, companies, deals, proposals };
@@ -110,7 +112,10 @@ test('a cursor walk of every paginated endpoint equals its page walk; nextCursor
   for (const key of ['updatedAt', 'createdAt', 'title', 'value', 'expectedCloseDate', 'closedAt']) {
     for (const order of ['asc', 'desc']) urls.push([`/deals?sortKey=${key}&sortOrder=${order}`, 'pageSize']);
   }
-  urls.push(['/proposals', 'limit'], ['/proposals?sortKey=updatedAt&sortOrder=asc', 'limit']);
+  urls.push(['/proposals', 'limit']);
+  for (const key of ['createdAt', 'updatedAt', 'number', 'subject', 'status', 'sentAt', 'subtotal', 'total']) {
+    for (const order of ['asc', 'desc']) urls.push([`/proposals?sortKey=${key}&sortOrder=${order}`, 'limit']);
+  }
   urls.push([`/lists/${list.id}/members`, 'pageSize'], [`/forms/${form.id}/submissions`, 'limit']);
 
   for (const [url, size] of urls) {

@@ -41,6 +41,12 @@ export interface ProposalFilter {
 export const PROPOSAL_SORT: SortTable<ProposalSortKey> = {
   createdAt: { column: 'created_at', nullable: false },
   updatedAt: { column: 'updated_at', nullable: false },
+  number: { column: 'number', nullable: false, text: 'plain' },
+  subject: { column: 'subject', nullable: false, text: 'lower' },
+  status: { column: 'status', nullable: false, text: 'plain' },
+  sentAt: { column: 'sent_at', nullable: true },
+  subtotal: { column: 'subtotal_cents', nullable: false },
+  total: { column: 'total_cents', nullable: false },
 };
 
 function filtered(db: Db, tenantId: string, f: ProposalFilter) {

@@ -189,7 +189,8 @@ export const ProposalUpdate = Type.Object(
 );
 export type ProposalUpdateT = Static<typeof ProposalUpdate>;
 
-export const PROPOSAL_SORT_KEYS = ['createdAt', 'updatedAt'] as const;
+/** B.4: the proposal's scalar fields (the money ones by their value). */
+export const PROPOSAL_SORT_KEYS = ['createdAt', 'updatedAt', 'number', 'subject', 'status', 'sentAt', 'subtotal', 'total'] as const;
 export type ProposalSortKey = (typeof PROPOSAL_SORT_KEYS)[number];
 
 export const ProposalListQuery = Type.Object(
