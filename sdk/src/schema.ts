@@ -1159,7 +1159,7 @@ export interface paths {
          *
          *     **Long-polling.** With `wait=<seconds>` (at most 30) and no matching event yet, the request is held until one is committed (answered within milliseconds, on any server process) or the wait ends (200 with an empty `data`). Loop on it to get changes without a public HTTPS endpoint. At most 10 waiting requests per API key and 1000 per server process (`EVENT_WAIT_PER_KEY`, `EVENT_WAIT_MAX`): beyond, 429 `too_many_waiting_requests` with `Retry-After`. When the server shuts down, waiting requests are answered at once with what they have.
          *
-         *     **Retention.** Events are kept `EVENT_RETENTION_DAYS` days (default 30) and then deleted; an `after` id removed by retention is 404 `not_found` (start again without `after`). An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.
+         *     **Retention.** Events are kept `EVENT_RETENTION_DAYS` days (default 30) and then deleted; an `after` id removed by retention, like any id that is no event of the tenant, matches nothing (200 with an empty `data`, at once even with `wait`): start again without `after`. An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.
          *
          *     `pagination.total` is always `null` (a count would cost what reading the log costs); `page`, `totalPages` and `hasPrev` are `null` too.
          */
@@ -13565,7 +13565,7 @@ export interface operations {
                  */
                 types?: string;
                 /**
-                 * @description An event id: only events strictly after it in the log. Pass the `id` of the last event you processed. An id that is not an event of the tenant (or that retention removed) is 404 `not_found` naming `after`: start again without it
+                 * @description An event id: only events strictly after it in the log. Pass the `id` of the last event you processed. An id that is not an event of the tenant (or that retention removed) matches nothing, as any filter naming a missing id (200 with an empty `data`, at once even with `wait`): start again without it
                  * @example evt_01hx5k2m9v8c3b7n6q4r0s1t2u
                  */
                 after?: string;
@@ -13690,15 +13690,6 @@ export interface operations {
             };
             /** @description Insufficient scope */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };

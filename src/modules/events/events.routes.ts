@@ -15,7 +15,7 @@ const EVENTS_DOC = [
     'or the wait ends (200 with an empty `data`). Loop on it to get changes without a public HTTPS endpoint. ' +
     'At most 10 waiting requests per API key and 1000 per server process (`EVENT_WAIT_PER_KEY`, `EVENT_WAIT_MAX`): beyond, 429 `too_many_waiting_requests` with `Retry-After`. ' +
     'When the server shuts down, waiting requests are answered at once with what they have.',
-  '**Retention.** Events are kept `EVENT_RETENTION_DAYS` days (default 30) and then deleted; an `after` id removed by retention is 404 `not_found` (start again without `after`). ' +
+  '**Retention.** Events are kept `EVENT_RETENTION_DAYS` days (default 30) and then deleted; an `after` id removed by retention, like any id that is no event of the tenant, matches nothing (200 with an empty `data`, at once even with `wait`): start again without `after`. ' +
     'An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.',
   '`pagination.total` is always `null` (a count would cost what reading the log costs); `page`, `totalPages` and `hasPrev` are `null` too.',
 ].join('\n\n');
@@ -34,7 +34,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: EventListQuery,
       response: {
         200: EventPage,
-        ...errorResponses(400, 404),
+        ...errorResponses(400),
         429: Type.Ref('Error', { description: '`too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries`' }),
       },
     },

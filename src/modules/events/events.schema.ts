@@ -24,7 +24,8 @@ export const EventListQuery = Type.Object(
         maxLength: 255,
         description:
           'An event id: only events strictly after it in the log. Pass the `id` of the last event you processed. An id that is not an ' +
-          'event of the tenant (or that retention removed) is 404 `not_found` naming `after`: start again without it',
+          'event of the tenant (or that retention removed) matches nothing, as any filter naming a missing id (200 with an empty `data`, ' +
+          'at once even with `wait`): start again without it',
         examples: ['evt_01hx5k2m9v8c3b7n6q4r0s1t2u'],
       }),
     ),

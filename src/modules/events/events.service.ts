@@ -68,9 +68,10 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
   let after: repo.EventPosition | undefined;
   if (q.after !== undefined) {
     after = await repo.findPosition(ctx.db, ctx.tenantId, q.after);
-    // NOTE: C.4 gap — an unknown `after` is 404 naming the field, not an empty page: a client whose last
-    // event was removed by retention must learn it (and start again) rather than wait forever.
-    if (!after) throw errors.refNotFound('after', q.after);
+    // CONTRACT C.4 calls `after` a filter, and B.2 says a query filter naming an id of another tenant or a missing
+    // record matches nothing (200, empty): so does an `after` that is no event of the tenant (or that retention
+    // removed), at once, even with `wait` (no event can ever follow it). The reference says to start again without it.
+    if (!after) return { data: [], pagination: { page: null, pageSize, total: null, totalPages: null, hasNext: false, hasPrev: null, nextCursor: null } };
   }
   const filter: repo.EventFilter = { types, after };
   const spec = {
