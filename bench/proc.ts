@@ -130,7 +130,7 @@ export function round1(x: number | undefined): number | undefined {
  * How the machine's idle CPUs wait (Linux cpuidle), e.g. `haltpoll, guest_halt_poll_ns 0`. On a VM whose idle
  * vCPUs halt at once, waking one (the load generator's, between two answers) costs the waking side an exit to
  * the hypervisor, inside its `writev`: with the same code, GET by id cost 52 µs of server CPU with
- * `guest_halt_poll_ns` 0 and 45 with 200,000 (bench/RESULTS.md, 2026-11-28 14:05 – 16:30). Runs on VMs with
+ * `guest_halt_poll_ns` 0 and 45 with 200,000 (bench/RESULTS.md, 2026-11-28 14:05 – 15:10). Runs on VMs with
  * another idle policy are not comparable request for request; the ratios within a run are.
  */
 export function cpuIdle(): string | undefined {
