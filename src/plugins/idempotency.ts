@@ -44,7 +44,7 @@ const PENDING = 0;
  * them, so that a corrected retry with the same key runs. Any other 400 is a business error of a request that
  * ran (the spec's `duplicate_proposal_for_deal`), stored like a 409.
  */
-const REFUSED_AS_SENT = new Set(['validation_failed', 'invalid_json', 'invalid_format', 'invalid_url', 'invalid_event', 'invalid_status', 'invalid_cursor']);
+const REFUSED_AS_SENT = new Set(['validation_failed', 'invalid_json', 'invalid_format', 'invalid_url', 'invalid_event', 'invalid_status', 'invalid_cursor', 'invalid_request', 'bad_request']);
 
 /**
  * Answers a request that ran kept for a replay: success, and the business errors of a request that
