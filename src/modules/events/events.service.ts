@@ -65,13 +65,17 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
   }
   const pageSize = q.limit ?? q.pageSize ?? DEFAULT_EVENTS_PAGE;
   const types = parseTypes(q.types);
+  const build = (rows: repo.EventRow[], hasNext: boolean, nextCursor: string | null): ListedEventPage => ({
+    data: rows.map(toEvent),
+    pagination: { page: null, pageSize, total: null, totalPages: null, hasNext, hasPrev: null, nextCursor },
+  });
   let after: repo.EventPosition | undefined;
   if (q.after !== undefined) {
     after = await repo.findPosition(ctx.db, ctx.tenantId, q.after);
     // CONTRACT C.4 calls `after` a filter, and B.2 says a query filter naming an id of another tenant or a missing
     // record matches nothing (200, empty): so does an `after` that is no event of the tenant (or that retention
     // removed), at once, even with `wait` (no event can ever follow it). The reference says to start again without it.
-    if (!after) return { data: [], pagination: { page: null, pageSize, total: null, totalPages: null, hasNext: false, hasPrev: null, nextCursor: null } };
+    if (!after) return build([], false, null);
   }
   const filter: repo.EventFilter = { types, after };
   const spec = {
@@ -82,10 +86,6 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
     endpoint: 'GET /events',
     filters: { types: types ?? null, after: q.after ?? null },
   };
-  const build = (rows: repo.EventRow[], hasNext: boolean, nextCursor: string | null): ListedEventPage => ({
-    data: rows.map(toEvent),
-    pagination: { page: null, pageSize, total: null, totalPages: null, hasNext, hasPrev: null, nextCursor },
-  });
   // Long-polls asking the same page share one read and one page object (which the route serializes once):
   // a commit wakes them together. Without a cursor the query is the same for every key of the tenant, and
   // only a next cursor (bound to its key) differs; a cursor is bound to its key, so it shares with that key.

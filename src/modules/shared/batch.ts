@@ -155,18 +155,12 @@ export async function runBatch<I>(
   return { status: failed ? 207 : 200, body: { results, succeeded: results.length - failed, failed } };
 }
 
-/**
- * An input as the single call's route checks its body: the same 400, value rules and data rules included.
- * Synchronous for a valid input (a batch checks 100); a refused one is answered once its data rules have run.
- */
-function check(ctx: Ctx, validate: ValidateFunction, input: unknown, r: Pick<BatchResource, 'valueRules' | 'dataValueRules'>): void | Promise<never> {
+/** An input as the single call's route checks its body: the same 400, value rules and data rules included. */
+async function check(ctx: Ctx, validate: ValidateFunction, input: unknown, r: Pick<BatchResource, 'valueRules' | 'dataValueRules'>): Promise<void> {
   if (validate(input)) return;
   // Read now, before any await: Ajv keeps the issues on its (shared) function.
   const issues = validate.errors ?? [];
-  if (!r.dataValueRules) throw validationError(issues, 'body', input, r.valueRules);
-  return validationErrorWithData(issues, 'body', input, r.valueRules, r.dataValueRules, ctx).then((err) => {
-    throw err;
-  });
+  throw r.dataValueRules ? await validationErrorWithData(issues, 'body', input, r.valueRules, r.dataValueRules, ctx) : validationError(issues, 'body', input, r.valueRules);
 }
 
 /** The input without its `id` (the address of an update), and that id, checked like a body field. */

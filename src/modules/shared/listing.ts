@@ -684,7 +684,7 @@ function encodeCursor(config: Config, binding: string, pos: Position): string {
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 /** The longest cursor read (the service's are under 200 characters); longer, or empty, is 400 invalid_cursor. */
-export const MAX_CURSOR_CHARS = 2048;
+const MAX_CURSOR_CHARS = 2048;
 
 function decodeCursor(config: Config, binding: string, cursor: string): Position {
   const invalid = () =>
