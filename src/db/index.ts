@@ -176,7 +176,7 @@ export function createDatabase(
   const sqliteFile = file;
   const inMemory = file === ':memory:' || file === '';
   // The writer's checkpoints then find the WAL already copied (sqlite-checkpointer.ts).
-  const checkpointer = inMemory ? undefined : new SqliteCheckpointer(sqliteFile);
+  const checkpointer = inMemory ? undefined : new SqliteCheckpointer(sqliteFile, WAL_AUTOCHECKPOINT_PAGES);
   const driver = new FastSqliteDriver(raw, checkpointer && (() => checkpointer.wrote()));
   const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw, driver) });
   runDirectly(db, (sqlText, params) => driver.runNow(sqlText, params));

@@ -28,7 +28,11 @@ export class SqliteCheckpointer {
   /** Settles when the thread has ended (also after an error that ended it). */
   private exited: Promise<void> = Promise.resolve();
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    /** The writer's `wal_autocheckpoint` (pages): past it, the writer checkpoints and restarts the WAL itself. */
+    private readonly markPages: number,
+  ) {}
 
   /** After a write: wakes the thread when it sleeps (started on the first write). A few nanoseconds otherwise. */
   wrote(): void {
@@ -48,7 +52,7 @@ export class SqliteCheckpointer {
   }
 
   private start(): void {
-    const worker = new Worker(ENTRY, { workerData: { file: this.file, shared: this.slots.buffer, periodMs: PERIOD_MS } });
+    const worker = new Worker(ENTRY, { workerData: { file: this.file, shared: this.slots.buffer, periodMs: PERIOD_MS, markPages: this.markPages } });
     worker.unref();
     // A thread that fails costs speed, never data: the writer's automatic checkpoints go on.
     worker.on('error', () => {});

@@ -8,7 +8,7 @@
 import { workerData } from 'node:worker_threads';
 import SqliteDatabase from './sqlite-driver.mjs';
 
-const { file, shared, periodMs } = workerData;
+const { file, shared, periodMs, markPages } = workerData;
 const slots = new Int32Array(shared);
 const WRITES = 0;
 const WAITING = 1;
@@ -22,6 +22,8 @@ db.pragma('busy_timeout = 0');
 db.pragma('synchronous = NORMAL');
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
 const pause = new Int32Array(new SharedArrayBuffer(4));
+/** How long a pass that found the WAL past the writer's mark leaves the lock to the writer (ms). */
+const STAND_ASIDE_MS = 50;
 
 // The first pass comes at once: the write that started this thread is already counted.
 let seen = -1;
@@ -36,7 +38,11 @@ while (Atomics.load(slots, STOP) === 0) {
   Atomics.wait(pause, 0, 0, periodMs);
   seen = Atomics.load(slots, WRITES);
   try {
-    checkpoint.all();
+    const [{ log }] = checkpoint.all();
+    // Past the writer's mark its own checkpoint copies the rest and restarts the WAL at its next write: a pass of
+    // this thread then holds the lock it needs (a slow sync under load held it across hundreds of commits, and the
+    // WAL grew past the mark). So this thread stands aside for a moment.
+    if (log >= markPages) Atomics.wait(pause, 0, 0, STAND_ASIDE_MS);
   } catch {
     // SQLITE_BUSY or a lock held for a moment: the next write brings another pass
   }

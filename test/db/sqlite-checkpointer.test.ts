@@ -65,7 +65,7 @@ test('close ends the checkpointer thread', { skip: sqliteOnly }, async () => {
 });
 
 test('a thread that fails (its file is gone) harms no write, and close still ends', { skip: sqliteOnly, timeout: 10_000 }, async () => {
-  const checkpointer = new SqliteCheckpointer(path.join(scratch.dir, 'missing.db'));
+  const checkpointer = new SqliteCheckpointer(path.join(scratch.dir, 'missing.db'), WAL_AUTOCHECKPOINT_PAGES);
   checkpointer.wrote();
   await sleep(300); // the thread cannot open the file and ends with an error
   checkpointer.wrote();
