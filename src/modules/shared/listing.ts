@@ -3,7 +3,7 @@
  * declares its sort keys in a small table and builds its page here, so empty values, text collation,
  * the offset guard, the cached total and keyset cursors follow one rule everywhere.
  */
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { CompiledQuery, RawNode, sql, type Compilable, type QueryCreator, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Config } from '../../config.js';
@@ -12,6 +12,7 @@ import { sortableText } from '../../db/dialect.js';
 import { rebound, slotted, type SlottedQuery } from '../../db/prepared.js';
 import { directReads, type Reads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
+import { hmacSha256With } from '../../util/crypto.js';
 import type { Ctx } from '../../http/context.js';
 import { assertCursorOrPage } from '../../http/pagination.js';
 import type { PaginationT } from '../../http/schemas.js';
@@ -656,16 +657,13 @@ function normalizeSortValue(v: unknown): string | number | null {
 // what the cursor is bound to (tenant, API key, endpoint, sort key and order, filters), so any edit, or
 // use in another context, fails verification with 400 invalid_cursor.
 
-const keys = new WeakMap<Config, Buffer>();
+const macs = new WeakMap<Config, (message: string) => Buffer>();
 
-function cursorKey(config: Config): Buffer {
-  let k = keys.get(config);
-  if (!k) {
-    // A key of its own, derived from the master key, so a cursor MAC can never stand in for another use.
-    k = Buffer.from(hkdfSync('sha256', config.secretKey(), Buffer.alloc(0), 'crm/list-cursor/v1', 32));
-    keys.set(config, k);
-  }
-  return k;
+/** The cursors' MAC under their own key, derived from the master key, so a cursor MAC can never stand in for another use. */
+function cursorMac(config: Config): (message: string) => Buffer {
+  let m = macs.get(config);
+  if (!m) macs.set(config, (m = hmacSha256With(Buffer.from(hkdfSync('sha256', config.secretKey(), Buffer.alloc(0), 'crm/list-cursor/v1', 32)))));
+  return m;
 }
 
 /** What a cursor's binding holds of the filters: a digest of their stable JSON (compiledShape binds the rest). */
@@ -674,7 +672,7 @@ function hashFilters(filtersJson: string): string {
 }
 
 function mac(config: Config, binding: string, payload: string): Buffer {
-  return createHmac('sha256', cursorKey(config)).update(binding).update('\n').update(payload).digest();
+  return cursorMac(config)(`${binding}\n${payload}`);
 }
 
 function encodeCursor(config: Config, binding: string, pos: Position): string {
