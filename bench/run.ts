@@ -20,6 +20,9 @@
 //          --only <name,name> (substrings of scenario names, separated by a comma with no space after it: names
 //          hold ", "; `noisy` selects the noisy-neighbour scenario)
 //          --no-tails (skip the runs at one connection, min(5, --duration) s each; on by default, --tails)
+//          --rounds <n> (3; 0 skips them: after the scenarios, n rounds in which each ceiling and the scenarios
+//          measured against it run back to back, min(5, --duration) s each, in alternating order; the
+//          ratios' verdicts are their medians, see `pairedRatios`)
 //          --small (a 10x smaller data set, for a quick check)  --large (1,000,000 contacts)
 //          --profile <scenario> (CPU profile of the server during that scenario, written to .bench/profiles)
 //          --keep (keep the data dir)  --help
@@ -51,6 +54,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
     tails: { type: 'boolean', default: true },
+    rounds: { type: 'string', default: '3' },
     small: { type: 'boolean', default: false },
     large: { type: 'boolean', default: false },
     profile: { type: 'string' },
@@ -69,6 +73,10 @@ const CONNECTIONS = Number(args.connections);
 const WARMUP = Number(args.warmup);
 /** Seconds of each scenario's run at one connection (tails). */
 const TAIL_DURATION = Math.min(5, DURATION);
+const ROUNDS = Number(args.rounds);
+/** Seconds of each scenario's run in a paired round, and of its warm-up. */
+const ROUND_DURATION = Math.min(5, DURATION);
+const ROUND_WARMUP = Math.min(1, WARMUP);
 const LOADGEN = path.join(ROOT, 'bench/loadgen.ts');
 /**
  * Node options of the server process: those of `npm start` (SERVE_NODE_ARGS), then BENCH_SERVER_NODE_ARGS
@@ -133,8 +141,8 @@ async function walkCursors(url: string, key: string, depth: number): Promise<Omi
  * `phases`, measured here from outside while the generator reports it is under way: the server tree's CPU
  * and RSS, and the generator's own CPU. One Result per phase.
  */
-function drive(target: Proc, sc: Scenario, key: string, dataFile: string, phases: LoadPhase[]): Promise<Result[]> {
-  const job: LoadJob = { url: target.url, key, scenario: sc.name, dataFile, warmup: WARMUP, phases };
+function drive(target: Proc, sc: Scenario, key: string, dataFile: string, phases: LoadPhase[], warmup = WARMUP): Promise<Result[]> {
+  const job: LoadJob = { url: target.url, key, scenario: sc.name, dataFile, warmup, phases };
   const child = spawn(process.execPath, ['--import', 'tsx', LOADGEN, JSON.stringify(job)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const pid = target.proc.pid;
   const results: Result[] = [];
@@ -199,6 +207,82 @@ interface Ratio {
   byServerCpu?: { value: number; met: boolean };
 }
 
+/** A scenario's share of a base scenario's (a ceiling or the floor): req/s over the base's, and the base's CPU per request over its. */
+interface Share {
+  name: string;
+  /** Name prefixes of the scenario and of its base. */
+  scenario: string;
+  base: string;
+  /** The target (0: none, reported in %). */
+  min: number;
+}
+
+const SHARES: Share[] = [
+  { name: 'GET /contacts/:id ÷ ceiling (contact by id)', scenario: 'GET /contacts/:id', base: 'ceiling: bare Fastify, contact by id', min: 0.6 },
+  { name: 'GET /contacts (page of 50) ÷ ceiling (page of 50)', scenario: 'GET /contacts (page of 50)', base: 'ceiling: bare Fastify, page of 50', min: 0.5 },
+  { name: 'GET /contacts?ownerId= ÷ ceiling (page of 50)', scenario: 'GET /contacts?ownerId=', base: 'ceiling: bare Fastify, page of 50', min: 0.4 },
+  { name: 'POST /contacts/search ÷ ceiling (page of 50)', scenario: 'POST /contacts/search', base: 'ceiling: bare Fastify, page of 50', min: 0.4 },
+  // No target: where the database alone leaves the ceiling (floor ÷ ceiling), and how far the service is
+  // from answering from this database at the least (service ÷ floor). `min` 0: reported, never "MISSED".
+  { name: 'floor ÷ ceiling (contact by id)', scenario: 'floor: bare Fastify + SQLite, contact by id', base: 'ceiling: bare Fastify, contact by id', min: 0 },
+  { name: 'floor ÷ ceiling (page of 50)', scenario: 'floor: bare Fastify + SQLite, page of 50', base: 'ceiling: bare Fastify, page of 50', min: 0 },
+  { name: 'GET /contacts/:id ÷ floor (contact by id)', scenario: 'GET /contacts/:id', base: 'floor: bare Fastify + SQLite, contact by id', min: 0 },
+  { name: 'GET /contacts (page of 50) ÷ floor (page of 50)', scenario: 'GET /contacts (page of 50)', base: 'floor: bare Fastify + SQLite, page of 50', min: 0 },
+];
+
+/**
+ * The shares with a target, from paired rounds: in each round every ceiling runs right before (or, every other
+ * round, right after) the scenarios measured against it, so both meet the machine in the same state. On a VM
+ * whose speed drifts (the one of 2026-11-28 moved a scenario's server CPU per request by ±25 % between runs
+ * minutes apart), a ratio of two runs minutes apart mixes the drift into the ratio; a round's pair does not. The
+ * verdict is the median of the rounds' ratios; their range is reported.
+ */
+interface PairedRatio {
+  name: string;
+  target: string;
+  rounds: { byRequestsPerSec: number; byServerCpu?: number }[];
+  byRequestsPerSec: { value: number; met: boolean; min: number; max: number };
+  byServerCpu?: { value: number; met: boolean; min: number; max: number };
+}
+
+const median = (xs: number[]) => {
+  const a = [...xs].sort((x, y) => x - y);
+  return a.length % 2 ? a[(a.length - 1) / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+};
+
+function pairedRatios(rounds: Result[][]): PairedRatio[] {
+  const out: PairedRatio[] = [];
+  for (const sh of SHARES.filter((x) => x.min > 0)) {
+    const per = rounds
+      .map((round) => [round.find((r) => r.name.startsWith(sh.scenario)), round.find((r) => r.name.startsWith(sh.base))] as const)
+      .filter((p): p is readonly [Result, Result] => p[0] !== undefined && p[1] !== undefined)
+      .map(([r, c]) => ({
+        byRequestsPerSec: r.requestsPerSec / c.requestsPerSec,
+        byServerCpu: r.serverCpuMicrosPerRequest && c.serverCpuMicrosPerRequest ? c.serverCpuMicrosPerRequest / r.serverCpuMicrosPerRequest : undefined,
+      }));
+    if (per.length === 0) continue;
+    const verdict = (xs: number[]) => ({ value: median(xs), met: median(xs) >= sh.min, min: Math.min(...xs), max: Math.max(...xs) });
+    const cpu = per.map((p) => p.byServerCpu).filter((x): x is number => x !== undefined);
+    out.push({
+      name: sh.name,
+      target: `≥ ${sh.min * 100} %`,
+      rounds: per,
+      byRequestsPerSec: verdict(per.map((p) => p.byRequestsPerSec)),
+      byServerCpu: cpu.length === per.length ? verdict(cpu) : undefined,
+    });
+  }
+  return out;
+}
+
+function pairedTable(ps: PairedRatio[]): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const cell = (v: PairedRatio['byRequestsPerSec'] | undefined) => (v ? `${pct(v.value)} ${v.met ? 'met' : 'MISSED'} (${pct(v.min)}–${pct(v.max)})` : '?');
+  return table(
+    [`ratio, paired rounds (median, range)`, 'target', 'by req/s', 'by server CPU per request', 'rounds (req/s)'],
+    ps.map((p) => [p.name, p.target, cell(p.byRequestsPerSec), cell(p.byServerCpu), p.rounds.map((r) => pct(r.byRequestsPerSec)).join(', ')]),
+  );
+}
+
 /** The ratios of issue "Close to the metal" (part 1) over the scenarios that ran. */
 function ratios(results: Result[]): Ratio[] {
   const find = (prefix: string) => results.find((r) => r.name.startsWith(prefix));
@@ -217,16 +301,7 @@ function ratios(results: Result[]): Ratio[] {
       byServerCpu: cpu === undefined ? undefined : { value: cpu, met: cpu >= min },
     });
   };
-  share('GET /contacts/:id ÷ ceiling (contact by id)', 'GET /contacts/:id', 'ceiling: bare Fastify, contact by id', 0.6);
-  share('GET /contacts (page of 50) ÷ ceiling (page of 50)', 'GET /contacts (page of 50)', 'ceiling: bare Fastify, page of 50', 0.5);
-  share('GET /contacts?ownerId= ÷ ceiling (page of 50)', 'GET /contacts?ownerId=', 'ceiling: bare Fastify, page of 50', 0.4);
-  share('POST /contacts/search ÷ ceiling (page of 50)', 'POST /contacts/search', 'ceiling: bare Fastify, page of 50', 0.4);
-  // No target: where the database alone leaves the ceiling (floor ÷ ceiling), and how far the service is
-  // from answering from this database at the least (service ÷ floor). `min` 0: reported, never "MISSED".
-  share('floor ÷ ceiling (contact by id)', 'floor: bare Fastify + SQLite, contact by id', 'ceiling: bare Fastify, contact by id', 0);
-  share('floor ÷ ceiling (page of 50)', 'floor: bare Fastify + SQLite, page of 50', 'ceiling: bare Fastify, page of 50', 0);
-  share('GET /contacts/:id ÷ floor (contact by id)', 'GET /contacts/:id', 'floor: bare Fastify + SQLite, contact by id', 0);
-  share('GET /contacts (page of 50) ÷ floor (page of 50)', 'GET /contacts (page of 50)', 'floor: bare Fastify + SQLite, page of 50', 0);
+  for (const sh of SHARES) share(sh.name, sh.scenario, sh.base, sh.min);
   const create = find('POST /contacts (unique');
   if (create) {
     // By CPU: the creates per second one server core would answer.
@@ -405,6 +480,8 @@ async function main() {
   const all = scenarios(data).filter((sc) => selected(sc.name) && !(sc.sqliteOnly && !sqliteFile));
   const results: Result[] = [];
   const tails: Result[] = [];
+  /** The paired rounds' results (pairedRatios), round by round. */
+  const rounds: Result[][] = [];
   const profileDir = path.join(ROOT, '.bench/profiles');
   let noisyReport: NoisyReport | undefined;
   let rssMiBAfterAll: number | undefined;
@@ -454,6 +531,29 @@ async function main() {
         api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
       }
     }
+    // Paired rounds (pairedRatios): each ceiling with the scenarios measured against it, back to back.
+    const groups = [...new Set(SHARES.filter((x) => x.min > 0).map((x) => x.base))]
+      .map((base) => ({
+        base: all.find((sc) => sc.name.startsWith(base)),
+        measured: SHARES.filter((x) => x.min > 0 && x.base === base).map((x) => all.find((sc) => sc.name.startsWith(x.scenario))),
+      }))
+      .map((g) => ({ base: g.base, measured: g.measured.filter((sc): sc is Scenario => sc !== undefined) }))
+      .filter((g): g is { base: Scenario; measured: Scenario[] } => g.base !== undefined && g.measured.length > 0);
+    for (let round = 0; round < ROUNDS && groups.length > 0; round++) {
+      const measured: Result[] = [];
+      for (const g of groups) {
+        // Even rounds: the ceiling first; odd rounds: last. A drift along the round then weighs on both sides.
+        const order = round % 2 === 0 ? [g.base, ...g.measured] : [...g.measured, g.base];
+        for (const sc of order) {
+          const target = sc.target === 'ceiling' ? ceiling : api;
+          const phase: LoadPhase = { connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: ROUND_DURATION };
+          const [r] = await drive(target, sc, seeded.key, dataFile, [phase], ROUND_WARMUP);
+          measured.push(r);
+        }
+      }
+      rounds.push(measured);
+      log(`  round ${round + 1} of ${ROUNDS}: ${pairedRatios([measured]).map((p) => `${p.name.split(' ÷ ')[0]} ${(p.byRequestsPerSec.value * 100).toFixed(1)} %`).join('; ')}`);
+    }
     // What the server holds once every scenario has run through it (before the noisy scenario restarts it).
     if (all.some((sc) => sc.target === 'api')) {
       // One reading of /proc. The target is judged on the tree's Pss: the memory the server takes from the
@@ -499,6 +599,7 @@ async function main() {
   }
 
   const rs = ratios(results);
+  const paired = pairedRatios(rounds);
   const memoryMet = pssMiBAfterAll === undefined ? undefined : pssMiBAfterAll < 200;
   const memoryVerdict =
     pssMiBAfterAll === undefined
@@ -515,6 +616,8 @@ async function main() {
     results,
     tails,
     ratios: rs,
+    pairedRatios: paired,
+    rounds: { count: rounds.length, secondsEach: ROUND_DURATION, warmupSeconds: ROUND_WARMUP, results: rounds },
     rssMiBAfterAll,
     pssMiBAfterAll,
     memoryAfterAll,
@@ -524,6 +627,7 @@ async function main() {
 
   const out: string[] = [resultsTable(results)];
   if (rs.length) out.push('', ratiosTable(rs));
+  if (paired.length) out.push('', pairedTable(paired));
   if (tails.length) out.push('', tailsTable(tails));
   if (memoryVerdict) out.push('', memoryVerdict, memoryLine(memoryAfterAll));
   const batch = results.find((r) => r.name.startsWith('POST /contacts/batch/create'));
@@ -559,6 +663,7 @@ async function main() {
     '',
     resultsTable(results),
     ...(rs.length ? ['', ratiosTable(rs)] : []),
+    ...(paired.length ? ['', `Paired rounds: ${rounds.length}, each ceiling and the scenarios measured against it back to back, ${ROUND_WARMUP} s warm-up and ${ROUND_DURATION} s each, the ceiling first in odd rounds and last in even ones.`, '', pairedTable(paired)] : []),
     ...(tails.length ? ['', tailsTable(tails)] : []),
     ...(memoryVerdict ? ['', `${memoryVerdict}.`, memoryLine(memoryAfterAll)] : []),
     '',
