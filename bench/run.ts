@@ -24,7 +24,8 @@
 //          measured against it run back to back, min(5, --duration) s each, in alternating order; the
 //          ratios' verdicts are their medians, see `pairedRatios`)
 //          --small (a 10x smaller data set, for a quick check)  --large (1,000,000 contacts)
-//          --profile <scenario> (CPU profile of the server during that scenario, written to .bench/profiles)
+//          --profile <scenario> (CPU profile of the server, or of the ceiling's process, during the scenarios whose
+//          names hold it, written to .bench/profiles)
 //          --keep (keep the data dir)  --help
 // Environment: DATABASE_URL (postgres://…/<name containing "bench">: its schema `public` is dropped and
 //          recreated; the database is created when missing), REDIS_URL (with DATABASE_URL; rate limits),
@@ -499,7 +500,8 @@ async function main() {
   }
   // SQLite: the ceiling also answers the floor's routes from the database file (bench/ceiling.ts).
   if (sqliteFile) Object.assign(ceilingEnv, { CEILING_DB_FILE: sqliteFile, CEILING_TENANT_ID: seeded.tenantId });
-  const ceiling = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
+  const startCeiling = (nodeArgs: string[] = []) => startProcess([...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
+  let ceiling = await startCeiling();
   if (all.some((sc) => sc.name.includes('cursor page'))) Object.assign(data.cursors, await walkCursors(api.url, seeded.key, data.cursors.deepDepth));
   // What each load generator reads (ids, cursors): written once, after the cursor walk.
   const dataFile = path.join(dataDir, 'scenario-data.json');
@@ -507,8 +509,13 @@ async function main() {
 
   try {
     for (const sc of all) {
-      const profiling = args.profile !== undefined && sc.name.toLowerCase().includes(args.profile.toLowerCase()) && sc.target === 'api';
-      if (profiling) {
+      const profiling = args.profile !== undefined && sc.name.toLowerCase().includes(args.profile.toLowerCase());
+      if (profiling && sc.target === 'ceiling') {
+        // The ceiling's and the floor's profiles too: what the same answer costs with nothing behind it.
+        await ceiling.stop();
+        mkdirSync(profileDir, { recursive: true });
+        ceiling = await startCeiling(['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+      } else if (profiling) {
         await api.stop();
         mkdirSync(profileDir, { recursive: true });
         api = await startProcess([...serverNodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, CLI, 'serve'], serverEnv, '/healthz');
@@ -525,7 +532,11 @@ async function main() {
         log(`    1 connection: ${tail.requestsPerSec} req/s, p50 ${tail.latencyP50} ms, p99 ${tail.latencyP99} ms, max ${tail.latencyMax} ms, p99/p50 ${p99OverP50(tail) ?? '?'}`);
         if (tail.non2xx > 0) log(`    status codes: ${JSON.stringify(tail.statusCodes)}`);
       }
-      if (profiling) {
+      if (profiling && sc.target === 'ceiling') {
+        await ceiling.stop();
+        log(`    CPU profile written to ${profileDir}`);
+        ceiling = await startCeiling();
+      } else if (profiling) {
         await api.stop(); // the profile is written at exit
         log(`    CPU profile written to ${profileDir}`);
         api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
