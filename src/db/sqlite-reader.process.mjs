@@ -7,7 +7,10 @@ import { sqlFold } from '../domain/fold.mjs';
 const file = process.argv[2];
 const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
-db.pragma('cache_size = -32768');
+// 16 MiB: the planner statistics' pass (sqlite-stats.ts), which reads every index once at start, filled a 32 MiB
+// cache that the pooled statements (searches, deep pages, counts) then did not need: a reader held 41 MiB instead
+// of 25, and the bench's pooled scenarios ran as fast with 16 (bench/RESULTS.md, 2026-11-28 17:55).
+db.pragma('cache_size = -16384');
 // The SQL functions of the main connection (db/index.ts registerSqliteFunctions): search folds text here.
 db.function('crm_fold', { deterministic: true }, sqlFold);
 /** @type {Map<string, import('better-sqlite3').Statement>} */
