@@ -20,9 +20,9 @@
 //          --only <name,name> (substrings of scenario names, separated by a comma with no space after it: names
 //          hold ", "; `noisy` selects the noisy-neighbour scenario)
 //          --no-tails (skip the runs at one connection, min(5, --duration) s each; on by default, --tails)
-//          --rounds <n> (3; 0 skips them: after the scenarios, n rounds in which each ceiling and the scenarios
-//          measured against it run back to back, min(5, --duration) s each, in alternating order; the
-//          ratios' verdicts are their medians, see `pairedRatios`)
+//          --rounds <n> (3; 0 skips them: right after the last scenario measured against a ceiling, before the
+//          writes, n rounds in which each ceiling and the scenarios measured against it run back to back,
+//          min(5, --duration) s each, in alternating order; their medians are reported, see `pairedRatios`)
 //          --small (a 10x smaller data set, for a quick check)  --large (1,000,000 contacts)
 //          --profile <scenario> (CPU profile of the server, or of the ceiling's process, during the scenarios whose
 //          names hold it, written to .bench/profiles)
@@ -508,7 +508,37 @@ async function main() {
   writeFileSync(dataFile, JSON.stringify(data));
 
   try {
-    for (const sc of all) {
+    /**
+     * Paired rounds (pairedRatios): each ceiling with the scenarios measured against it, back to back. They run right
+     * after the last of those scenarios, before the writes that follow them grow the tenant (the creates and batches
+     * of a full run take it from 100,000 contacts to ~560,000): so the rounds measure the data the scenarios measured.
+     */
+    const runRounds = async () => {
+      const groups = [...new Set(SHARES.filter((x) => x.min > 0).map((x) => x.base))]
+        .map((base) => ({
+          base: all.find((sc) => sc.name.startsWith(base)),
+          measured: SHARES.filter((x) => x.min > 0 && x.base === base).map((x) => all.find((sc) => sc.name.startsWith(x.scenario))),
+        }))
+        .map((g) => ({ base: g.base, measured: g.measured.filter((sc): sc is Scenario => sc !== undefined) }))
+        .filter((g): g is { base: Scenario; measured: Scenario[] } => g.base !== undefined && g.measured.length > 0);
+      for (let round = 0; round < ROUNDS && groups.length > 0; round++) {
+        const measured: Result[] = [];
+        for (const g of groups) {
+          // Even rounds: the ceiling first; odd rounds: last. A drift along the round then weighs on both sides.
+          const order = round % 2 === 0 ? [g.base, ...g.measured] : [...g.measured, g.base];
+          for (const sc of order) {
+            const target = sc.target === 'ceiling' ? ceiling : api;
+            const phase: LoadPhase = { connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: ROUND_DURATION };
+            const [r] = await drive(target, sc, seeded.key, dataFile, [phase], ROUND_WARMUP);
+            measured.push(r);
+          }
+        }
+        rounds.push(measured);
+        log(`  round ${round + 1} of ${ROUNDS}: ${pairedRatios([measured]).map((p) => `${p.name.split(' ÷ ')[0]} ${(p.byRequestsPerSec.value * 100).toFixed(1)} %`).join('; ')}`);
+      }
+    };
+    const lastPaired = Math.max(-1, ...SHARES.filter((x) => x.min > 0).flatMap((x) => [x.base, x.scenario]).map((name) => all.findIndex((sc) => sc.name.startsWith(name))));
+    for (const [index, sc] of all.entries()) {
       const profiling = args.profile !== undefined && sc.name.toLowerCase().includes(args.profile.toLowerCase());
       if (profiling && sc.target === 'ceiling') {
         // The ceiling's and the floor's profiles too: what the same answer costs with nothing behind it.
@@ -541,29 +571,7 @@ async function main() {
         log(`    CPU profile written to ${profileDir}`);
         api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
       }
-    }
-    // Paired rounds (pairedRatios): each ceiling with the scenarios measured against it, back to back.
-    const groups = [...new Set(SHARES.filter((x) => x.min > 0).map((x) => x.base))]
-      .map((base) => ({
-        base: all.find((sc) => sc.name.startsWith(base)),
-        measured: SHARES.filter((x) => x.min > 0 && x.base === base).map((x) => all.find((sc) => sc.name.startsWith(x.scenario))),
-      }))
-      .map((g) => ({ base: g.base, measured: g.measured.filter((sc): sc is Scenario => sc !== undefined) }))
-      .filter((g): g is { base: Scenario; measured: Scenario[] } => g.base !== undefined && g.measured.length > 0);
-    for (let round = 0; round < ROUNDS && groups.length > 0; round++) {
-      const measured: Result[] = [];
-      for (const g of groups) {
-        // Even rounds: the ceiling first; odd rounds: last. A drift along the round then weighs on both sides.
-        const order = round % 2 === 0 ? [g.base, ...g.measured] : [...g.measured, g.base];
-        for (const sc of order) {
-          const target = sc.target === 'ceiling' ? ceiling : api;
-          const phase: LoadPhase = { connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: ROUND_DURATION };
-          const [r] = await drive(target, sc, seeded.key, dataFile, [phase], ROUND_WARMUP);
-          measured.push(r);
-        }
-      }
-      rounds.push(measured);
-      log(`  round ${round + 1} of ${ROUNDS}: ${pairedRatios([measured]).map((p) => `${p.name.split(' ÷ ')[0]} ${(p.byRequestsPerSec.value * 100).toFixed(1)} %`).join('; ')}`);
+      if (index === lastPaired) await runRounds();
     }
     // What the server holds once every scenario has run through it (before the noisy scenario restarts it).
     if (all.some((sc) => sc.target === 'api')) {
