@@ -231,6 +231,15 @@ const SHARES: Share[] = [
   { name: 'GET /contacts (page of 50) ÷ floor (page of 50)', scenario: 'GET /contacts (page of 50)', base: 'floor: bare Fastify + SQLite, page of 50', min: 0 },
 ];
 
+/** The shares with a target: the ones the paired rounds measure. */
+const TARGETED = SHARES.filter((x) => x.min > 0);
+
+/** A scenario's share of its base: by req/s, and by server CPU per request when both have it. */
+function shareOf(r: Result, base: Result): { rps: number; cpu?: number } {
+  const cpu = r.serverCpuMicrosPerRequest && base.serverCpuMicrosPerRequest ? base.serverCpuMicrosPerRequest / r.serverCpuMicrosPerRequest : undefined;
+  return { rps: r.requestsPerSec / base.requestsPerSec, cpu };
+}
+
 /**
  * The shares with a target, from paired rounds: in each round every ceiling runs right before (or, every other
  * round, right after) the scenarios measured against it, so both meet the machine in the same state. On a VM
@@ -253,14 +262,14 @@ const median = (xs: number[]) => {
 
 function pairedRatios(rounds: Result[][]): PairedRatio[] {
   const out: PairedRatio[] = [];
-  for (const sh of SHARES.filter((x) => x.min > 0)) {
+  for (const sh of TARGETED) {
     const per = rounds
       .map((round) => [round.find((r) => r.name.startsWith(sh.scenario)), round.find((r) => r.name.startsWith(sh.base))] as const)
       .filter((p): p is readonly [Result, Result] => p[0] !== undefined && p[1] !== undefined)
-      .map(([r, c]) => ({
-        byRequestsPerSec: r.requestsPerSec / c.requestsPerSec,
-        byServerCpu: r.serverCpuMicrosPerRequest && c.serverCpuMicrosPerRequest ? c.serverCpuMicrosPerRequest / r.serverCpuMicrosPerRequest : undefined,
-      }));
+      .map(([r, c]) => {
+        const { rps, cpu } = shareOf(r, c);
+        return { byRequestsPerSec: rps, byServerCpu: cpu };
+      });
     if (per.length === 0) continue;
     const verdict = (xs: number[]) => ({ value: median(xs), met: median(xs) >= sh.min, min: Math.min(...xs), max: Math.max(...xs) });
     const cpu = per.map((p) => p.byServerCpu).filter((x): x is number => x !== undefined);
@@ -289,20 +298,18 @@ function ratios(results: Result[]): Ratio[] {
   const find = (prefix: string) => results.find((r) => r.name.startsWith(prefix));
   const out: Ratio[] = [];
   // Share of the ceiling: req/s over the ceiling's, and the ceiling's CPU per request over this one's.
-  const share = (name: string, prefix: string, ceilingPrefix: string, min: number) => {
-    const r = find(prefix);
-    const c = find(ceilingPrefix);
-    if (!r || !c) return;
-    const rps = r.requestsPerSec / c.requestsPerSec;
-    const cpu = r.serverCpuMicrosPerRequest && c.serverCpuMicrosPerRequest ? c.serverCpuMicrosPerRequest / r.serverCpuMicrosPerRequest : undefined;
+  for (const sh of SHARES) {
+    const r = find(sh.scenario);
+    const c = find(sh.base);
+    if (!r || !c) continue;
+    const { rps, cpu } = shareOf(r, c);
     out.push({
-      name,
-      target: min > 0 ? `≥ ${min * 100} %` : 'no target, in %',
-      byRequestsPerSec: { value: rps, met: rps >= min },
-      byServerCpu: cpu === undefined ? undefined : { value: cpu, met: cpu >= min },
+      name: sh.name,
+      target: sh.min > 0 ? `≥ ${sh.min * 100} %` : 'no target, in %',
+      byRequestsPerSec: { value: rps, met: rps >= sh.min },
+      byServerCpu: cpu === undefined ? undefined : { value: cpu, met: cpu >= sh.min },
     });
-  };
-  for (const sh of SHARES) share(sh.name, sh.scenario, sh.base, sh.min);
+  }
   const create = find('POST /contacts (unique');
   if (create) {
     // By CPU: the creates per second one server core would answer.
@@ -514,10 +521,10 @@ async function main() {
      * of a full run take it from 100,000 contacts to ~560,000): so the rounds measure the data the scenarios measured.
      */
     const runRounds = async () => {
-      const groups = [...new Set(SHARES.filter((x) => x.min > 0).map((x) => x.base))]
+      const groups = [...new Set(TARGETED.map((x) => x.base))]
         .map((base) => ({
           base: all.find((sc) => sc.name.startsWith(base)),
-          measured: SHARES.filter((x) => x.min > 0 && x.base === base).map((x) => all.find((sc) => sc.name.startsWith(x.scenario))),
+          measured: TARGETED.filter((x) => x.base === base).map((x) => all.find((sc) => sc.name.startsWith(x.scenario))),
         }))
         .map((g) => ({ base: g.base, measured: g.measured.filter((sc): sc is Scenario => sc !== undefined) }))
         .filter((g): g is { base: Scenario; measured: Scenario[] } => g.base !== undefined && g.measured.length > 0);
@@ -537,7 +544,7 @@ async function main() {
         log(`  round ${round + 1} of ${ROUNDS}: ${pairedRatios([measured]).map((p) => `${p.name.split(' ÷ ')[0]} ${(p.byRequestsPerSec.value * 100).toFixed(1)} %`).join('; ')}`);
       }
     };
-    const lastPaired = Math.max(-1, ...SHARES.filter((x) => x.min > 0).flatMap((x) => [x.base, x.scenario]).map((name) => all.findIndex((sc) => sc.name.startsWith(name))));
+    const lastPaired = Math.max(-1, ...TARGETED.flatMap((x) => [x.base, x.scenario]).map((name) => all.findIndex((sc) => sc.name.startsWith(name))));
     for (const [index, sc] of all.entries()) {
       const profiling = args.profile !== undefined && sc.name.toLowerCase().includes(args.profile.toLowerCase());
       if (profiling && sc.target === 'ceiling') {
