@@ -63,16 +63,22 @@ export async function cachedCount(
   // A burst of pages of a list whose total is not cached (at start, after a write) would otherwise count
   // it once per page, on the read pool, one tenant's share at a time: 50 pages, 50 counts in a row.
   const running = `${peek.key}\u0001${peek.version}`;
+  const start = (): Promise<number> => {
+    const mine = count();
+    counting.set(running, mine);
+    mine.then(peek.remember, () => undefined).finally(() => {
+      if (counting.get(running) === mine) counting.delete(running);
+    });
+    return mine;
+  };
   const shared = counting.get(running);
-  // The shared count runs under its first caller's deadline and client: if that one fails, count anew.
-  if (shared) return shared.catch(count);
-  const mine = count();
-  counting.set(running, mine);
-  try {
-    const total = await mine;
-    peek.remember(total);
-    return total;
-  } finally {
-    counting.delete(running);
-  }
+  if (!shared) return start();
+  // The shared count runs under its first caller's deadline and client. If that one fails, the first waiter to
+  // hear of it counts anew (under its own deadline) and the others join that count, whose total is remembered:
+  // before, each waiter counted on its own, and a count that had just outlived one deadline ran once per waiter.
+  // One retry: a waiter whose second count fails too answers with that failure.
+  return shared.catch(() => {
+    const again = counting.get(running);
+    return again && again !== shared ? again : start();
+  });
 }
