@@ -44,7 +44,9 @@ export interface PhaseReport {
   peakRssMiB?: number;
   maxProcesses?: number;
   /** Whole machine busy (cores, of `cores`), and the bench process's own share (load generator + B's clients). */
-  machine?: { busyCores: number; cores: number; benchCores: number };
+  machine?: { busyCores: number; iowaitCores: number; cores: number; benchCores: number };
+  /** MiB the server tree had read from storage (page-cache misses) in the phase. */
+  storageReadMiB?: number;
   loadAvg: number[];
 }
 
@@ -60,6 +62,8 @@ export interface NoisyReport {
     /** Filters tried first and refused (400) or failed (5xx other than 503 query_timeout). */
     refused: { conditions: number; values: number; tagValues: number; multiValues: number; status: number; body: string }[];
     firstAnswer: { status: number; code?: string; ms: number };
+    /** While the filters were tried (the first statements of a fresh server): storage reads and iowait. */
+    probing: { seconds: number; storageReadMiB?: number; iowaitCores?: number };
   };
   aAlone: PhaseReport;
   aWithB: PhaseReport;
@@ -198,6 +202,7 @@ async function phase(o: Options, counter: { i: number }): Promise<PhaseReport> {
     peakRssMiB: round1(mon.peakRssMiB),
     maxProcesses: mon.maxProcesses,
     machine: mon.machine(),
+    storageReadMiB: mon.storageReadMiB(),
     loadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100),
   };
 }
@@ -245,6 +250,7 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
   // PostgreSQL it chose a filter that then cost ~10 ms a request over one that costs ~100). [conditions, in/notIn conditions, values per tags notIn, values per multi_select notIn].
   const attempts: [number, number, number, number][] = [[50, 9, 1_000, 1_000], [12, 8, 1_000, 1_000], [50, 0, 0, 0], [40, 5, 1_000, 1_000], [10, 1, 100, 100]];
   const refused: NoisyReport['filter']['refused'] = [];
+  const probing = new TreeMonitor(o.pid).start();
   let chosen: { body: string; conditions: number; values: number; first: BAnswer; tagValues: number; multiValues: number } | undefined;
   for (const [conditions, inConds, tagValues, multiValues] of attempts) {
     const { filter, values } = noisyFilter(o.b, conditions, inConds, tagValues, multiValues);
@@ -261,13 +267,16 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
     if (first.status !== 200 && !(first.status === 503 && first.code === 'query_timeout')) throw new Error(`B's search answered ${first.status} ${first.code ?? ''}`);
     if (!chosen || first.ms > chosen.first.ms) chosen = { body, conditions, values, first, tagValues, multiValues };
   }
+  probing.stop();
   if (!chosen) throw new Error('every noisy filter was refused');
+  const probed = { seconds: round1(probing.seconds()), storageReadMiB: probing.storageReadMiB(), iowaitCores: probing.machine()?.iowaitCores };
+  log(`  noisy: filters tried in ${probed.seconds} s; the server read ${probed.storageReadMiB ?? '?'} MiB from storage, iowait ${probed.iowaitCores ?? '?'} cores`);
 
   const counter = { i: 0 };
   if (o.warmup > 0) await loadA(o, o.warmup, counter);
   log(`  noisy: phase 1, A alone (${o.duration} s)…`);
   const aAlone = await phase(o, counter);
-  log(`    A alone: p50 ${aAlone.all.p50} ms, p99 ${aAlone.all.p99} ms, max ${aAlone.all.max} ms (${aAlone.all.requestsPerSec} req/s; server+readers ${aAlone.serverCpuShare ?? '?'} cores)`);
+  log(`    A alone: p50 ${aAlone.all.p50} ms, p99 ${aAlone.all.p99} ms, max ${aAlone.all.max} ms (${aAlone.all.requestsPerSec} req/s; server+readers ${aAlone.serverCpuShare ?? '?'} cores; storage reads ${aAlone.storageReadMiB ?? '?'} MiB, iowait ${aAlone.machine?.iowaitCores ?? '?'} cores)`);
 
   // Phase 2: B's 8 clients loop until A's load is over, then finish the request in flight.
   let stop = false;
@@ -280,7 +289,7 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
   const aWithB = await phase(o, counter);
   stop = true;
   await Promise.all(clients);
-  log(`    A with B: p50 ${aWithB.all.p50} ms, p99 ${aWithB.all.p99} ms, max ${aWithB.all.max} ms (${aWithB.all.requestsPerSec} req/s; server+readers ${aWithB.serverCpuShare ?? '?'} cores)`);
+  log(`    A with B: p50 ${aWithB.all.p50} ms, p99 ${aWithB.all.p99} ms, max ${aWithB.all.max} ms (${aWithB.all.requestsPerSec} req/s; server+readers ${aWithB.serverCpuShare ?? '?'} cores; storage reads ${aWithB.storageReadMiB ?? '?'} MiB, iowait ${aWithB.machine?.iowaitCores ?? '?'} cores)`);
 
   const byStatus: Record<string, number> = {};
   const maxByStatus: Record<string, number> = {};
@@ -310,7 +319,7 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
   const ratio = (x: number, y: number) => (y > 0 ? Math.round((x / y) * 100) / 100 : NaN);
   return {
     queryTimeoutMs: o.queryTimeoutMs,
-    filter: { conditions: chosen.conditions, values: chosen.values, tagValues: chosen.tagValues, multiValues: chosen.multiValues, depth: 3, bytes: body.length, refused, firstAnswer: chosen.first },
+    filter: { conditions: chosen.conditions, values: chosen.values, tagValues: chosen.tagValues, multiValues: chosen.multiValues, depth: 3, bytes: body.length, refused, firstAnswer: chosen.first, probing: probed },
     aAlone,
     aWithB,
     b,

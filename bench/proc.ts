@@ -147,13 +147,26 @@ export function cpuIdle(): string | undefined {
   return pollNs === undefined ? driver : `${driver}, guest_halt_poll_ns ${pollNs}`;
 }
 
-/** Busy and total jiffies of the whole machine (first line of /proc/stat), for the contention of a window. */
-function machineJiffies(): { busy: number; total: number } | undefined {
+/**
+ * Busy, iowait and total jiffies of the whole machine (first line of /proc/stat), for the contention of a window.
+ * iowait is idle time with a read or write of this machine's storage outstanding: a server that waits on its disk.
+ */
+function machineJiffies(): { busy: number; iowait: number; total: number } | undefined {
   try {
     const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
     const idle = f[3] + f[4]; // idle + iowait
-    return { busy: total - idle, total };
+    return { busy: total - idle, iowait: f[4], total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes the process has had read from storage (`read_bytes` of /proc/<pid>/io: page-cache misses, not cached reads). */
+function storageReadBytes(pid: number): number | undefined {
+  try {
+    const m = /^read_bytes:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
   } catch {
     return undefined;
   }
@@ -170,8 +183,11 @@ export class TreeMonitor {
   maxProcesses = 0;
   peakRssMiB = 0;
   private samples = 0;
-  private machineStart: { busy: number; total: number } | undefined;
-  private machineEnd: { busy: number; total: number } | undefined;
+  private machineStart: { busy: number; iowait: number; total: number } | undefined;
+  private machineEnd: { busy: number; iowait: number; total: number } | undefined;
+  /** read_bytes per process (pid:start) at its first and last sample. */
+  private readonly readBase = new Map<string, number>();
+  private readonly readLast = new Map<string, number>();
   private selfStart = process.cpuUsage();
   private selfEnd: NodeJS.CpuUsage | undefined;
   private wallStart = 0;
@@ -206,6 +222,12 @@ export class TreeMonitor {
       // Only the processes' own CPU: reaped children are separate entries of the map already.
       if (first) this.baseline.set(k, s.own);
       if (s.own > (this.max.get(k) ?? -1)) this.max.set(k, s.own);
+      const read = storageReadBytes(pid);
+      if (read !== undefined) {
+        // A process born in the window starts from 0: what it read counts in full.
+        if (!this.readBase.has(k)) this.readBase.set(k, first ? read : 0);
+        this.readLast.set(k, read);
+      }
     }
   }
 
@@ -231,15 +253,28 @@ export class TreeMonitor {
    * Contention in the window, in cores: the whole machine's busy CPU, and this (load-generating) process's
    * own. What is left of the machine's busy time after the server tree and the bench is other work.
    */
-  machine(): { busyCores: number; cores: number; benchCores: number } | undefined {
+  machine(): { busyCores: number; iowaitCores: number; cores: number; benchCores: number } | undefined {
     const a = this.machineStart;
     const b = this.machineEnd;
     const seconds = (this.wallEnd - this.wallStart) / 1000;
     if (!a || !b || !this.selfEnd || seconds <= 0) return undefined;
     const cores = availableParallelism();
     const busyCores = ((b.busy - a.busy) / (b.total - a.total || 1)) * cores;
+    const iowaitCores = ((b.iowait - a.iowait) / (b.total - a.total || 1)) * cores;
     const benchCores = (this.selfEnd.user + this.selfEnd.system) / 1e6 / seconds;
-    return { busyCores: Math.round(busyCores * 100) / 100, cores, benchCores: Math.round(benchCores * 100) / 100 };
+    const r2 = (x: number) => Math.round(x * 100) / 100;
+    return { busyCores: r2(busyCores), iowaitCores: r2(iowaitCores), cores, benchCores: r2(benchCores) };
+  }
+
+  /**
+   * MiB the tree had read from storage in the window (sampled every `intervalMs`: a reader killed between two
+   * samples loses its last reads). Undefined without /proc/<pid>/io.
+   */
+  storageReadMiB(): number | undefined {
+    if (this.readLast.size === 0) return undefined;
+    let bytes = 0;
+    for (const [k, v] of this.readLast) bytes += v - (this.readBase.get(k) ?? 0);
+    return round1(bytes / 2 ** 20);
   }
 
   /** Length of the window (s). */

@@ -100,7 +100,7 @@ interface Result {
    * Machine busy cores in the run, and the load generator's (its own process; in the noisy scenario, this
    * one's): what is left of the busy cores after the server's and the load generator's is other work.
    */
-  machine?: { busyCores: number; cores: number; benchCores: number };
+  machine?: { busyCores: number; iowaitCores?: number; cores: number; benchCores: number };
   /** Resident memory of the server's tree (server + read processes) right after the run, MiB. */
   rssMiB?: number;
   latencyP50: number;
