@@ -1,5 +1,5 @@
 import { errors } from '../errors.js';
-import type { JsonText } from './replies.js';
+import type { JsonBytes, JsonText } from './replies.js';
 import type { PaginationT } from './schemas.js';
 
 /** The envelope of spec 2.12 / B.4 with C.1's `nextCursor`; pages are built by modules/shared/listing.ts. */
@@ -23,6 +23,18 @@ export function jsonPage<T>(records: readonly JsonText<T>[], pagination: Paginat
   for (let i = 1; i < n; i++) parts[i] = records[i];
   parts[n - 1] += tail;
   return parts.join(',') as JsonText<Page<T>>;
+}
+
+const HEAD = Buffer.from('{"data":[');
+
+/** The envelope of Page around records given as UTF-8 bytes, joined by commas (a page read as one BLOB). */
+export function jsonBytesPage<T>(records: Buffer, pagination: PaginationT): JsonBytes<Page<T>> {
+  const tail = `],"pagination":${JSON.stringify(pagination)}}`;
+  const out = Buffer.allocUnsafe(HEAD.length + records.length + Buffer.byteLength(tail));
+  HEAD.copy(out, 0);
+  records.copy(out, HEAD.length);
+  out.write(tail, HEAD.length + records.length, 'utf8');
+  return out as JsonBytes<Page<T>>;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;

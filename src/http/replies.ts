@@ -15,6 +15,9 @@ export async function answer<T>(reply: FastifyReply, status: number, result: Pro
 /** JSON text of a `T` made by the database: a record, or a page of them (`jsonPage`), as the route's 200 schema describes it. */
 export type JsonText<T> = string & { readonly __jsonText: T };
 
+/** The same as UTF-8 bytes: a page whose records the database joined into one BLOB (modules/shared/listing.ts pageAsBlob). */
+export type JsonBytes<T> = Buffer & { readonly __jsonText: T };
+
 /**
  * Answers JSON text as it is, with the type Fastify gives a serialized object. The hottest reads (a contact,
  * a page of contacts) select each record as the JSON object text its row stores (`doc`, migration 014;
@@ -23,8 +26,9 @@ export type JsonText<T> = string & { readonly __jsonText: T };
  * for a page of 50 contacts (bench/RESULTS.md, 2026-11-27 11:30). Records built so must read, parsed, as their
  * mapper (`toContact`) makes them: test/db/json-records.test.ts compares the two on both databases.
  */
-export function sendJsonText<T>(reply: FastifyReply, text: JsonText<T>): T {
+export function sendJsonText<T>(reply: FastifyReply, text: JsonText<T> | JsonBytes<T>): T {
   reply.type('application/json; charset=utf-8');
-  // Typed as the `T` it is the text of, for the route's typed handler; Fastify sends a string with a JSON type as is.
+  // Typed as the `T` it is the text of, for the route's typed handler; Fastify sends a string with a JSON type, and
+  // a Buffer, as they are.
   return text as unknown as T;
 }

@@ -8,8 +8,8 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
-import type { JsonText } from '../../http/replies.js';
-import { emptyPage, JSON_COLUMN, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import type { JsonBytes, JsonText } from '../../http/replies.js';
+import { emptyPage, JSON_COLUMN, jsonOfPage, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -142,7 +142,7 @@ export async function getCompanyJson(ctx: Ctx, id: string): Promise<JsonText<Com
 }
 
 /** GET /companies (spec 4.4, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<JsonText<Page<CompanyT>>> {
+export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<JsonText<Page<CompanyT>> | JsonBytes<Page<CompanyT>>> {
   const req = { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   if (hasNul(q.search) || hasNul(q.ownerId)) return jsonPage([], emptyPage(req));
@@ -156,13 +156,14 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'createdAt';
-  const { rows, pagination } = await listPage<Record<typeof JSON_COLUMN, JsonText<CompanyT>>>(
+  const listed = await listPage<Record<typeof JSON_COLUMN, JsonText<CompanyT>>>(
     ctx,
     {
       query: () => repo.companyListing(ctx.reads.db, ctx.tenantId, filter),
       compiledOnce: true,
       sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
       countCache: 'company',
+      jsonBlob: true,
       walksIndex: walksTimeIndex(sortKey, filter, true),
       probes: probesTimeIndex(sortKey, filter, true),
       keyId,
@@ -171,7 +172,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
     },
     req,
   );
-  return jsonPage(rows.map((r) => r[JSON_COLUMN]), pagination);
+  return jsonOfPage(listed);
 }
 
 export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<CompanyT> {

@@ -9,8 +9,8 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
-import type { JsonText } from '../../http/replies.js';
-import { JSON_COLUMN, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import type { JsonBytes, JsonText } from '../../http/replies.js';
+import { JSON_COLUMN, jsonOfPage, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -118,25 +118,26 @@ async function pageOf(
   args: PageArgs,
   filter: repo.ContactFilter,
   bound: { keyId: string; endpoint: string; filters: unknown; compiledOnce: boolean },
-): Promise<JsonText<Page<ContactT>>> {
+): Promise<JsonText<Page<ContactT>> | JsonBytes<Page<ContactT>>> {
   const sortKey = args.sortKey ?? 'createdAt';
-  const { rows, pagination } = await listPage<Record<typeof JSON_COLUMN, JsonText<ContactT>>>(
+  const listed = await listPage<Record<typeof JSON_COLUMN, JsonText<ContactT>>>(
     ctx,
     {
       query: () => repo.contactListing(ctx.reads.db, ctx.tenantId, filter),
       sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] },
       countCache: 'contact',
+      jsonBlob: true,
       walksIndex: walksTimeIndex(sortKey, filter, true),
       probes: probesTimeIndex(sortKey, filter, true),
       ...bound,
     },
     { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
   );
-  return jsonPage(rows.map((r) => r[JSON_COLUMN]), pagination);
+  return jsonOfPage(listed);
 }
 
 /** GET /contacts (spec 4.1, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<JsonText<Page<ContactT>>> {
+export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<JsonText<Page<ContactT>> | JsonBytes<Page<ContactT>>> {
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   // A blank search is no filter (contactListing trims it): unset, so that the page may walk its index.
   const filter = { search: q.search?.trim() ? q.search : undefined, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
@@ -144,7 +145,7 @@ export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): 
 }
 
 /** POST /contacts/search: the filter language (B.4), compiled to SQL. */
-export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<JsonText<Page<ContactT>>> {
+export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<JsonText<Page<ContactT>> | JsonBytes<Page<ContactT>>> {
   let filter: repo.ContactFilter = {};
   // Property definitions are read only when the filter names a custom property. Their types then shape the
   // SQL, and they can change under the same body: such a search is compiled anew every time.

@@ -14,7 +14,8 @@ import { directReads, type Reads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
 import { hmacSha256With } from '../../util/crypto.js';
 import type { Ctx } from '../../http/context.js';
-import { assertCursorOrPage } from '../../http/pagination.js';
+import { assertCursorOrPage, jsonBytesPage, jsonPage, type Page } from '../../http/pagination.js';
+import type { JsonBytes, JsonText } from '../../http/replies.js';
 import type { PaginationT } from '../../http/schemas.js';
 
 export type SortOrder = 'asc' | 'desc';
@@ -98,11 +99,22 @@ export interface ListingSpec {
    * the walk, on the main connection; only when they do not hold it does it go to the read pool.
    */
   probes?: boolean;
+  /**
+   * The rows' records are JSON text (JSON_COLUMN). On SQLite, a page read on the main connection (walksIndex,
+   * probes) then comes from one statement row: the records joined by commas as one BLOB (ListedPage.json), and
+   * each row's id, sort value and byte length. See pageAsBlob for why.
+   */
+  jsonBlob?: boolean;
 }
 
 export interface ListedPage<R> {
   rows: R[];
   pagination: PaginationT;
+  /**
+   * With ListingSpec.jsonBlob, when the page came as one BLOB: the records of `rows`, in order, their JSON joined by
+   * commas, as UTF-8 bytes; `rows` then hold no JSON_COLUMN.
+   */
+  json?: Buffer;
 }
 
 /** Offsets past this are answered without reading rows (`page` has no upper bound; B.2 never 5xx). */
@@ -158,19 +170,21 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
   const onMain = spec.walksIndex && (after || offset <= MAIN_MAX_OFFSET);
   const rowReads = onMain ? directReads(ctx.db) : reads;
   const pooledSqlite = !onMain && reads.pooled && ctx.dialect.name === 'sqlite';
+  const asBlob = spec.jsonBlob === true && ctx.dialect.name === 'sqlite';
   /**
    * The page's rows: from a probe when it holds them (ListingSpec.probes), or by its statement; for a page by
    * number whose total is not cached, with the total when one statement can tell both (compileCounted).
    */
-  const read = async (limit: number, at: number | undefined): Promise<{ rows: Record<string, unknown>[]; total?: number }> => {
+  const read = async (limit: number, at: number | undefined): Promise<Fetched> => {
     if (pooledSqlite && spec.probes && (at ?? 0) + limit <= PROBE_ROWS) {
-      const found = await shape.probe(after, limit, at);
-      if (found) return { rows: found };
+      const found = await shape.probe(after, limit, at, asBlob);
+      if (found) return found;
     }
     if (pooledSqlite && spec.countCache && at !== undefined && at + limit <= COUNTED_ROWS) {
       const counted = await shape.counted(reads, spec.countCache, limit, at);
       if (counted) return counted;
     }
+    if (onMain && asBlob) return shape.blobRows(after, limit, at);
     return { rows: (await rowReads.all(shape.rows(after, limit, at))) as Record<string, unknown>[] };
   };
 
@@ -182,17 +196,19 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
 
   if (after) {
     // One extra row tells whether another page follows, without a second query.
-    const { rows: fetched } = await read(pageSize + 1, undefined);
+    const { rows: fetched, json: fetchedJson } = await read(pageSize + 1, undefined);
     const more = fetched.length > pageSize;
     const rows = fetched.slice(0, pageSize);
+    const json = fetchedJson && more ? withoutLast(fetchedJson, fetched) : fetchedJson;
     const total = await count();
     return {
       rows: rows as R[],
       pagination: { page: null, pageSize, total, totalPages: null, hasNext: more, hasPrev: null, nextCursor: shape.next(rows, more) },
+      json,
     };
   }
 
-  const { rows, total: told } = Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await read(pageSize, offset) : { rows: [], total: undefined };
+  const { rows, total: told, json } = Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await read(pageSize, offset) : ({ rows: [] } as Fetched);
   // A partial page (or an empty first page) already tells the total; count only otherwise.
   const total = told ?? ((rows.length > 0 || offset === 0) && rows.length < pageSize ? offset + rows.length : await count());
   const totalPages = Math.ceil(total / pageSize);
@@ -200,7 +216,20 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
   return {
     rows: rows as R[],
     pagination: { page, pageSize, total, totalPages, hasNext, hasPrev: page > 1, nextCursor: shape.next(rows, hasNext) },
+    json,
   };
+}
+
+/** A listed page of JSON records (JSON_COLUMN) as the answer: its BLOB when it came as one, else its records' texts. */
+export function jsonOfPage<T>(listed: ListedPage<Record<typeof JSON_COLUMN, JsonText<T>>>): JsonText<Page<T>> | JsonBytes<Page<T>> {
+  return listed.json ? jsonBytesPage<T>(listed.json, listed.pagination) : jsonPage(listed.rows.map((r) => r[JSON_COLUMN]), listed.pagination);
+}
+
+/** A page's rows as read: with the list's total when the statement told it, and their records as one BLOB (pageAsBlob). */
+interface Fetched {
+  rows: Record<string, unknown>[];
+  total?: number;
+  json?: Buffer;
 }
 
 /**
@@ -290,7 +319,9 @@ interface CompiledShape {
   binding(keyId: string): string;
   rows(after: Position | undefined, limit: number, offset: number | undefined): Compilable<Record<string, unknown>>;
   /** The page's rows from a probe on the main connection, or undefined when the probe cannot tell them. */
-  probe(after: Position | undefined, limit: number, offset: number | undefined): Promise<Record<string, unknown>[] | undefined>;
+  probe(after: Position | undefined, limit: number, offset: number | undefined, asBlob: boolean): Promise<Fetched | undefined>;
+  /** The page's rows by its statement on the main connection, their records as one BLOB (pageAsBlob; SQLite). */
+  blobRows(after: Position | undefined, limit: number, offset: number | undefined): Promise<Fetched>;
   /**
    * A page by number and the list's total (when under COUNTED_ROWS) from one statement on the read pool, the total
    * then cached; undefined when the total is cached already or the list has no table to look its rows up in.
@@ -329,7 +360,7 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
       return { compile: () => compiled };
     },
-    async probe(after, limit, offset) {
+    async probe(after, limit, offset, asBlob) {
       if (s.unprobed) return undefined;
       const depth = (offset ?? 0) + limit;
       const missedHere = after ? 'byCursor' : 'byPage';
@@ -343,11 +374,18 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
         s.probes[mode] = compileProbe(ctx, spec, query(), mode, await walkCoversFilter(ctx, probeWalk(ctx, spec, query(), mode, true)));
       }
       const plan = s.probes[mode]!;
-      const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
-      const rows = await directReads(ctx.db).all({ compile: () => compiled });
-      if (rows[rows.length - 1]?.[PROBE_FLAG] !== PROBE_WALK_GOES_ON) return rows;
+      const values = [limit, offset, after?.[0], after?.[1]];
+      const found: Fetched = asBlob
+        ? await pageAsBlob(ctx.db, plan, values, idColumn, true)
+        : { rows: await directReads(ctx.db).all({ compile: () => rebound<Record<string, unknown>>(plan, values) }) };
+      if (found.rows[found.rows.length - 1]?.[PROBE_FLAG] !== PROBE_WALK_GOES_ON) return found;
       s.probeMissed[missedHere] = { at: Date.now(), depth };
       return undefined;
+    },
+    blobRows(after, limit, offset) {
+      const mode = modeOf(after, offset);
+      const plan = (s.plans[mode] ??= compilePlan(ctx, spec, query(), mode));
+      return pageAsBlob(ctx.db, plan, [limit, offset, after?.[0], after?.[1]], idColumn, false);
     },
     async counted(reads, type, limit, offset) {
       if (s.countedFull !== undefined && Date.now() - s.countedFull < PROBE_RETRY_MS) return undefined;
@@ -379,6 +417,80 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       return cursorAfter(ctx, binding(spec.keyId), idColumn, last);
     },
   };
+}
+
+/** Each record's byte length in a BLOB page's rows (pageAsBlob). */
+const BLOB_LENGTH = '__bytes';
+/** pageAsBlob's statement for each page statement (by identity: a shape keeps its statements). */
+const blobPlans = new WeakMap<SlottedQuery, SlottedQuery>();
+
+/**
+ * A page of JSON records (ListingSpec.jsonBlob) read on SQLite's main connection as one row:
+ *
+ *     select cast(group_concat(__json, ',') as blob),
+ *            json_group_array(json_array(octet_length(__json), <id>, __sort_value[, __probe]))
+ *     from (<the page's statement>)
+ *
+ * Read row by row, each record is a JavaScript string that better-sqlite3 makes from SQLite's UTF-8 (the text
+ * checked and copied into V8's heap), and that the socket's write then encodes back to UTF-8: for the bench's page
+ * of 50 contacts (~45 KB), 60–72 µs to read the rows and ~33 µs to encode the page, against 18–26 µs for the
+ * same rows as one BLOB, which is written as it is (measured in process, bench/RESULTS.md 2026-11-28 20:00).
+ * One BLOB per row would cost more than the strings (a Buffer per value: ~200 µs for 50). What the listing needs of
+ * each row comes beside it, as cheap aggregates: the byte lengths and flags as numbers joined by spaces, the ids and
+ * sort values as JSON arrays (any text). A JSON array of [length, id, sort value] per row cost twice as much.
+ *
+ * The records come in the page statement's order: its ORDER BY with its LIMIT make it a co-routine that SQLite
+ * delivers in that order (the ORDER BY of a FROM-clause subquery with a LIMIT is never dropped), and the outer
+ * query is a plain aggregate over it; test/db/json-blob-pages.test.ts compares every sort key and mode with the
+ * rows read one by one. The rows keep what the listing reads of them: id, sort value, the probe's flag, and the
+ * record's byte length (to cut the extra row of a page after a cursor: withoutLast).
+ */
+async function pageAsBlob(db: Ctx['db'], plan: SlottedQuery, values: readonly unknown[], idColumn: string, probe: boolean): Promise<Fetched> {
+  const id = idColumn.replace(/^.*\./, '');
+  let wrapped = blobPlans.get(plan);
+  if (!wrapped) {
+    const flags = probe ? `, group_concat("${PROBE_FLAG}", ' ') as "__flags"` : '';
+    const text =
+      `select cast(group_concat("${JSON_COLUMN}", ',') as blob) as "${JSON_COLUMN}", group_concat(octet_length("${JSON_COLUMN}"), ' ') as "__lengths", ` +
+      `json_group_array("${id}") as "__ids", json_group_array("${SORT_VALUE}") as "__sorts"${flags} from (${plan.sql})`;
+    wrapped = { ...plan, sql: text };
+    blobPlans.set(plan, wrapped);
+  }
+  const [row] = await directReads(db).all({ compile: () => rebound<BlobRow>(wrapped, values) });
+  if (row.__lengths === null) return { rows: [], json: Buffer.alloc(0) };
+  // The listing reads only the last rows (the next cursor's position, the extra row of a page after a cursor, the
+  // probe's flag): those two are rows of their own, the others one shared placeholder.
+  const lengths = row.__lengths.split(' ');
+  const n = lengths.length;
+  const ids = JSON.parse(row.__ids) as unknown[];
+  const sorts = JSON.parse(row.__sorts) as unknown[];
+  const flags = row.__flags?.split(' ');
+  const rows: Record<string, unknown>[] = new Array(n).fill(UNREAD_ROW);
+  for (let i = Math.max(0, n - 2); i < n; i++) {
+    const r: Record<string, unknown> = { [BLOB_LENGTH]: Number(lengths[i]), [SORT_VALUE]: sorts[i] };
+    r[id] = ids[i];
+    if (flags) r[PROBE_FLAG] = Number(flags[i]);
+    rows[i] = r;
+  }
+  return { rows, json: row.__json! };
+}
+
+/** The rows of a BLOB page before its last two (pageAsBlob): nothing of them is read. */
+const UNREAD_ROW: Record<string, unknown> = Object.freeze({});
+
+/** pageAsBlob's statement row (an empty page: NULL aggregates but the arrays, `[]`). */
+interface BlobRow {
+  __json: Buffer | null;
+  __lengths: string | null;
+  __ids: string;
+  __sorts: string;
+  __flags?: string | null;
+}
+
+/** A BLOB page (pageAsBlob) without its last record: the extra row read after a cursor. */
+function withoutLast(json: Buffer, fetched: Record<string, unknown>[]): Buffer {
+  const last = fetched[fetched.length - 1][BLOB_LENGTH] as number;
+  return json.subarray(0, Math.max(0, json.length - last - 1)); // and its comma
 }
 
 function modeOf(after: Position | undefined, offset: number | undefined): Mode {
