@@ -26,25 +26,24 @@
 //          --small (a 10x smaller data set, for a quick check)  --large (1,000,000 contacts)
 //          --profile <scenario> (CPU profile of the server, or of the ceiling's process, during the scenarios whose
 //          names hold it, written to .bench/profiles)
-//          --keep (keep the data dir)  --help
+//          --keep (keep the data dir, with the bench's key: bench/side-by-side.ts compares builds on it)  --help
 // Environment: DATABASE_URL (postgres://…/<name containing "bench">: its schema `public` is dropped and
 //          recreated; the database is created when missing), REDIS_URL (with DATABASE_URL; rate limits),
 //          QUERY_TIMEOUT_MS (passed to the server; default 5000), BENCH_SERVER_LOG=1 (copy the servers' stdout and
 //          stderr), BENCH_SERVER_NODE_ARGS (Node options of the server only, e.g. "--trace-gc --trace-gc-nvp").
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
+import { drive, type Result } from './drive.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
-import { TreeMonitor, cpuIdle, round1, treeMemory, treeRssMiB } from './proc.js';
-import { deepCursorDepth, scenarios, type Cursors, type LoadEvent, type LoadJob, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
-import { CLI, ROOT, SERVE_NODE_ARGS, startProcess, type Proc } from './serve.js';
+import { cpuIdle, round1, treeMemory } from './proc.js';
+import { deepCursorDepth, scenarios, type Cursors, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
+import { CLI, ROOT, SERVE_NODE_ARGS, startProcess } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
 
 const { values: args } = parseArgs({
@@ -78,41 +77,12 @@ const ROUNDS = Number(args.rounds);
 /** Seconds of each scenario's run in a paired round, and of its warm-up. */
 const ROUND_DURATION = Math.min(5, DURATION);
 const ROUND_WARMUP = Math.min(1, WARMUP);
-const LOADGEN = path.join(ROOT, 'bench/loadgen.ts');
 /**
  * Node options of the server process: those of `npm start` (SERVE_NODE_ARGS), then BENCH_SERVER_NODE_ARGS
  * (e.g. `--trace-gc`; NODE_OPTIONS refuses some), whose later options win.
  */
 const serverNodeArgs = [...SERVE_NODE_ARGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 const log = (m: string) => process.stderr.write(m + '\n');
-
-interface Result {
-  name: string;
-  connections: number;
-  requestsPerSec: number;
-  /** Server CPU time per request (µs): independent of the load generator's own limits. */
-  serverCpuMicrosPerRequest?: number;
-  /** Server CPU busy share during the run (1 = one core fully used). */
-  serverCpuShare?: number;
-  /** The same from 200 ms samples of the tree (max per process, summed): a cross-check, see bench/proc.ts. */
-  serverCpuSampledShare?: number;
-  /**
-   * Machine busy cores in the run, and the load generator's (its own process; in the noisy scenario, this
-   * one's): what is left of the busy cores after the server's and the load generator's is other work.
-   */
-  machine?: { busyCores: number; iowaitCores?: number; cores: number; benchCores: number };
-  /** Resident memory of the server's tree (server + read processes) right after the run, MiB. */
-  rssMiB?: number;
-  latencyP50: number;
-  latencyP99: number;
-  latencyMax: number;
-  latencyAvg: number;
-  total: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  statusCodes: Record<string, number>;
-}
 
 /** Walks GET /contacts by cursor, 100 at a time, and keeps the cursors after 100 and after `depth`. */
 async function walkCursors(url: string, key: string, depth: number): Promise<Omit<Cursors, 'deepDepth'>> {
@@ -135,53 +105,6 @@ async function walkCursors(url: string, key: string, depth: number): Promise<Omi
   }
   log(`bench: walked ${depth} contacts by cursor in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return out;
-}
-
-/**
- * Runs `sc` against `target` from a load generator process (bench/loadgen.ts): its warm-up, then each of
- * `phases`, measured here from outside while the generator reports it is under way: the server tree's CPU
- * and RSS, and the generator's own CPU. One Result per phase.
- */
-function drive(target: Proc, sc: Scenario, key: string, dataFile: string, phases: LoadPhase[], warmup = WARMUP): Promise<Result[]> {
-  const job: LoadJob = { url: target.url, key, scenario: sc.name, dataFile, warmup, phases };
-  const child = spawn(process.execPath, ['--import', 'tsx', LOADGEN, JSON.stringify(job)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const pid = target.proc.pid;
-  const results: Result[] = [];
-  let server: TreeMonitor | undefined;
-  let loadgen: TreeMonitor | undefined;
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const e = JSON.parse(line) as LoadEvent;
-    if (e.event === 'measuring') {
-      server = new TreeMonitor(pid).start();
-      loadgen = new TreeMonitor(child.pid).start();
-      return;
-    }
-    server!.stop();
-    loadgen!.stop();
-    const { event: _e, phase, ...r } = e;
-    const cpu = server!.cpuSeconds();
-    const sampled = server!.sampledCpuSeconds();
-    const seconds = server!.seconds();
-    const machine = server!.machine();
-    results.push({
-      name: sc.name,
-      connections: phases[phase].connections,
-      ...r,
-      serverCpuMicrosPerRequest: cpu !== undefined && r.total > 0 ? Math.round((cpu / r.total) * 1e6) : undefined,
-      serverCpuShare: server!.cores(),
-      serverCpuSampledShare: sampled !== undefined ? Number((sampled / seconds).toFixed(2)) : undefined,
-      rssMiB: round1(treeRssMiB(pid)),
-      // The monitor's own benchCores is this process's, which only reads /proc: the load is the child's.
-      machine: machine && { ...machine, benchCores: loadgen!.cores() ?? NaN },
-    });
-  });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0 && results.length === phases.length) resolve(results);
-      else reject(new Error(`load generator of "${sc.name}" exited with code ${code} after ${results.length} of ${phases.length} phases`));
-    });
-  });
 }
 
 /**
@@ -513,6 +436,8 @@ async function main() {
   // What each load generator reads (ids, cursors): written once, after the cursor walk.
   const dataFile = path.join(dataDir, 'scenario-data.json');
   writeFileSync(dataFile, JSON.stringify(data));
+  // With --keep, bench/side-by-side.ts drives the kept database with the same key (the scenarios' cursors are bound to it).
+  if (args.keep) writeFileSync(path.join(dataDir, 'bench-key'), seeded.key, { mode: 0o600 });
 
   try {
     /**
@@ -560,7 +485,7 @@ async function main() {
       const target = sc.target === 'ceiling' ? ceiling : api;
       const phases: LoadPhase[] = [{ connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: DURATION }];
       if (args.tails) phases.push({ connections: 1, duration: TAIL_DURATION });
-      const [r, tail] = await drive(target, sc, seeded.key, dataFile, phases);
+      const [r, tail] = await drive(target, sc, seeded.key, dataFile, phases, WARMUP);
       results.push(r);
       log(`  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, machine busy ${r.machine?.busyCores ?? '?'}/${r.machine?.cores ?? '?'} cores (load generator ${r.machine?.benchCores ?? '?'}), non-2xx ${r.non2xx}, errors ${r.errors}`);
       if (r.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
