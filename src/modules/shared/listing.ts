@@ -255,8 +255,11 @@ export function keysetCursor(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, ro
   return cursorAfter(ctx, compiledShape(ctx, spec).binding(spec.keyId), spec.idColumn ?? 'id', row);
 }
 
+/** The name a selected column has in a row: `m.object_id` → `object_id`. */
+const columnName = (ref: string) => ref.replace(/^.*\./, '');
+
 function cursorAfter(ctx: Ctx, binding: string, idColumn: string, row: Record<string, unknown>): string {
-  return encodeCursor(ctx.config, binding, [normalizeSortValue(row[SORT_VALUE]), String(row[idColumn.replace(/^.*\./, '')])]);
+  return encodeCursor(ctx.config, binding, [normalizeSortValue(row[SORT_VALUE]), String(row[columnName(idColumn)])]);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -351,12 +354,13 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
   let built: ListingQuery | undefined;
   const query = () => (built ??= spec.query());
   const idColumn = spec.idColumn ?? 'id';
+  /** The page's statement of a mode, compiled at its first use. */
+  const planOf = (mode: Mode) => (s.plans[mode] ??= compilePlan(ctx, spec, query(), mode));
   const binding = (keyId: string) => JSON.stringify(['v1', ctx.tenantId, keyId, spec.endpoint, spec.sort.key, spec.sort.order, s.filtersHash]);
   return {
     binding,
     rows(after, limit, offset) {
-      const mode = modeOf(after, offset);
-      const plan = (s.plans[mode] ??= compilePlan(ctx, spec, query(), mode));
+      const plan = planOf(modeOf(after, offset));
       const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
       return { compile: () => compiled };
     },
@@ -383,9 +387,7 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       return undefined;
     },
     blobRows(after, limit, offset) {
-      const mode = modeOf(after, offset);
-      const plan = (s.plans[mode] ??= compilePlan(ctx, spec, query(), mode));
-      return pageAsBlob(ctx.db, plan, [limit, offset, after?.[0], after?.[1]], idColumn, false);
+      return pageAsBlob(ctx.db, planOf(modeOf(after, offset)), [limit, offset, after?.[0], after?.[1]], idColumn, false);
     },
     async counted(reads, type, limit, offset) {
       if (s.countedFull !== undefined && Date.now() - s.countedFull < PROBE_RETRY_MS) return undefined;
@@ -427,15 +429,15 @@ const blobPlans = new WeakMap<SlottedQuery, SlottedQuery>();
 /**
  * A page of JSON records (ListingSpec.jsonBlob) read on SQLite's main connection as one row:
  *
- *     select cast(group_concat(__json, ',') as blob),
- *            json_group_array(json_array(octet_length(__json), <id>, __sort_value[, __probe]))
+ *     select cast(group_concat(__json, ',') as blob), group_concat(octet_length(__json), ' '),
+ *            json_group_array(<id>), json_group_array(__sort_value)[, group_concat(__probe, ' ')]
  *     from (<the page's statement>)
  *
  * Read row by row, each record is a JavaScript string that better-sqlite3 makes from SQLite's UTF-8 (the text
- * checked and copied into V8's heap), and that the socket's write then encodes back to UTF-8: for the bench's page
- * of 50 contacts (~45 KB), 60–72 µs to read the rows and ~33 µs to encode the page, against 18–26 µs for the
- * same rows as one BLOB, which is written as it is (measured in process, bench/RESULTS.md 2026-11-28 20:00).
- * One BLOB per row would cost more than the strings (a Buffer per value: ~200 µs for 50). What the listing needs of
+ * checked and copied into V8's heap), and that the socket's write then encodes back to UTF-8. On the bench's
+ * database (358-byte contacts), a page of 50 took 66–125 µs as rows and 52–91 µs as this statement, and a 45 KB
+ * answer cost 79–116 µs of server CPU as a string against 44–47 µs as a Buffer (bench/RESULTS.md, 2026-11-28
+ * 19:50). One BLOB per row would cost more than the strings (a Buffer per value: ~200 µs for 50). What the listing needs of
  * each row comes beside it, as cheap aggregates: the byte lengths and flags as numbers joined by spaces, the ids and
  * sort values as JSON arrays (any text). A JSON array of [length, id, sort value] per row cost twice as much.
  *
@@ -446,7 +448,7 @@ const blobPlans = new WeakMap<SlottedQuery, SlottedQuery>();
  * record's byte length (to cut the extra row of a page after a cursor: withoutLast).
  */
 async function pageAsBlob(db: Ctx['db'], plan: SlottedQuery, values: readonly unknown[], idColumn: string, probe: boolean): Promise<Fetched> {
-  const id = idColumn.replace(/^.*\./, '');
+  const id = columnName(idColumn);
   let wrapped = blobPlans.get(plan);
   if (!wrapped) {
     const flags = probe ? `, group_concat("${PROBE_FLAG}", ' ') as "__flags"` : '';
