@@ -1,5 +1,5 @@
 import { errors } from '../errors.js';
-import type { JsonBytes, JsonText } from './replies.js';
+import { replyBytes, type JsonBytes, type JsonText } from './replies.js';
 import type { PaginationT } from './schemas.js';
 
 /** The envelope of spec 2.12 / B.4 with C.1's `nextCursor`; pages are built by modules/shared/listing.ts. */
@@ -27,10 +27,10 @@ export function jsonPage<T>(records: readonly JsonText<T>[], pagination: Paginat
 
 const HEAD = Buffer.from('{"data":[');
 
-/** The envelope of Page around records given as UTF-8 bytes, joined by commas (a page read as one BLOB). */
+/** The envelope of Page around records given as UTF-8 bytes, joined by commas (a page read as one BLOB), in a reusable buffer (replies.ts replyBytes). */
 export function jsonBytesPage<T>(records: Buffer, pagination: PaginationT): JsonBytes<Page<T>> {
   const tail = `],"pagination":${JSON.stringify(pagination)}}`;
-  const out = Buffer.allocUnsafe(HEAD.length + records.length + Buffer.byteLength(tail));
+  const out = replyBytes(HEAD.length + records.length + Buffer.byteLength(tail));
   HEAD.copy(out, 0);
   records.copy(out, HEAD.length);
   out.write(tail, HEAD.length + records.length, 'utf8');
