@@ -43,7 +43,7 @@ import { drive, type Result } from './drive.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
 import { cpuIdle, round1, treeMemory } from './proc.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
-import { CLI, ROOT, SERVE_NODE_ARGS, startProcess } from './serve.js';
+import { CLI, ROOT, SERVE_NODE_ARGS, serverHeapMiB, startProcess } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
 
 const { values: args } = parseArgs({
@@ -112,10 +112,11 @@ async function walkCursors(url: string, key: string, depth: number): Promise<Omi
  * into anonymous memory (heaps, SQLite's page cache) and file pages (the node binary and libraries, shared by
  * every process of the tree but counted by VmRSS in each), and Pss, which counts a shared page once overall.
  */
-function memoryLine(procs: ReturnType<typeof treeMemory>): string {
+function memoryLine(procs: ReturnType<typeof treeMemory>, heap: Awaited<ReturnType<typeof serverHeapMiB>> | undefined): string {
   if (procs.length === 0) return '';
   const each = procs.map((p, i) => `${i === 0 ? 'server' : 'reader'} ${p.rss} (anon ${p.anon}, file ${p.file}, pss ${p.pss})`).join('; ');
-  return `Memory by process, MiB: ${each}. Tree: VmRSS ${treeSum(procs, 'rss')}, Pss ${treeSum(procs, 'pss')} (shared pages once).`;
+  const v8 = heap ? ` The server's V8 heap: ${heap.heapUsed} used of ${heap.heapTotal}; outside it (Buffers): ${heap.external}.` : '';
+  return `Memory by process, MiB: ${each}. Tree: VmRSS ${treeSum(procs, 'rss')}, Pss ${treeSum(procs, 'pss')} (shared pages once).${v8}`;
 }
 
 /** The tree's total of one measure (MiB, one decimal). */
@@ -418,6 +419,7 @@ async function main() {
   let rssMiBAfterAll: number | undefined;
   let pssMiBAfterAll: number | undefined;
   let memoryAfterAll: ReturnType<typeof treeMemory> = [];
+  let heapAfterAll: Awaited<ReturnType<typeof serverHeapMiB>> | undefined;
 
   let api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
   // The ceiling answers with the very JSON of the real server: a contact, and the first page of 50.
@@ -510,6 +512,7 @@ async function main() {
       // One reading of /proc. The target is judged on the tree's Pss: the memory the server takes from the
       // machine, each page once. Summed VmRSS counts the node binary's pages once per process (see memoryLine).
       memoryAfterAll = treeMemory(api.proc.pid);
+      heapAfterAll = await serverHeapMiB(api.url);
       if (memoryAfterAll.length) {
         rssMiBAfterAll = treeSum(memoryAfterAll, 'rss');
         pssMiBAfterAll = treeSum(memoryAfterAll, 'pss');
@@ -572,6 +575,7 @@ async function main() {
     rssMiBAfterAll,
     pssMiBAfterAll,
     memoryAfterAll,
+    heapAfterAll,
     noisy: noisyReport,
   };
   writeFileSync(path.join(ROOT, 'bench/results.json'), JSON.stringify(report, null, 2) + '\n');
@@ -580,7 +584,7 @@ async function main() {
   if (rs.length) out.push('', ratiosTable(rs));
   if (paired.length) out.push('', pairedTable(paired));
   if (tails.length) out.push('', tailsTable(tails));
-  if (memoryVerdict) out.push('', memoryVerdict, memoryLine(memoryAfterAll));
+  if (memoryVerdict) out.push('', memoryVerdict, memoryLine(memoryAfterAll, heapAfterAll));
   const batch = results.find((r) => r.name.startsWith('POST /contacts/batch/create'));
   if (batch) out.push(`batch/create: ${batch.requestsPerSec * 100} contacts/s with their events (target ≥ 10,000 on SQLite)`);
   process.stdout.write(out.join('\n') + '\n');
@@ -616,7 +620,7 @@ async function main() {
     ...(rs.length ? ['', ratiosTable(rs)] : []),
     ...(paired.length ? ['', `Paired rounds: ${rounds.length}, each ceiling and the scenarios measured against it back to back, ${ROUND_WARMUP} s warm-up and ${ROUND_DURATION} s each, the ceiling first in odd rounds and last in even ones.`, '', pairedTable(paired)] : []),
     ...(tails.length ? ['', tailsTable(tails)] : []),
-    ...(memoryVerdict ? ['', `${memoryVerdict}.`, memoryLine(memoryAfterAll)] : []),
+    ...(memoryVerdict ? ['', `${memoryVerdict}.`, memoryLine(memoryAfterAll, heapAfterAll)] : []),
     '',
   ].join('\n');
   writeFileSync(path.join(ROOT, 'bench/results.md'), md);

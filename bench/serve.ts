@@ -68,6 +68,13 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
   };
 }
 
+/** The server's V8 heap (used, of total) and memory outside it (Buffers' backing stores), in MiB, as its /metrics tells. */
+export async function serverHeapMiB(url: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const metric = (name: string) => Math.round((Number(new RegExp(`^crm_nodejs_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]) / 2 ** 20) * 10) / 10;
+  return { heapUsed: metric('heap_size_used_bytes'), heapTotal: metric('heap_size_total_bytes'), external: metric('external_memory_bytes') };
+}
+
 /** `crm setup apply` of `setup` (written into `dir`): the tenant id and its keys by ref. */
 export function crmSetup(env: Record<string, string>, dir: string, setup: unknown): { tenantId: string; apiKeys: Record<string, string> } {
   const file = path.join(dir, 'setup.json');

@@ -17,8 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { drive } from './drive.js';
+import { treeMemory } from './proc.js';
 import { scenarios, type ScenarioData } from './scenarios.js';
-import { SERVE_NODE_ARGS, startProcess, type Proc } from './serve.js';
+import { SERVE_NODE_ARGS, serverHeapMiB, startProcess, type Proc } from './serve.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -81,6 +82,16 @@ try {
       const ratio = (x: number[], y: number[]) => (median(y) > 0 ? (median(x) / median(y)).toFixed(3) : '?');
       console.log(`| ${sc.name} | ${root} | ${median(m.cpu).toFixed(0)} | ${ratio(m.cpu, first.cpu)} | ${median(m.rps).toFixed(0)} | ${ratio(m.rps, first.rps)} | ${m.cpu.join(', ')} |`);
     }
+  }
+  // What each build holds after the same requests: the tree's memory, and V8's heap and memory outside it (Buffers'
+  // backing stores) as the server's /metrics tells them.
+  console.log('\n| build | server anon MiB | tree Pss MiB | V8 heap used MiB | external MiB (/metrics) |');
+  console.log('|---|--:|--:|--:|--:|');
+  for (const s of servers) {
+    const procs = treeMemory(s.proc.proc.pid);
+    const heap = await serverHeapMiB(s.proc.url);
+    const pss = procs.reduce((a, p) => a + p.pss, 0);
+    console.log(`| ${s.root} | ${procs[0]?.anon ?? '?'} | ${pss.toFixed(1)} | ${heap.heapUsed} | ${heap.external} |`);
   }
 } finally {
   for (const s of servers) {
