@@ -32,7 +32,7 @@ import { FOLD_FUNCTION, postgresDialect, sqliteDialect, type SqlDialect } from '
 import { sqlFold } from '../domain/fold.mjs';
 import { migrations } from './migrations/index.js';
 import { PgReaderSlot } from './pg-reader.js';
-import { hasDirectRunner, runDirectly, runDirectlyInTransactions, transactionEnded, transactionStarted, useNamedStatements, type DirectRunner } from './prepared.js';
+import { flatSql, hasDirectRunner, runDirectly, runDirectlyInTransactions, transactionEnded, transactionStarted, useNamedStatements, type DirectRunner } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { rowMaker, type RowMaker } from './row-objects.js';
@@ -512,7 +512,7 @@ class FastSqliteDriver implements Driver {
       // Statements that return rows return arrays; executeQuery makes them objects (row-objects.ts says why).
       entry = { stmt, rows: stmt.reader ? rowMaker(stmt.raw(true).columns().map((c) => c.name)) : null };
       if (this.statements.size >= 2000) this.statements.delete(this.statements.keys().next().value as string);
-      this.statements.set(sqlText, entry);
+      this.statements.set(flatSql(sqlText), entry); // the key is kept: not the rope of the request that missed
     }
     return entry;
   }

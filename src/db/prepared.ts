@@ -45,7 +45,21 @@ export interface SlottedQuery {
 
 /** Finds each marker among the compiled parameters (compared by identity or value). */
 export function slotted(compiled: CompiledQuery, markers: readonly unknown[]): SlottedQuery {
-  return { sql: compiled.sql, query: compiled.query, parameters: compiled.parameters, slots: compiled.parameters.map((p) => markers.indexOf(p)) };
+  return { sql: flatSql(compiled.sql), query: compiled.query, parameters: compiled.parameters, slots: compiled.parameters.map((p) => markers.indexOf(p)) };
+}
+
+/**
+ * The text of `sql` as one flat string, for a statement kept for reuse (a plan, a shape, a statement cache's key).
+ *
+ * NOTE: Kysely's compiler appends a statement piece by piece (`sql += piece`), and V8 keeps such a string as a
+ * rope: a 32-byte node per piece, hundreds to thousands per statement, which nothing that reads the statement
+ * later flattens (better-sqlite3 and the sockets read ropes as they are). After the full bench, the server's
+ * heap held 290,000 rope nodes, 8.8 MiB of its 51 MiB of live objects, almost all under kept statements
+ * (bench/RESULTS.md, 2026-11-29 00:05). V8 has no call that flattens a string; a string that JSON.parse makes
+ * is a new flat one (Number(), the `flatstr` trick, leaves a rope as it is on Node 20). Once per statement kept.
+ */
+export function flatSql(sql: string): string {
+  return JSON.parse(JSON.stringify(sql)) as string;
 }
 
 /** The query with each marker's parameter replaced by `values[marker]`: the SQL and values Kysely would give. */

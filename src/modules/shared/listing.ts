@@ -9,7 +9,7 @@ import { CompiledQuery, RawNode, sql, type Compilable, type QueryCreator, type E
 import type { Config } from '../../config.js';
 import { cachedCount, peekCount, type CountedType } from '../../db/count-cache.js';
 import { sortableText } from '../../db/dialect.js';
-import { rebound, slotted, type SlottedQuery } from '../../db/prepared.js';
+import { flatSql, rebound, slotted, type SlottedQuery } from '../../db/prepared.js';
 import { directReads, type Reads } from '../../db/reads.js';
 import { errors } from '../../errors.js';
 import { hmacSha256With } from '../../util/crypto.js';
@@ -307,7 +307,7 @@ interface Shape {
  * statement (compileCounted).
  */
 function kept<R>(compiled: CompiledQuery<R>): CompiledQuery<R> {
-  return { ...compiled, query: SHAPE_NODE };
+  return { ...compiled, sql: flatSql(compiled.sql), query: SHAPE_NODE };
 }
 const SHAPE_NODE = RawNode.createWithSql('');
 
@@ -455,7 +455,7 @@ async function pageAsBlob(db: Ctx['db'], plan: SlottedQuery, values: readonly un
     const text =
       `select cast(group_concat("${JSON_COLUMN}", ',') as blob) as "${JSON_COLUMN}", group_concat(octet_length("${JSON_COLUMN}"), ' ') as "__lengths", ` +
       `json_group_array("${id}") as "__ids", json_group_array("${SORT_VALUE}") as "__sorts"${flags} from (${plan.sql})`;
-    wrapped = { ...plan, sql: text };
+    wrapped = { ...plan, sql: flatSql(text) };
     blobPlans.set(plan, wrapped);
   }
   const [row] = await directReads(db).all({ compile: () => rebound<BlobRow>(wrapped, values) });
@@ -661,7 +661,7 @@ async function walkCoversFilter(ctx: Ctx, walkWithFilter: Selection): Promise<bo
   const table = seeks.length === 1 ? seeks[0].p3 : undefined;
   const covered = table !== undefined && !program.some((op) => ROW_READS.has(op.opcode) && op.p1 === table);
   if (answers.size >= MAX_COVERAGE) answers.delete(answers.keys().next().value as string);
-  answers.set(compiled.sql, covered);
+  answers.set(flatSql(compiled.sql), covered);
   return covered;
 }
 
