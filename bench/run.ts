@@ -26,13 +26,15 @@
 //          --small (a 10x smaller data set, for a quick check)  --large (1,000,000 contacts)
 //          --profile <scenario> (CPU profile of the server, or of the ceiling's process, during the scenarios whose
 //          names hold it, written to .bench/profiles)
-//          --keep (keep the data dir, with the bench's key: bench/side-by-side.ts compares builds on it)  --help
+//          --keep (keep the data dir, with the bench's key: bench/side-by-side.ts compares builds on it)
+//          --heap-snapshot (a heap snapshot of the server after its memory was read, once every scenario has run
+//          through it, written to .bench/heap; node bench/heap-summary.ts <file> sums it by kind)  --help
 // Environment: DATABASE_URL (postgres://…/<name containing "bench">: its schema `public` is dropped and
 //          recreated; the database is created when missing), REDIS_URL (with DATABASE_URL; rate limits),
 //          QUERY_TIMEOUT_MS (passed to the server; default 5000), BENCH_SERVER_LOG=1 (copy the servers' stdout and
 //          stderr), BENCH_SERVER_NODE_ARGS (Node options of the server only, e.g. "--trace-gc --trace-gc-nvp").
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -59,6 +61,7 @@ const { values: args } = parseArgs({
     large: { type: 'boolean', default: false },
     profile: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    'heap-snapshot': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -81,7 +84,12 @@ const ROUND_WARMUP = Math.min(1, WARMUP);
  * Node options of the server process: those of `npm start` (SERVE_NODE_ARGS), then BENCH_SERVER_NODE_ARGS
  * (e.g. `--trace-gc`; NODE_OPTIONS refuses some), whose later options win.
  */
-const serverNodeArgs = [...SERVE_NODE_ARGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+const heapDir = path.join(ROOT, '.bench/heap');
+const serverNodeArgs = [
+  ...SERVE_NODE_ARGS,
+  ...(args['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
+  ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+];
 const log = (m: string) => process.stderr.write(m + '\n');
 
 /** Walks GET /contacts by cursor, 100 at a time, and keeps the cursors after 100 and after `depth`. */
@@ -117,6 +125,21 @@ function memoryLine(procs: ReturnType<typeof treeMemory>, heap: Awaited<ReturnTy
   const each = procs.map((p, i) => `${i === 0 ? 'server' : 'reader'} ${p.rss} (anon ${p.anon}, file ${p.file}, pss ${p.pss})`).join('; ');
   const v8 = heap ? ` The server's V8 heap: ${heap.heapUsed} used of ${heap.heapTotal}; outside it (Buffers): ${heap.external}.` : '';
   return `Memory by process, MiB: ${each}. Tree: VmRSS ${treeSum(procs, 'rss')}, Pss ${treeSum(procs, 'pss')} (shared pages once).${v8}`;
+}
+
+/** Signals the server (started with --heapsnapshot-signal) to write a heap snapshot, and waits until it is written. */
+async function heapSnapshot(pid: number): Promise<string> {
+  mkdirSync(heapDir, { recursive: true });
+  const before = new Set(readdirSync(heapDir));
+  process.kill(pid, 'SIGUSR2');
+  for (let last = -1; ; ) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const file = readdirSync(heapDir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+    if (!file) continue;
+    const size = statSync(path.join(heapDir, file)).size;
+    if (size > 0 && size === last) return path.join(heapDir, file);
+    last = size;
+  }
 }
 
 /** The tree's total of one measure (MiB, one decimal). */
@@ -513,6 +536,7 @@ async function main() {
       // machine, each page once. Summed VmRSS counts the node binary's pages once per process (see memoryLine).
       memoryAfterAll = treeMemory(api.proc.pid);
       heapAfterAll = await serverHeapMiB(api.url);
+      if (args['heap-snapshot']) log(`    heap snapshot written to ${await heapSnapshot(api.proc.pid!)}`);
       if (memoryAfterAll.length) {
         rssMiBAfterAll = treeSum(memoryAfterAll, 'rss');
         pssMiBAfterAll = treeSum(memoryAfterAll, 'pss');
