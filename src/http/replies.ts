@@ -49,11 +49,11 @@ const lent = new WeakSet<ArrayBuffer>();
  * NOTE: why answers do not take `Buffer.allocUnsafe`'s memory. A buffer above 4 KB is memory of its own, which
  * malloc gives and V8 frees only when it collects the Buffer. An answer lives until the socket has written it, so
  * under load the scavenge that meets it in flight moves it to the old generation, and then it waits for a full
- * collection, which external memory triggers only tens of MB later; glibc then keeps the freed chunks. Measured
- * with 20 s of pages of 50 at 50 connections on a fresh server (bench/RESULTS.md, 2026-11-28 23:00): anonymous
- * memory +28 MB with a new buffer per page, against +16 MB when each record was a string. Here a buffer goes back
- * to the pool when its response closes, which Node emits after the socket's last write completed, or after the
- * connection was destroyed (libuv cancels its writes first): nothing reads the bytes afterwards. A buffer never
+ * collection, which external memory triggers only tens of MB later; glibc then keeps the freed chunks. A fresh
+ * server after 20 s of pages of 50 at 50 connections, median of three alternating rounds (bench/RESULTS.md,
+ * 2026-11-28 22:45): 87.0 MB of anonymous memory when each record was a string, 96.2 with a new buffer per page,
+ * 90.4 with this pool. Here a buffer goes back to the pool when its response closes, which Node emits after the
+ * socket's last write completed, or after the connection was destroyed (libuv cancels its writes first): nothing reads the bytes afterwards. A buffer never
  * given back (its request failed before sending) is left to the GC like any other.
  */
 export function replyBytes(n: number): Buffer {
