@@ -55,7 +55,7 @@ export function slotted(compiled: CompiledQuery, markers: readonly unknown[]): S
  * rope: a 32-byte node per piece, hundreds to thousands per statement, which nothing that reads the statement
  * later flattens (better-sqlite3 and the sockets read ropes as they are). After the full bench, the server's
  * heap held 290,000 rope nodes, 8.8 MiB of its 51 MiB of live objects, almost all under kept statements
- * (bench/RESULTS.md, 2026-11-29 00:05). V8 has no call that flattens a string; a string that JSON.parse makes
+ * (bench/RESULTS.md, 2026-11-28 22:45). V8 has no call that flattens a string; a string that JSON.parse makes
  * is a new flat one (Number(), the `flatstr` trick, leaves a rope as it is on Node 20). Once per statement kept.
  */
 export function flatSql(sql: string): string {
