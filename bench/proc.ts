@@ -120,6 +120,11 @@ export function treeMemory(root: number | undefined): { pid: number; rss: number
 }
 
 /** MiB and ratios as the bench prints them: one decimal. */
+/** The tree's total of one measure of treeMemory (MiB, one decimal). */
+export function treeSum(procs: ReturnType<typeof treeMemory>, k: 'rss' | 'pss'): number {
+  return round1(procs.reduce((a, p) => a + p[k], 0));
+}
+
 export function round1(x: number): number;
 export function round1(x: number | undefined): number | undefined;
 export function round1(x: number | undefined): number | undefined {

@@ -43,9 +43,9 @@ import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { drive, type Result } from './drive.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
-import { cpuIdle, round1, treeMemory } from './proc.js';
+import { cpuIdle, treeMemory, treeSum } from './proc.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
-import { CLI, ROOT, SERVE_NODE_ARGS, serverHeapMiB, startProcess } from './serve.js';
+import { CLI, ROOT, SERVE_NODE_ARGS, serverHeapMiB, startProcess, type ServerHeap } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
 
 const { values: args } = parseArgs({
@@ -120,7 +120,7 @@ async function walkCursors(url: string, key: string, depth: number): Promise<Omi
  * into anonymous memory (heaps, SQLite's page cache) and file pages (the node binary and libraries, shared by
  * every process of the tree but counted by VmRSS in each), and Pss, which counts a shared page once overall.
  */
-function memoryLine(procs: ReturnType<typeof treeMemory>, heap: Awaited<ReturnType<typeof serverHeapMiB>> | undefined): string {
+function memoryLine(procs: ReturnType<typeof treeMemory>, heap: ServerHeap | undefined): string {
   if (procs.length === 0) return '';
   const each = procs.map((p, i) => `${i === 0 ? 'server' : 'reader'} ${p.rss} (anon ${p.anon}, file ${p.file}, pss ${p.pss})`).join('; ');
   const v8 = heap ? ` The server's V8 heap: ${heap.heapUsed} used of ${heap.heapTotal}; outside it (Buffers): ${heap.external}.` : '';
@@ -142,8 +142,6 @@ async function heapSnapshot(pid: number): Promise<string> {
   }
 }
 
-/** The tree's total of one measure (MiB, one decimal). */
-const treeSum = (procs: ReturnType<typeof treeMemory>, k: 'rss' | 'pss') => round1(procs.reduce((a, p) => a + p[k], 0));
 
 const p99OverP50 = (r: Result) => (r.latencyP50 > 0 ? Math.round((r.latencyP99 / r.latencyP50) * 10) / 10 : undefined);
 
@@ -442,7 +440,7 @@ async function main() {
   let rssMiBAfterAll: number | undefined;
   let pssMiBAfterAll: number | undefined;
   let memoryAfterAll: ReturnType<typeof treeMemory> = [];
-  let heapAfterAll: Awaited<ReturnType<typeof serverHeapMiB>> | undefined;
+  let heapAfterAll: ServerHeap | undefined;
 
   let api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
   // The ceiling answers with the very JSON of the real server: a contact, and the first page of 50.

@@ -68,8 +68,15 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
   };
 }
 
-/** The server's V8 heap (used, of total) and memory outside it (Buffers' backing stores), in MiB, as its /metrics tells. */
-export async function serverHeapMiB(url: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+/** The server's V8 heap (used, of total) and memory outside it (Buffers' backing stores), in MiB. */
+export interface ServerHeap {
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+}
+
+/** The server's ServerHeap, as its /metrics tells. */
+export async function serverHeapMiB(url: string): Promise<ServerHeap> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const metric = (name: string) => Math.round((Number(new RegExp(`^crm_nodejs_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]) / 2 ** 20) * 10) / 10;
   return { heapUsed: metric('heap_size_used_bytes'), heapTotal: metric('heap_size_total_bytes'), external: metric('external_memory_bytes') };

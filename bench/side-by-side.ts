@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { drive } from './drive.js';
-import { treeMemory } from './proc.js';
+import { treeMemory, treeSum } from './proc.js';
 import { scenarios, type ScenarioData } from './scenarios.js';
 import { SERVE_NODE_ARGS, serverHeapMiB, startProcess, type Proc } from './serve.js';
 
@@ -90,8 +90,7 @@ try {
   for (const s of servers) {
     const procs = treeMemory(s.proc.proc.pid);
     const heap = await serverHeapMiB(s.proc.url);
-    const pss = procs.reduce((a, p) => a + p.pss, 0);
-    console.log(`| ${s.root} | ${procs[0]?.anon ?? '?'} | ${pss.toFixed(1)} | ${heap.heapUsed} | ${heap.external} |`);
+    console.log(`| ${s.root} | ${procs[0]?.anon ?? '?'} | ${treeSum(procs, 'pss')} | ${heap.heapUsed} | ${heap.external} |`);
   }
 } finally {
   for (const s of servers) {

@@ -53,8 +53,9 @@ const lent = new WeakSet<ArrayBuffer>();
  * server after 20 s of pages of 50 at 50 connections, median of three alternating rounds (bench/RESULTS.md,
  * 2026-11-28 22:45): 87.0 MB of anonymous memory when each record was a string, 96.2 with a new buffer per page,
  * 90.4 with this pool. Here a buffer goes back to the pool when its response closes, which Node emits after the
- * socket's last write completed, or after the connection was destroyed (libuv cancels its writes first): nothing reads the bytes afterwards. A buffer never
- * given back (its request failed before sending) is left to the GC like any other.
+ * socket's last write completed, or after the connection was destroyed (libuv cancels its writes first): nothing
+ * reads the bytes afterwards. A buffer never given back (its request failed before sending) is left to the GC like
+ * any other.
  */
 export function replyBytes(n: number): Buffer {
   if (n > SLOT_BYTES) return Buffer.allocUnsafe(n);
