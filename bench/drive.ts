@@ -42,22 +42,36 @@ export interface Result {
  * `phases`, measured here from outside while the generator reports it is under way: the server tree's CPU
  * and RSS, and the generator's own CPU. One Result per phase.
  */
-export function drive(target: Proc, sc: Scenario, key: string, dataFile: string, phases: LoadPhase[], warmup: number): Promise<Result[]> {
+export function drive(
+  target: Proc,
+  sc: Scenario,
+  key: string,
+  dataFile: string,
+  phases: LoadPhase[],
+  warmup: number,
+  /** Called as a phase starts being measured; what it returns is called as that phase ends, and awaited. */
+  watch?: (phase: number) => (() => Promise<void>) | undefined,
+): Promise<Result[]> {
   const job: LoadJob = { url: target.url, key, scenario: sc.name, dataFile, warmup, phases };
   const child = spawn(process.execPath, ['--import', 'tsx', LOADGEN, JSON.stringify(job)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const pid = target.proc.pid;
   const results: Result[] = [];
   let server: TreeMonitor | undefined;
   let loadgen: TreeMonitor | undefined;
+  let watching: (() => Promise<void>) | undefined;
+  const watched: Promise<void>[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
     const e = JSON.parse(line) as LoadEvent;
     if (e.event === 'measuring') {
       server = new TreeMonitor(pid).start();
       loadgen = new TreeMonitor(child.pid).start();
+      watching = watch?.(e.phase);
       return;
     }
     server!.stop();
     loadgen!.stop();
+    if (watching) watched.push(watching());
+    watching = undefined;
     const { event: _e, phase, ...r } = e;
     const cpu = server!.cpuSeconds();
     const sampled = server!.sampledCpuSeconds();
@@ -78,7 +92,7 @@ export function drive(target: Proc, sc: Scenario, key: string, dataFile: string,
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code === 0 && results.length === phases.length) resolve(results);
+      if (code === 0 && results.length === phases.length) Promise.all(watched).then(() => resolve(results), reject);
       else reject(new Error(`load generator of "${sc.name}" exited with code ${code} after ${results.length} of ${phases.length} phases`));
     });
   });

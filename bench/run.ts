@@ -26,6 +26,10 @@
 //          --small (a 10x smaller data set, for a quick check)  --large (1,000,000 contacts)
 //          --profile <scenario> (CPU profile of the server, or of the ceiling's process, during the scenarios whose
 //          names hold it, written to .bench/profiles)
+//          --perf <name,name> (names as --only's: Linux perf on the server's process tree, or the ceiling's, during
+//          the measured phase at the scenario's connections; prints where its CPU went: the kernel's socket writes
+//          and reads, SQLite's page reads and own code, V8's GC, JavaScript and the rest of Node; bench/perf.ts,
+//          recordings in .bench/perf)
 //          --keep (keep the data dir, with the bench's key: bench/side-by-side.ts compares builds on it)
 //          --heap-snapshot (a heap snapshot of the server after its memory was read, once every scenario has run
 //          through it, written to .bench/heap; node bench/heap-summary.ts <file> sums it by kind)  --help
@@ -43,7 +47,8 @@ import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate } from '../src/db/index.js';
 import { drive, type Result } from './drive.js';
 import { runNoisy, type NoisyReport } from './noisy.js';
-import { cpuIdle, treeMemory, treeSum } from './proc.js';
+import { cpuIdle, processTree, treeMemory, treeSum } from './proc.js';
+import { perfAvailable, perfBreakdown, perfTable, perfTop, startPerf } from './perf.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
 import { CLI, ROOT, SERVE_NODE_ARGS, serverHeapMiB, startProcess, type ServerHeap } from './serve.js';
 import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
@@ -60,6 +65,7 @@ const { values: args } = parseArgs({
     small: { type: 'boolean', default: false },
     large: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    perf: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'heap-snapshot': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -88,6 +94,8 @@ const heapDir = path.join(ROOT, '.bench/heap');
 const serverNodeArgs = [
   ...SERVE_NODE_ARGS,
   ...(args['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
+  // --perf: V8 writes /tmp/perf-<pid>.map, so that perf names the JavaScript functions it samples.
+  ...(args.perf !== undefined ? ['--perf-basic-prof'] : []),
   ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
 ];
 const log = (m: string) => process.stderr.write(m + '\n');
@@ -436,6 +444,11 @@ async function main() {
   /** The paired rounds' results (pairedRatios), round by round. */
   const rounds: Result[][] = [];
   const profileDir = path.join(ROOT, '.bench/profiles');
+  const perfDir = path.join(ROOT, '.bench/perf');
+  const perfing = args.perf !== undefined && perfAvailable();
+  if (args.perf !== undefined && !perfing) log('bench: --perf needs Linux perf (Debian: linux-perf) on PATH; running without it');
+  /** --perf: each recorded scenario's breakdown, printed with the report. */
+  const perfReports: string[] = [];
   let noisyReport: NoisyReport | undefined;
   let rssMiBAfterAll: number | undefined;
   let pssMiBAfterAll: number | undefined;
@@ -453,7 +466,7 @@ async function main() {
   }
   // SQLite: the ceiling also answers the floor's routes from the database file (bench/ceiling.ts).
   if (sqliteFile) Object.assign(ceilingEnv, { CEILING_DB_FILE: sqliteFile, CEILING_TENANT_ID: seeded.tenantId });
-  const startCeiling = (nodeArgs: string[] = []) => startProcess([...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
+  const startCeiling = (nodeArgs: string[] = []) => startProcess([...(args.perf !== undefined ? ['--perf-basic-prof'] : []), ...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
   let ceiling = await startCeiling();
   if (all.some((sc) => sc.name.includes('cursor page'))) Object.assign(data.cursors, await walkCursors(api.url, seeded.key, data.cursors.deepDepth));
   // What each load generator reads (ids, cursors): written once, after the cursor walk.
@@ -508,7 +521,16 @@ async function main() {
       const target = sc.target === 'ceiling' ? ceiling : api;
       const phases: LoadPhase[] = [{ connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: DURATION }];
       if (args.tails) phases.push({ connections: 1, duration: TAIL_DURATION });
-      const [r, tail] = await drive(target, sc, seeded.key, dataFile, phases, WARMUP);
+      const perfFile = path.join(perfDir, `${sc.name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '')}.data`);
+      const recording = perfing && args.perf!.toLowerCase().split(',').some((w) => sc.name.toLowerCase().includes(w));
+      if (recording) mkdirSync(perfDir, { recursive: true });
+      // The measured phase at the scenario's connections only: not the warm-up, nor the tails at one connection.
+      const watch = recording ? (phase: number) => (phase === 0 ? startPerf(processTree(target.proc.pid!), perfFile).stop : undefined) : undefined;
+      const [r, tail] = await drive(target, sc, seeded.key, dataFile, phases, WARMUP, watch);
+      if (recording) {
+        perfReports.push(perfTable(`${sc.name}: perf, ${r.serverCpuMicrosPerRequest ?? '?'} µs of server CPU per request`, perfBreakdown(perfFile), r.serverCpuMicrosPerRequest, perfTop(perfFile, 12)));
+        log(`    perf recording written to ${perfFile}`);
+      }
       results.push(r);
       log(`  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, machine busy ${r.machine?.busyCores ?? '?'}/${r.machine?.cores ?? '?'} cores (load generator ${r.machine?.benchCores ?? '?'}), non-2xx ${r.non2xx}, errors ${r.errors}`);
       if (r.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
@@ -609,6 +631,7 @@ async function main() {
   if (memoryVerdict) out.push('', memoryVerdict, memoryLine(memoryAfterAll, heapAfterAll));
   const batch = results.find((r) => r.name.startsWith('POST /contacts/batch/create'));
   if (batch) out.push(`batch/create: ${batch.requestsPerSec * 100} contacts/s with their events (target ≥ 10,000 on SQLite)`);
+  for (const t of perfReports) out.push('', t);
   process.stdout.write(out.join('\n') + '\n');
   if (noisyReport) {
     const n = noisyReport;
@@ -643,6 +666,7 @@ async function main() {
     ...(paired.length ? ['', `Paired rounds: ${rounds.length}, each ceiling and the scenarios measured against it back to back, ${ROUND_WARMUP} s warm-up and ${ROUND_DURATION} s each, the ceiling first in odd rounds and last in even ones.`, '', pairedTable(paired)] : []),
     ...(tails.length ? ['', tailsTable(tails)] : []),
     ...(memoryVerdict ? ['', `${memoryVerdict}.`, memoryLine(memoryAfterAll, heapAfterAll)] : []),
+    ...perfReports.flatMap((t) => ['', t]),
     '',
   ].join('\n');
   writeFileSync(path.join(ROOT, 'bench/results.md'), md);
