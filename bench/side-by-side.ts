@@ -9,7 +9,10 @@
 // the same in process, without the sockets, the load generator and the bytes written (a change to how a page is
 // written shows only here).
 //   node --import tsx bench/side-by-side.ts --data <kept dir> [--only "<name>,<name>"] [--rounds 8] [--seconds 3]
-//        [--connections 50] <root> <root> …
+//        [--connections 50] [--no-fresh] <root> <root> …
+// Every round starts each build's server anew (--no-fresh keeps one per build): two processes of the very same build,
+// started one after the other, have run at 30 and at 36–37 µs of CPU per point read, each steady over 6 rounds
+// (bench/RESULTS.md, 2026-11-29), so one process per build can set a build's median by the luck of its start.
 // Each root is a checkout with its `dist/` built (`npx tsc`), e.g. a `git worktree` of the commit before. Read
 // scenarios only make sense (each build's writes would grow its own copy).
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,6 +32,7 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string', default: '8' },
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    fresh: { type: 'boolean', default: true },
   },
 });
 const roots = positionals.map((r) => path.resolve(r));
@@ -44,22 +48,29 @@ const phase = { connections: Number(values.connections), duration: Number(values
 const log = (m: string) => process.stderr.write(m + '\n');
 
 const servers: { root: string; dir: string; proc: Proc }[] = [];
+const serve = (root: string, dir: string) =>
+  startProcess([...SERVE_NODE_ARGS, path.join(root, 'dist/cli/index.js'), 'serve'], { DATA_DIR: dir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' }, '/healthz');
 try {
   for (const root of roots) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'crm-side-'));
     // The WAL holds committed pages too: copied with the database, as the kept server left them.
     for (const f of ['crm.db', 'crm.db-wal', 'secret.key']) if (existsSync(path.join(data, f))) copyFileSync(path.join(data, f), path.join(dir, f));
-    const env = { DATA_DIR: dir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' };
-    servers.push({ root, dir, proc: await startProcess([...SERVE_NODE_ARGS, path.join(root, 'dist/cli/index.js'), 'serve'], env, '/healthz') });
+    servers.push({ root, dir, proc: await serve(root, dir) });
   }
   const cpu = new Map<string, number[]>();
   const rps = new Map<string, number[]>();
   const push = (m: Map<string, number[]>, k: string, v: number | undefined) => void (v !== undefined && (m.get(k) ?? m.set(k, []).get(k)!).push(v));
   for (let round = 0; round < rounds; round++) {
+    if (values.fresh && round > 0) {
+      for (const s of servers) {
+        await s.proc.stop();
+        s.proc = await serve(s.root, s.dir);
+      }
+    }
     for (const sc of chosen) {
       // The order alternates, so that neither build always runs first.
       for (const s of round % 2 ? [...servers].reverse() : servers) {
-        const [r] = await drive(s.proc, sc, key, dataFile, [phase], round === 0 ? 1 : 0);
+        const [r] = await drive(s.proc, sc, key, dataFile, [phase], round === 0 || values.fresh ? 1 : 0);
         if (r.non2xx > 0) throw new Error(`${sc.name} on ${s.root}: ${r.non2xx} answers not 2xx (${JSON.stringify(r.statusCodes)})`);
         push(cpu, `${sc.name}\u0000${s.root}`, r.serverCpuMicrosPerRequest);
         push(rps, `${sc.name}\u0000${s.root}`, r.requestsPerSec);
