@@ -52,7 +52,9 @@ function selfByDso(file: string): Map<string, number> {
   const m = new Map<string, number>();
   for (const line of out.split('\n')) {
     const hit = /^\s*([\d.]+)%\s+(.+?)\s*$/.exec(line);
-    if (hit) m.set(hit[2].startsWith('[JIT]') ? '[JIT]' : hit[2], (m.get(hit[2].startsWith('[JIT]') ? '[JIT]' : hit[2]) ?? 0) + Number(hit[1]));
+    if (!hit) continue;
+    const name = hit[2].startsWith('[JIT]') ? '[JIT]' : hit[2]; // one per thread: `[JIT] tid 1234`
+    m.set(name, (m.get(name) ?? 0) + Number(hit[1]));
   }
   return m;
 }

@@ -91,11 +91,12 @@ const ROUND_WARMUP = Math.min(1, WARMUP);
  * (e.g. `--trace-gc`; NODE_OPTIONS refuses some), whose later options win.
  */
 const heapDir = path.join(ROOT, '.bench/heap');
+/** --perf: V8 writes /tmp/perf-<pid>.map, so that perf names the JavaScript functions it samples (server and ceiling). */
+const perfNodeArgs = args.perf !== undefined ? ['--perf-basic-prof'] : [];
 const serverNodeArgs = [
   ...SERVE_NODE_ARGS,
   ...(args['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
-  // --perf: V8 writes /tmp/perf-<pid>.map, so that perf names the JavaScript functions it samples.
-  ...(args.perf !== undefined ? ['--perf-basic-prof'] : []),
+  ...perfNodeArgs,
   ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
 ];
 const log = (m: string) => process.stderr.write(m + '\n');
@@ -466,7 +467,7 @@ async function main() {
   }
   // SQLite: the ceiling also answers the floor's routes from the database file (bench/ceiling.ts).
   if (sqliteFile) Object.assign(ceilingEnv, { CEILING_DB_FILE: sqliteFile, CEILING_TENANT_ID: seeded.tenantId });
-  const startCeiling = (nodeArgs: string[] = []) => startProcess([...(args.perf !== undefined ? ['--perf-basic-prof'] : []), ...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
+  const startCeiling = (nodeArgs: string[] = []) => startProcess([...perfNodeArgs, ...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
   let ceiling = await startCeiling();
   if (all.some((sc) => sc.name.includes('cursor page'))) Object.assign(data.cursors, await walkCursors(api.url, seeded.key, data.cursors.deepDepth));
   // What each load generator reads (ids, cursors): written once, after the cursor walk.

@@ -76,10 +76,10 @@ export async function startProcess(argv: string[], env: Record<string, string>, 
 /**
  * Waits until the tree of `pid` uses under a tenth of a core over 300 ms (at most 60 s). `crm serve` measures its
  * indexes for the planner once it listens (src/cli/serve.ts): at 1,000,000 contacts that keeps a read process busy
- * for ~5 s, which the first scenario measured as its own CPU (the deals filter at 1,734 µs a request, then 1,359–1,411
- * once it was done; bench/RESULTS.md, 2026-11-29).
+ * for seconds, and the first scenario counted it as its own CPU (a read process held 15.7 % of the tree's samples
+ * during the deals filter run first; bench/RESULTS.md, 2026-11-29).
  */
-export async function waitQuiet(pid: number): Promise<void> {
+async function waitQuiet(pid: number): Promise<void> {
   const deadline = Date.now() + 60_000;
   let before = treeCpuSeconds(pid);
   while (Date.now() < deadline) {
