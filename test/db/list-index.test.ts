@@ -146,6 +146,8 @@ for (const path of ['/contacts', '/companies', '/deals']) {
 // An empty search is no filter.
 walking.push(['/contacts', 'search='], ['/contacts', 'search=%20%20'], ['/deals', 'search=']);
 walking.push(['/contacts', 'ownerId=own1'], ['/contacts', 'ownerId=own1&sortOrder=asc'], ['/companies', 'ownerId=own1'], ['/companies', 'ownerId=own1&sortOrder=asc']);
+// Migration 016: deals of a pipeline, in their default order (updated_at).
+walking.push(['/deals', 'pipelineId=p'], ['/deals', 'pipelineId=p&sortOrder=asc'], ['/deals', 'pipelineId=p&sortKey=updatedAt']);
 
 test(`pages that walk their index run on the main connection, and each of their statements walks an index with no sort (${DIALECT})`, async () => {
   for (const [path, query] of walking) {
@@ -160,7 +162,8 @@ test(`pages that walk their index run on the main connection, and each of their 
       const pages = main.filter((q) => new RegExp(`from "${tableName}"`).test(q.sql) && /order by/.test(q.sql));
       assert.equal(pages.length, 1, `${url}: its page on the main connection`);
       const plan = await planOfQuery(pages[0]);
-      assert.match(plan, new RegExp(`${tableName}__(created|updated|owner)\\b`), `${url}\n${plan}`);
+      assert.match(plan, new RegExp(`${tableName}__(created|updated|owner|pipeline_updated)\\b`), `${url}\n${plan}`);
+      if (query.startsWith('pipelineId=')) assert.match(plan, /deals__pipeline_updated\b/, `${url}: walks its pipeline's entries only\n${plan}`);
       assert.doesNotMatch(plan, /TEMP B-TREE|Sort|Seq Scan/, `${url}\n${plan}`);
     }
     // A cursor page, at any depth, too.
@@ -192,6 +195,13 @@ test(`the rows of a page read on the main connection are the ones the read pool 
 // 4. A filtered page of contacts whose walk is one of the above and whose other conditions are cheap to test
 //    on a row is first looked for among the first PROBE_ROWS entries of that walk, on the main connection
 //    (listing.ts ListingSpec.probes): one statement, which tells whether those entries held the page.
+
+/**
+ * A covered probe (the walk's index holds the filter's columns) cuts its page from the walk's entries that pass,
+ * offset included, and only then reads those rows by rowid: the entries an offset skips are never read from the
+ * table (listing.ts compileProbe).
+ */
+const PAGE_CUT_FROM_ENTRIES = /as "probe_hits" where "probe_hits"\."__hit" limit \(\? \+ 0\)( offset \(\? \+ 0\))?\) as "probe_walk" cross join/;
 
 /** Contacts `oc<i>` in the walk's order (every created_at equal: id descending, as text), with their owner and score. */
 const walkOrder = Array.from({ length: CONTACTS }, (_, k) => k + 1)
@@ -225,6 +235,7 @@ test(`a filtered contact page found within the first ${PROBE_ROWS} entries of it
     const probes = main.filter((q) => /union all/.test(q.sql));
     assert.equal(probes.length, 1, `${name}: one probe`);
     assert.equal(/"__hit"/.test(probes[0].sql), covered, `${name}: the filter tested on the walk's index entries: ${covered}`);
+    if (covered) assert.match(probes[0].sql, PAGE_CUT_FROM_ENTRIES, `${name}: the page (and the entries its offset skips) cut from the index entries, before any row is read`);
     const plan = await planOfQuery(probes[0]);
     assert.match(plan, /contacts__(owner|created)\b/, `${name}\n${plan}`);
     assert.doesNotMatch(plan, /TEMP B-TREE|SCAN contacts\b/, `${name}\n${plan}`);
@@ -237,7 +248,14 @@ test(`a filtered contact page found within the first ${PROBE_ROWS} entries of it
     const { result: res, pooled, main } = await recordStatements(t.database, () => tenant.api.get(url));
     assert.equal(res.status, 200, url);
     assert.equal(pooled.filter((q) => /order by/.test(q.sql)).length, 0, `${url}: not on the pool`);
-    assert.equal(main.filter((q) => /union all/.test(q.sql)).length, 1, `${url}: probed`);
+    const probes = main.filter((q) => /union all/.test(q.sql));
+    assert.equal(probes.length, 1, `${url}: probed`);
+    if (url.includes('pipelineId=')) {
+      // Migration 016: the pipeline's entries of deals__pipeline_updated, whose `is_won` the probe tests on them.
+      assert.match(await planOfQuery(probes[0]), /deals__pipeline_updated\b/, url);
+      assert.match(probes[0].sql, /"__hit"/, `${url}: isWon tested on the walk's index entries`);
+      assert.match(probes[0].sql, PAGE_CUT_FROM_ENTRIES, `${url}: the 50 entries page 2 skips are not read from the table`);
+    }
     const expected = (await tenant.api.get(same)).body.data.map((r: { id: string }) => r.id);
     assert.deepEqual(res.body.data.map((r: { id: string }) => r.id), expected, url);
   }
@@ -368,12 +386,14 @@ test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSE
     `/contacts?page=${MAIN_MAX_OFFSET / 50 + 2}&pageSize=50`,
     `/contacts?search=F&page=${PROBE_ROWS / 50 + 1}&pageSize=50`,
     '/companies?sortKey=name',
+    // A pipeline's deals walk deals__pipeline_updated only in its order (updated_at; migration 016).
+    '/deals?pipelineId=none&sortKey=createdAt',
     // Probed, but the first PROBE_ROWS entries of the walk do not hold the page (on SQLite; PostgreSQL never probes).
     '/contacts?search=F12',
     '/contacts?updatedAfter=2026-02-01T00:00:00Z',
     '/companies?search=C12',
     '/deals?ownerId=nobody',
-    '/deals?pipelineId=none',
+    '/deals?pipelineId=p&isWon=true',
     '/deals?isWon=true',
   ];
   for (const url of others) {

@@ -9,7 +9,7 @@ import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
 import type { JsonBytes, JsonText } from '../../http/replies.js';
-import { emptyPage, JSON_COLUMN, jsonOfPage, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import { emptyPage, JSON_COLUMN, jsonOfPage, listPage, OWNER_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -164,8 +164,8 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
       sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
       countCache: 'company',
       jsonBlob: true,
-      walksIndex: walksTimeIndex(sortKey, filter, true),
-      probes: probesTimeIndex(sortKey, filter, true),
+      walksIndex: walksTimeIndex(sortKey, filter, OWNER_WALK),
+      probes: probesTimeIndex(sortKey, filter, OWNER_WALK),
       keyId,
       endpoint: 'GET /companies',
       filters: filter,

@@ -10,7 +10,7 @@ import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
 import type { JsonBytes, JsonText } from '../../http/replies.js';
-import { JSON_COLUMN, jsonOfPage, listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import { JSON_COLUMN, jsonOfPage, listPage, OWNER_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -127,8 +127,8 @@ async function pageOf(
       sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] },
       countCache: 'contact',
       jsonBlob: true,
-      walksIndex: walksTimeIndex(sortKey, filter, true),
-      probes: probesTimeIndex(sortKey, filter, true),
+      walksIndex: walksTimeIndex(sortKey, filter, OWNER_WALK),
+      probes: probesTimeIndex(sortKey, filter, OWNER_WALK),
       ...bound,
     },
     { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },

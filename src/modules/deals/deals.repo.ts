@@ -98,12 +98,13 @@ export const DEAL_SORT: SortTable<DealSortKey> = {
 export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   let walk = db.selectFrom('deals').where('tenant_id', '=', tenantId);
   if (!f.includeDeleted) walk = walk.where('deleted_at', 'is', null);
-  // Deals have no owner index: every other filter is tested on the rows of the walk.
+  // The pipeline is the walk's: deals__pipeline_updated (migration 016, listing.ts PIPELINE_WALK). Every other
+  // filter is tested on the walk's entries where that index holds its column (state, stage), else on the rows.
+  if (f.pipelineId !== undefined) walk = walk.where('pipeline_id', '=', f.pipelineId);
   const eb = expressionBuilder<DB, 'deals'>();
   const conditions: RowCondition[] = [];
   /** A column compared with a value: one comparison a row. */
   const compare = (where: Expression<SqlBool>) => conditions.push({ where, cost: 1 });
-  if (f.pipelineId !== undefined) compare(eb('pipeline_id', '=', f.pipelineId));
   if (f.stageId !== undefined) compare(eb('stage_id', '=', f.stageId));
   if (f.ownerId !== undefined) compare(eb('owner_id', '=', f.ownerId));
   if (f.contactId !== undefined) compare(eb('contact_id', '=', f.contactId));

@@ -7,7 +7,7 @@ import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
-import { listPage, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import { listPage, PIPELINE_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -129,7 +129,7 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
   const sortKey = q.sortKey ?? 'updatedAt';
   const { rows, pagination } = await listPage<repo.DealRow>(
     ctx,
-    { query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters), compiledOnce: true, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, false), probes: probesTimeIndex(sortKey, { includeDeleted: filters.includeDeleted }, false), keyId, endpoint: 'GET /deals', filters },
+    { query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters), compiledOnce: true, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, PIPELINE_WALK), probes: probesTimeIndex(sortKey, filters, PIPELINE_WALK), keyId, endpoint: 'GET /deals', filters },
     { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },
   );
   return { data: await expand(ctx, rows), pagination };

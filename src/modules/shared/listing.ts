@@ -595,13 +595,23 @@ function compileProbe(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Li
   const { walk, rowFilter } = built.probe!;
   const { key, byId, inOrder } = ordering(ctx, spec, mode);
   const db = ctx.db;
-  const walked = probeWalk(ctx, spec, built, mode, covered);
-  const tested = covered ? sql<SqlBool>`${sql.ref(`probe_walk.${PROBE_HIT}`)}` : rowFilter;
+  let walked = probeWalk(ctx, spec, built, mode, covered);
+  if (covered) {
+    // The filter is tested on the walk's index entries: the page is cut from them too, so that the entries an
+    // offset skips are never read from the table (page 10 of 50 read 450 rows only to skip them).
+    let page = db
+      .selectFrom(walked.as('probe_hits'))
+      .select([sql.ref(`probe_hits.${ROWID_COLUMN}`).as(ROWID_COLUMN), sql.ref(`probe_hits.${SORT_VALUE}`).as(SORT_VALUE)])
+      .where(sql<SqlBool>`${sql.ref(`probe_hits.${PROBE_HIT}`)}`)
+      .limit(LIMIT as unknown as number);
+    if (mode === 'offset') page = page.offset(OFFSET as unknown as number);
+    walked = page as unknown as Selection;
+  }
   let hits = built
-    .select(byRowid(db, built.table!, walked, 'probe_walk').where(tested))
+    .select(covered ? byRowid(db, built.table!, walked, 'probe_walk') : byRowid(db, built.table!, walked, 'probe_walk').where(rowFilter))
     .select([sql.ref(`probe_walk.${SORT_VALUE}`).as(SORT_VALUE), sql<number>`1`.as(PROBE_FLAG)])
     .limit(LIMIT as unknown as number);
-  if (mode === 'offset') hits = hits.offset(OFFSET as unknown as number);
+  if (mode === 'offset' && !covered) hits = hits.offset(OFFSET as unknown as number);
   const goesOn = inOrder(built.select(walk).select([key.as(SORT_VALUE), sql<number>`${sql.lit(PROBE_WALK_GOES_ON)}`.as(PROBE_FLAG)]))
     .limit(1)
     .offset(PROBE_ROWS);
@@ -697,25 +707,44 @@ function compileCounted(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: 
 }
 
 /**
- * ListingSpec.walksIndex for the tables listed by time — contacts, companies and deals. Each has, over its
- * live rows, an index on (tenant_id, created_at, id) and one on (tenant_id, updated_at, id); contacts and
- * companies also (tenant_id, owner_id, created_at, id) (`ownerIndex`). A page walks one of them when every
- * filter is unset but the owner's, where that index exists, and it sorts by that index's time. Any other
- * filter, set to anything, sends the page to the read pool.
+ * The index a table has over its live rows for one filter set to one value, in a list's time order then id: the
+ * walk of walksTimeIndex when that filter is set.
  */
-export function walksTimeIndex(sortKey: string, filters: object, ownerIndex: boolean): boolean {
-  const { ownerId, includeDeleted, ...rest } = filters as Record<string, unknown>;
+export interface EqualityWalk {
+  /** The filter whose column leads the index after the tenant. */
+  filter: 'ownerId' | 'pipelineId';
+  /** The sort key whose column follows it in the index. */
+  sortKey: 'createdAt' | 'updatedAt';
+}
+
+/** contacts__owner and companies__owner (tenant_id, owner_id, created_at, id; migration 011). */
+export const OWNER_WALK: EqualityWalk = { filter: 'ownerId', sortKey: 'createdAt' };
+/** deals__pipeline_updated (tenant_id, pipeline_id, updated_at, id, is_won, is_lost, stage_id; migration 016). */
+export const PIPELINE_WALK: EqualityWalk = { filter: 'pipelineId', sortKey: 'updatedAt' };
+
+/**
+ * ListingSpec.walksIndex for the tables listed by time — contacts, companies and deals. Each has, over its
+ * live rows, an index on (tenant_id, created_at, id) and one on (tenant_id, updated_at, id), and one on a filter's
+ * column then a time (`equality`: the owner for contacts and companies, the pipeline for deals). A page walks one
+ * of them when every filter is unset but that one, and it sorts by that index's time. Any other filter, set to
+ * anything, sends the page to the read pool.
+ */
+export function walksTimeIndex(sortKey: string, filters: object, equality: EqualityWalk | undefined): boolean {
+  const { includeDeleted, ...rest } = filters as Record<string, unknown>;
+  const value = equality ? rest[equality.filter] : undefined;
+  if (equality) delete rest[equality.filter];
   if (includeDeleted || Object.values(rest).some((v) => v !== undefined)) return false;
-  if (ownerId !== undefined) return ownerIndex && sortKey === 'createdAt';
+  if (value !== undefined) return sortKey === equality!.sortKey;
   return sortKey === 'createdAt' || sortKey === 'updatedAt';
 }
 
 /**
- * ListingSpec.probes for the same tables: the page's walk (tenant, live, `ownerId` when set) is one that
- * walksTimeIndex allows. Whether its row conditions are cheap enough is the query's to tell (walkWhere).
+ * ListingSpec.probes for the same tables: the page's walk (tenant, live, the equality filter when set) is one
+ * that walksTimeIndex allows. Whether its row conditions are cheap enough is the query's to tell (walkWhere).
  */
-export function probesTimeIndex(sortKey: string, walk: { ownerId?: string; includeDeleted?: boolean }, ownerIndex: boolean): boolean {
-  return walksTimeIndex(sortKey, { ownerId: walk.ownerId, includeDeleted: walk.includeDeleted }, ownerIndex);
+export function probesTimeIndex(sortKey: string, walk: { includeDeleted?: boolean } & Partial<Record<EqualityWalk['filter'], string>>, equality: EqualityWalk | undefined): boolean {
+  const { includeDeleted } = walk;
+  return walksTimeIndex(sortKey, equality ? { includeDeleted, [equality.filter]: walk[equality.filter] } : { includeDeleted }, equality);
 }
 
 /**
