@@ -119,12 +119,12 @@ export function treeMemory(root: number | undefined): { pid: number; rss: number
   return out;
 }
 
-/** MiB and ratios as the bench prints them: one decimal. */
 /** The tree's total of one measure of treeMemory (MiB, one decimal). */
 export function treeSum(procs: ReturnType<typeof treeMemory>, k: 'rss' | 'pss'): number {
   return round1(procs.reduce((a, p) => a + p[k], 0));
 }
 
+/** MiB and ratios as the bench prints them: one decimal. */
 export function round1(x: number): number;
 export function round1(x: number | undefined): number | undefined;
 export function round1(x: number | undefined): number | undefined {

@@ -100,6 +100,8 @@ const serverNodeArgs = [
   ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
 ];
 const log = (m: string) => process.stderr.write(m + '\n');
+/** Whether `name` holds one of the list's substrings (--only, --perf): separated by a comma with no space after it, since names hold ", ". */
+const namesMatch = (list: string, name: string) => list.split(/,(?! )/).some((o) => name.toLowerCase().includes(o.trim().toLowerCase()));
 
 /** Walks GET /contacts by cursor, 100 at a time, and keeps the cursors after 100 and after `depth`. */
 async function walkCursors(url: string, key: string, depth: number): Promise<Omit<Cursors, 'deepDepth'>> {
@@ -385,7 +387,7 @@ async function main() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'));
   const counts = args.small ? SMALL_COUNTS : args.large ? LARGE_COUNTS : DEFAULT_COUNTS;
   // Names hold ", " ("floor: bare Fastify + SQLite, contact by id"): only a comma with no space after it separates.
-  const selected = (name: string) => !args.only || args.only.split(/,(?! )/).some((o) => name.toLowerCase().includes(o.trim().toLowerCase()));
+  const selected = (name: string) => !args.only || namesMatch(args.only, name);
   const wantNoisy = selected('noisy');
   if (databaseUrl) {
     await resetPostgres(databaseUrl);
@@ -523,7 +525,7 @@ async function main() {
       const phases: LoadPhase[] = [{ connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: DURATION }];
       if (args.tails) phases.push({ connections: 1, duration: TAIL_DURATION });
       const perfFile = path.join(perfDir, `${sc.name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '')}.data`);
-      const recording = perfing && args.perf!.toLowerCase().split(',').some((w) => sc.name.toLowerCase().includes(w));
+      const recording = perfing && namesMatch(args.perf!, sc.name);
       if (recording) mkdirSync(perfDir, { recursive: true });
       // The measured phase at the scenario's connections only: not the warm-up, nor the tails at one connection.
       const watch = recording ? (phase: number) => (phase === 0 ? startPerf(processTree(target.proc.pid!), perfFile).stop : undefined) : undefined;

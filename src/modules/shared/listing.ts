@@ -607,8 +607,10 @@ function compileProbe(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, built: Li
     if (mode === 'offset') page = page.offset(OFFSET as unknown as number);
     walked = page as unknown as Selection;
   }
+  let rows = byRowid(db, built.table!, walked, 'probe_walk');
+  if (!covered) rows = rows.where(rowFilter);
   let hits = built
-    .select(covered ? byRowid(db, built.table!, walked, 'probe_walk') : byRowid(db, built.table!, walked, 'probe_walk').where(rowFilter))
+    .select(rows)
     .select([sql.ref(`probe_walk.${SORT_VALUE}`).as(SORT_VALUE), sql<number>`1`.as(PROBE_FLAG)])
     .limit(LIMIT as unknown as number);
   if (mode === 'offset' && !covered) hits = hits.offset(OFFSET as unknown as number);
