@@ -36,7 +36,8 @@
 // Environment: DATABASE_URL (postgres://…/<name containing "bench">: its schema `public` is dropped and
 //          recreated; the database is created when missing), REDIS_URL (with DATABASE_URL; rate limits),
 //          QUERY_TIMEOUT_MS (passed to the server; default 5000), BENCH_SERVER_LOG=1 (copy the servers' stdout and
-//          stderr), BENCH_SERVER_NODE_ARGS (Node options of the server only, e.g. "--trace-gc --trace-gc-nvp").
+//          stderr), BENCH_SERVER_NODE_ARGS (Node options of the server only, e.g. "--trace-gc --trace-gc-nvp"),
+//          SQLITE_MMAP_MB (the server's, as any variable of its configuration; the report's header names it).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -660,7 +661,7 @@ async function main() {
     `## ${report.date.slice(0, 16).replace('T', ' ')} UTC: \`npm run bench -- ${process.argv.slice(2).join(' ')}\``,
     '',
     `- Machine: ${machine.cpus} CPUs (${machine.model}), ${machine.memGiB} GiB, Node ${machine.node.slice(1)}, Linux ${machine.kernel}${machine.cpuIdle ? ` (idle CPUs: ${machine.cpuIdle})` : ''}; load average ${la(loadAvgAtStart)} at the start, ${la(machine.loadAvgAtEnd)} at the end.`,
-    `- Database: ${databaseLabel}; server \`crm serve\` (LOG_LEVEL=warn WORKERS=false QUERY_TIMEOUT_MS=${queryTimeoutMs}).`,
+    `- Database: ${databaseLabel}; server \`crm serve\` (LOG_LEVEL=warn WORKERS=false QUERY_TIMEOUT_MS=${queryTimeoutMs}${process.env.SQLITE_MMAP_MB ? ` SQLITE_MMAP_MB=${process.env.SQLITE_MMAP_MB}` : ''}).`,
     `- Data: ${counts.contacts.toLocaleString('en')} contacts, ${counts.companies.toLocaleString('en')} companies, ${counts.deals.toLocaleString('en')} deals, ${counts.activities.toLocaleString('en')} activities (3 links each); seeded in ${seeded.seconds.toFixed(1)} s${noisy ? ` (+ tenant B ${noisy.seconds.toFixed(1)} s)` : ''}.`,
     `- Load: autocannon in a process of its own; ${WARMUP} s warm-up, ${DURATION} s at ${CONNECTIONS} connections${args.tails ? `, then ${TAIL_DURATION} s at 1 connection` : ''}; server CPU and RSS of the server's process tree from /proc.`,
     '',

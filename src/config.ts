@@ -25,6 +25,11 @@ export interface Config {
   queryQueuePerTenant: number;
   /** PostgreSQL: connections of the pool of writes and point reads (the read pool has its own). */
   databasePoolSize: number;
+  /**
+   * SQLite: how much of the database file each connection reads through a memory map (`SQLITE_MMAP_MB`, MiB;
+   * 0, the default, reads every page with a system call). See db/index.ts.
+   */
+  sqliteMmapMb: number;
   /** On SIGTERM, how long the server keeps accepting and answering before it stops accepting (A.1). */
   shutdownDrainMs: number;
   /** How long a stored idempotent answer is kept (C.3, `IDEMPOTENCY_TTL_HOURS`); fractions allowed. */
@@ -132,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 5_000, 1, 600_000),
     queryQueuePerTenant: int(env, 'QUERY_QUEUE_PER_TENANT', 200, 1, 100_000),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1_000),
+    sqliteMmapMb: int(env, 'SQLITE_MMAP_MB', 0, 0, 1_048_576),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 1_000, 0, 8_000),
     idempotencyTtlHours: hours(env, 'IDEMPOTENCY_TTL_HOURS', 24, 0.001, 8_760),
     webhookDisableAfterHours: hours(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 120, 0.0001, 87_600),

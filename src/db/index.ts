@@ -104,7 +104,7 @@ function ownerOnlyFile(dir: string, file: string): void {
 }
 
 export function createDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'queryTimeoutMs' | 'queryQueuePerTenant' | 'databasePoolSize'>>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'queryTimeoutMs' | 'queryQueuePerTenant' | 'databasePoolSize' | 'sqliteMmapMb'>>,
   opts: DbOptions = {},
 ): Database {
   const poolOptions = { timeoutMs: config.queryTimeoutMs ?? QUERY_TIMEOUT_DEFAULT_MS, maxQueuedPerTenant: config.queryQueuePerTenant };
@@ -153,6 +153,16 @@ export function createDatabase(
   // again for no CPU measured on point reads, pages, owner filters and writes (2026-11-26 21:30). The
   // interior pages of the indexes, read by every statement, take a few hundred KiB.
   raw.pragma('cache_size = -8192');
+  // NOTE: SQLITE_MMAP_MB (off by default) maps that much of the file into each connection (this one and the read
+  // processes'): a page missing from the cache is then read from the OS's file cache in place, without a system
+  // call and a copy. That matters when reads land at random in tables much larger than the cache: a page of 50
+  // deals with their contacts and companies expanded, at 1,000,000 contacts, read ~163 pages a request with
+  // `pread` and cost 1,903 µs of server CPU; mapped, 1,212 µs (bench/RESULTS.md, 2026-11-29 04:15). Off by
+  // default because every mapped page the server touches counts in its resident memory: after that bench the
+  // server's tree held 1,248 MiB (Pss) mapped against 156 MiB, although those pages are the OS's file cache,
+  // which `pread` reads from too and which the kernel can drop at any time.
+  const mmapBytes = (config.sqliteMmapMb ?? 0) * 1024 * 1024;
+  if (mmapBytes > 0) raw.pragma(`mmap_size = ${mmapBytes}`);
   // NOTE: a write inside a savepoint (each batch input, each unique-guarded insert, an idempotent request)
   // keeps a statement journal so the statement alone can be undone; with the default temp_store that is a
   // temporary file per statement, which tripled the cost of an insert (18 → 62 µs). This connection's
@@ -188,7 +198,7 @@ export function createDatabase(
       driver.settle();
       return fn();
     });
-  const readPool = inMemory ? undefined : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile)), poolOptions);
+  const readPool = inMemory ? undefined : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile, mmapBytes)), poolOptions);
   return withReads({
     db,
     dialect: sqliteDialect,

@@ -11,6 +11,9 @@ db.pragma('busy_timeout = 5000');
 // cache that the pooled statements (searches, deep pages, counts) then did not need: a reader held 41 MiB instead
 // of 25, and the bench's pooled scenarios ran as fast with 16 (bench/RESULTS.md, 2026-11-28 17:55).
 db.pragma('cache_size = -16384');
+// SQLITE_MMAP_MB, as the main connection maps it (db/index.ts): argv[3] is the bytes, 0 for none.
+const mmapBytes = Number(process.argv[3] ?? 0);
+if (mmapBytes > 0) db.pragma(`mmap_size = ${mmapBytes}`);
 // The SQL functions of the main connection (db/index.ts registerSqliteFunctions): search folds text here.
 db.function('crm_fold', { deterministic: true }, sqlFold);
 /** @type {Map<string, import('better-sqlite3').Statement>} */

@@ -43,12 +43,16 @@ export class SqliteReaderSlot implements ReadSlot {
   /** Statements that ran long enough to be lowered (for tests). */
   lowerings = 0;
 
-  constructor(private readonly file: string) {}
+  /** `mmapBytes`: the connection's `mmap_size` (SQLITE_MMAP_MB, db/index.ts); 0 reads pages with system calls. */
+  constructor(
+    private readonly file: string,
+    private readonly mmapBytes = 0,
+  ) {}
 
   private start(): Promise<void> {
     // NOTE: JSON IPC, not 'advanced': SQLite hands back only numbers, strings and null here (no BLOB
     // columns, no 64-bit integers beyond 2^53), and JSON messages cost the parent less to receive.
-    const child = fork(ENTRY, [this.file], { serialization: 'json', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(ENTRY, [this.file, String(this.mmapBytes)], { serialization: 'json', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.child = child;
     const ready = new Promise<void>((resolve, reject) => {
       child.on('message', (m: Reply) => {
