@@ -10,6 +10,7 @@ import { DIALECT, newTenant, testApp } from '../helpers/app.js';
 import type { Ctx } from '../../src/http/context.js';
 import * as contacts from '../../src/modules/contacts/contacts.service.js';
 import * as companies from '../../src/modules/companies/companies.service.js';
+import * as deals from '../../src/modules/deals/deals.service.js';
 
 const t = await testApp();
 const db = t.database.db;
@@ -178,4 +179,88 @@ test(`a PATCH answers and announces the record a read returns after it, key orde
   };
   assert.deepStrictEqual((await last('contact.updated')).contact, (await api.get(`/contacts/${contact.id}`)).body);
   assert.deepStrictEqual((await last('company.updated')).company, (await api.get(`/companies/${company.id}`)).body);
+});
+
+test(`deals are answered as JSON text with their contact's and company's stored JSON, as expand makes them, key order included (${DIALECT})`, async () => {
+  // deals.service.ts dealsJson: the list and the single read splice the records' `doc` into each deal's text.
+  const { api, refs, tenantId } = await newTenant(t);
+  const ctx = ctxFor(tenantId);
+  const company = (await api.post('/companies', { name: 'Acme' })).body;
+  const other = (await api.post('/companies', { name: 'Other' })).body;
+  const person = (await api.post('/contacts', { firstName: 'Ana', companyId: company.id })).body;
+  const gone = (await api.post('/contacts', { firstName: 'Gone' })).body;
+  const odd = (await api.post('/contacts', { firstName: 'Odd' })).body;
+  await db.updateTable('contacts').set({ first_name: ODD_TEXT, score: SCORES[0], custom_properties: JSON.stringify({ ...CUSTOM, contact: null, company: null }) }).where('id', '=', odd.id).execute();
+  await db.updateTable('companies').set({ industry: ODD_TEXT, custom_properties: JSON.stringify({ company: null, contact: null }) }).where('id', '=', other.id).execute();
+  const base = { pipelineId: refs.sales, stageId: refs.lead };
+  const made: string[] = [];
+  for (const body of [
+    { title: 'Both', contactId: person.id, companyId: company.id, value: 1234.5 },
+    { title: 'Contact only', contactId: odd.id },
+    { title: 'Company only', companyId: other.id, value: 0.1 },
+    { title: 'Neither' },
+    { title: 'Its contact deleted', contactId: gone.id, companyId: other.id },
+    // A title and custom properties holding the very keys the splice looks for.
+    { title: '"contact":null,"company":null', contactId: odd.id, companyId: company.id },
+  ]) {
+    const r = await api.post('/deals', { ...base, ...body });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    made.push(r.body.id);
+  }
+  await db.updateTable('deals').set({ custom_properties: JSON.stringify({ contact: null, company: null, n: 1e21 }) }).where('id', '=', made[5]).execute();
+  assert.equal((await api.delete(`/contacts/${gone.id}`)).status, 204);
+  const dropped = (await api.post('/deals', { ...base, title: 'Deleted deal', contactId: person.id })).body;
+  assert.equal((await api.delete(`/deals/${dropped.id}`)).status, 204);
+  await db.updateTable('change_versions').set({ version: sql`version + 1` }).where('tenant_id', '=', tenantId).execute();
+
+  const deal = (id: string) => deals.getDeal(ctx, id) as unknown as Promise<Record<string, unknown>>;
+  const same = (got: Record<string, any>, want: Record<string, any>, what: string) => {
+    assert.deepStrictEqual(got, want, what);
+    assert.deepStrictEqual(Object.keys(got), Object.keys(want), `${what}: key order`);
+    for (const k of ['contact', 'company']) if (want[k] !== null) assert.deepStrictEqual(Object.keys(got[k]), Object.keys(want[k]), `${what}: ${k}'s key order`);
+  };
+  for (const id of made) {
+    const r = await api.get(`/deals/${id}`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.match(String(r.headers['content-type']), /^application\/json; charset=utf-8$/);
+    same(r.body, await deal(id), `GET /deals/${id}`);
+  }
+  assert.equal((await api.get(`/deals/${made[4]}`)).body.contact, null, 'a deleted contact expands to null');
+  assert.equal((await api.get(`/deals/${made[4]}`)).body.contactId, gone.id);
+  assert.equal((await api.get(`/deals/${made[5]}`)).body.title, '"contact":null,"company":null');
+  assert.equal((await api.get(`/deals/${made[1]}`)).body.contact.firstName, ODD_TEXT);
+  assert.equal((await api.get(`/deals/${dropped.id}`)).status, 404);
+
+  // Pages: the first, by number, by cursor, filtered by pipeline and by contact; every deal as its single read.
+  const seen: string[] = [];
+  for (const path of ['/deals?pageSize=4', '/deals?pageSize=4&page=2', `/deals?pipelineId=${refs.sales}&pageSize=50`, `/deals?contactId=${odd.id}`]) {
+    const r = await api.get(path);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    for (const rec of r.body.data) same(rec, await deal(rec.id), `${path}: ${rec.id}`);
+    if (path.includes('pageSize=4')) seen.push(...r.body.data.map((d: { id: string }) => d.id));
+  }
+  assert.deepEqual([...seen].sort(), [...made].sort());
+  const first = await api.get('/deals?pageSize=2&sortKey=title&sortOrder=asc');
+  const next = await api.get(`/deals?pageSize=2&sortKey=title&sortOrder=asc&cursor=${encodeURIComponent(first.body.pagination.nextCursor)}`);
+  assert.equal(next.status, 200);
+  assert.equal(next.body.data.length, 2);
+  for (const rec of next.body.data) same(rec, await deal(rec.id), `cursor page: ${rec.id}`);
+  const empty = await api.get(`/deals?contactId=${gone.id}&isWon=true`);
+  assert.deepEqual(empty.body.data, []);
+
+  // includeDeleted: the same deals plus `deletedAt`, last; the deleted one with its timestamp.
+  const all = await api.get('/deals?includeDeleted=true&pageSize=100');
+  assert.equal(all.status, 200);
+  assert.equal(all.body.data.length, made.length + 1);
+  for (const rec of all.body.data) {
+    const keys = Object.keys(rec);
+    assert.equal(keys[keys.length - 1], 'deletedAt');
+    const { deletedAt, ...rest } = rec;
+    if (rec.id === dropped.id) {
+      assert.match(deletedAt, /^\d{4}-\d{2}-\d{2}T/);
+      continue;
+    }
+    assert.equal(deletedAt, null);
+    same(rest, await deal(rec.id), `includeDeleted: ${rec.id}`);
+  }
 });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
-import { answer } from '../../http/replies.js';
+import { answer, sendJsonText } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import * as service from './deals.service.js';
@@ -39,12 +39,12 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: DealListQuery,
       response: { 200: DealPage, ...errorResponses(400) },
     },
-  }, async (req) => service.listDeals(ctxOf(req), req.query, req.principal.keyId));
+  }, async (req, reply) => sendJsonText(reply, await service.listDeals(ctxOf(req), req.query, req.principal.keyId)));
 
   app.get('/deals/:id', {
     config: read,
     schema: { operationId: 'getDeal', tags, summary: 'Get a deal with its contact and company expanded', params: IdParams, response: { 200: Deal, ...errorResponses(404) } },
-  }, async (req) => service.getDeal(ctxOf(req), req.params.id));
+  }, async (req, reply) => sendJsonText(reply, await service.getDealJson(ctxOf(req), req.params.id)));
 
   app.post('/deals', {
     config: { ...write, valueRules: service.DEAL_VALUE_RULES, dataValueRules: service.DEAL_DATA_RULES },
