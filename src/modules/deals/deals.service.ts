@@ -56,6 +56,14 @@ function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], comp
   };
 }
 
+/** The distinct contact and company ids that rows expand (expand, dealsJson). */
+function expandedIds(rows: readonly repo.DealRow[]): { contactIds: string[]; companyIds: string[] } {
+  return {
+    contactIds: [...new Set(rows.map((r) => r.contact_id).filter((x): x is string => x !== null))],
+    companyIds: [...new Set(rows.map((r) => r.company_id).filter((x): x is string => x !== null))],
+  };
+}
+
 /**
  * Full deals for rows: tags, contacts and companies in one query per kind, not per row; rows read with their
  * `tag_ids` (the single read) need no query for their tags.
@@ -65,8 +73,7 @@ async function expand(ctx: Ctx, rows: (repo.DealRow & { tag_ids?: string | null 
   const tags = rows.every((r) => r.tag_ids !== undefined)
     ? new Map(rows.map((r) => [r.id, parseTagIds(r.tag_ids!)]))
     : await tagIdsOf(ctx.db, ctx.tenantId, 'deal', rows.map((r) => r.id));
-  const contactIds = [...new Set(rows.map((r) => r.contact_id).filter((x): x is string => x !== null))];
-  const companyIds = [...new Set(rows.map((r) => r.company_id).filter((x): x is string => x !== null))];
+  const { contactIds, companyIds } = expandedIds(rows);
   const contacts = contactIds.length ? await contactsByIds(ctx, contactIds) : new Map();
   const companies = companyIds.length ? await companiesByIds(ctx, companyIds) : new Map();
   return rows.map((r) =>
@@ -111,8 +118,7 @@ const COMPANY_NULL = '"company":null';
  */
 async function dealsJson(ctx: Ctx, rows: (repo.DealRow & { tag_ids: string })[]): Promise<JsonText<DealT>[]> {
   if (rows.length === 0) return [];
-  const contactIds = [...new Set(rows.map((r) => r.contact_id).filter((x): x is string => x !== null))];
-  const companyIds = [...new Set(rows.map((r) => r.company_id).filter((x): x is string => x !== null))];
+  const { contactIds, companyIds } = expandedIds(rows);
   const contacts = await contactsJsonByIds(ctx, contactIds);
   const companies = await companiesJsonByIds(ctx, companyIds);
   return rows.map((r) => {
