@@ -1,4 +1,4 @@
-// Contacts and companies are answered as the JSON text their rows store (`doc`, migration 014) (http/replies.ts sendJsonText,
+// Contacts, companies and deals are answered as the JSON text their rows store (`doc`, migrations 014 and 017) (http/replies.ts sendJsonText,
 // modules/shared/record-json.ts): every read through it must parse to what the resource's mapper
 // (toContact, toCompany) makes of the same row, key order included, on both databases. The rows here hold
 // what a mapper treats specially: text needing escapes and outside the BMP, empty values, floats that need 17
@@ -208,6 +208,21 @@ test(`deals are answered as JSON text with their contact's and company's stored 
     made.push(r.body.id);
   }
   await db.updateTable('deals').set({ custom_properties: JSON.stringify({ contact: null, company: null, n: 1e21 }) }).where('id', '=', made[5]).execute();
+  // What the stored JSON writes itself (migration 017): the value from cents (digits, zero, negative, the largest
+  // amount), the two flags, dates, the closing's fields, text needing escapes, tags.
+  const closed = { closed_at: '2026-01-02T03:04:05.678Z', expected_close_date: '2026-02-03' };
+  const rowChanges = [
+    { value_cents: 123456789012345, is_won: 1, ...closed, owner_id: 'usr_x' },
+    { value_cents: -1, loss_notes: ODD_TEXT },
+    { value_cents: 1, is_lost: 1, ...closed, loss_reason_id: 'lr_x', loss_notes: ODD_TEXT },
+    { value_cents: 0, title: ODD_TEXT },
+    { value_cents: 1e15 },
+    { value_cents: 10, custom_properties: JSON.stringify({ ...CUSTOM, contact: null, company: null }) },
+  ];
+  for (const [i, set] of rowChanges.entries()) await db.updateTable('deals').set(set).where('id', '=', made[i]).execute();
+  for (const tag of ['tag_b', 'tag_A', 'tag_a']) {
+    await db.insertInto('record_tags').values({ tenant_id: tenantId, object_type: 'deal', object_id: made[0], tag_id: tag }).execute();
+  }
   assert.equal((await api.delete(`/contacts/${gone.id}`)).status, 204);
   const dropped = (await api.post('/deals', { ...base, title: 'Deleted deal', contactId: person.id })).body;
   assert.equal((await api.delete(`/deals/${dropped.id}`)).status, 204);
@@ -228,6 +243,12 @@ test(`deals are answered as JSON text with their contact's and company's stored 
   assert.equal((await api.get(`/deals/${made[4]}`)).body.contact, null, 'a deleted contact expands to null');
   assert.equal((await api.get(`/deals/${made[4]}`)).body.contactId, gone.id);
   assert.equal((await api.get(`/deals/${made[5]}`)).body.title, '"contact":null,"company":null');
+  assert.equal((await api.get(`/deals/${made[4]}`)).body.value, 1e13);
+  assert.equal((await api.get(`/deals/${made[0]}`)).body.value, 1234567890123.45);
+  assert.deepEqual((await api.get(`/deals/${made[0]}`)).body.tags, ['tag_A', 'tag_a', 'tag_b']);
+  assert.equal((await api.get(`/deals/${made[2]}`)).body.isLost, true);
+  assert.equal((await api.get(`/deals/${made[3]}`)).body.title, ODD_TEXT);
+  assert.equal((await api.get(`/deals/${made[5]}`)).body.customProperties.prop_big, CUSTOM.prop_big);
   assert.equal((await api.get(`/deals/${made[1]}`)).body.contact.firstName, ODD_TEXT);
   assert.equal((await api.get(`/deals/${dropped.id}`)).status, 404);
 

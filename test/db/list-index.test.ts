@@ -438,8 +438,8 @@ test(`a page's rows carry their own tags, read from their rows with no subquery 
     for (const q of read) assert.doesNotMatch(q.sql, /record_tags/, url);
     const pages = read.filter((q) => !/union all/.test(q.sql));
     assert.equal(pages.length, 1, url);
-    // Deals read their tags' column; contacts and companies the record their row stores, tags included (migration 014).
-    assert.match(pages[0].sql, table === 'deals' ? /tag_ids/ : /"doc"/, url);
+    // Each reads the record its row stores, tags included (migrations 014 and 017).
+    assert.match(pages[0].sql, /"doc"/, url);
   }
 });
 

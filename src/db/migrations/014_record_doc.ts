@@ -72,13 +72,22 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
 
 async function sqlite(db: Kysely<any>, table: string, fields: readonly Field[]): Promise<void> {
   const doc = `json_object(${fields.map(([key, source]) => `'${key}', ${typeof source === 'string' ? source : `json(${source.json})`}`).join(', ')})`;
-  // The new table is the table as it stands (its CREATE TABLE, read back), with `doc` before its primary key.
+  await rebuildWithStoredColumn(db, table, 'doc', doc);
+}
+
+/**
+ * SQLite: `table` rebuilt with a STORED generated column `column` (text, not null) computed by `expression`, placed
+ * before its primary key (SQLite cannot add a STORED column to a table). The new table is the old one's own
+ * definition, read back, with the column added; its indexes are read back and recreated. Also migration 017.
+ */
+export async function rebuildWithStoredColumn(db: Kysely<any>, table: string, column: string, expression: string): Promise<void> {
+  // The new table is the table as it stands (its CREATE TABLE, read back), with the column before its primary key.
   const [{ ddl }] = (await sql<{ ddl: string }>`select sql as ddl from sqlite_master where type = 'table' and name = ${table}`.execute(db)).rows;
   const key = /,\s*primary key \(tenant_id, id\)\s*\)\s*$/i;
-  if (!key.test(ddl)) throw new Error(`014: unexpected definition of ${table}: ${ddl}`);
+  if (!key.test(ddl)) throw new Error(`unexpected definition of ${table}: ${ddl}`);
   const created = ddl
     .replace(/^create table "?\w+"?/i, `create table ${table}__new`)
-    .replace(key, `,\n  doc text not null generated always as (${doc}) stored,\n  primary key (tenant_id, id)\n)`);
+    .replace(key, `,\n  ${column} text not null generated always as (${expression}) stored,\n  primary key (tenant_id, id)\n)`);
   const names = (await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db)).rows.map((c) => c.name).join(', ');
   const indexes = await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null`.execute(db);
   await sql.raw(created).execute(db);

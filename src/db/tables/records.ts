@@ -80,6 +80,8 @@ export interface DealsTable {
   search_text: string;
   /** The record's tag ids as a sorted JSON array (`[]`), kept from record_tags by triggers (migration 013). */
   tag_ids: Generated<string>;
+  /** The deal as the API answers it, its contact and company null (migration 017); kept by the database. */
+  doc: GeneratedAlways<string>;
 }
 export interface ActivitiesTable {
   tenant_id: string;

@@ -3,12 +3,13 @@ import type { DB } from '../../db/tables/schema.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
-import { forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
+import { dialectOf, forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
+import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
+import { recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -36,11 +37,33 @@ export async function findDeal(db: Db, tenantId: string, id: string): Promise<(D
   return (await findDealQuery(db, tenantId, id))[0];
 }
 
+/** A deal as the list and the single read answer it: its stored JSON (`doc`, migration 017) and what it expands. */
+export interface DealJsonRow {
+  id: string;
+  contact_id: string | null;
+  company_id: string | null;
+  [JSON_COLUMN]: string;
+}
+
+/** What a deal's JSON needs of its row (deals.service.ts dealsJson), with recordJson's `doc`. */
+function jsonColumns(db: Db, withDeleted: boolean) {
+  return ['id', 'contact_id', 'company_id', recordJson(dialectOf(db), 'deals', withDeleted).as(JSON_COLUMN)] as const;
+}
+
+const findDealJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
+  db.selectFrom('deals').select(jsonColumns(db, false)).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null),
+);
+
+/** A live deal as DealJsonRow, in one statement compiled once (`GET /deals/:id`). */
+export async function findDealJson(db: Db, tenantId: string, id: string): Promise<DealJsonRow | undefined> {
+  return (await findDealJsonQuery(db, tenantId, id))[0] as DealJsonRow | undefined;
+}
+
 /** The live deals among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */
 export const findDeals = liveTaggedByIds<DealRow & { tag_ids: string }>('deals', COLUMNS);
 
 /** A deal as services write it; the repo adds `search_text`. */
-export type NewDealRow = Omit<DealsTable, 'search_text' | 'tag_ids'>;
+export type NewDealRow = Omit<DealsTable, 'search_text' | 'tag_ids' | 'doc'>;
 /** The SET of an update; the repo recomputes `search_text` from it. */
 export type DealChanges = Partial<NewDealRow>;
 
@@ -118,8 +141,8 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) compare(eb('updated_at', '>', f.updatedAfter));
   // The title, folded (db/search-text.ts).
   if (f.search) conditions.push({ where: searchMatches('search_text', f.search) as Expression<SqlBool>, cost: 2 });
-  // A page's tags come with its rows (their `tag_ids` column).
-  const select = (qb: typeof walk) => qb.select(f.includeDeleted ? [...COLUMNS, 'deleted_at', 'tag_ids'] : [...COLUMNS, 'tag_ids']);
+  // A page's deals are their stored JSON (DealJsonRow), `deletedAt` appended with includeDeleted (C.1).
+  const select = (qb: typeof walk) => qb.select(jsonColumns(db, f.includeDeleted === true));
   return walkWhere('deals', walk, conditions, select);
 }
 

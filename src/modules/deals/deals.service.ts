@@ -8,7 +8,7 @@ import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
 import type { JsonText } from '../../http/replies.js';
-import { listPage, PIPELINE_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import { JSON_COLUMN, listPage, PIPELINE_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -28,7 +28,7 @@ export { Deal } from './deals.schema.js';
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], company: DealT['company']): DealT {
+export function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], company: DealT['company']): DealT {
   return {
     id: r.id,
     title: r.title,
@@ -57,7 +57,7 @@ function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'], comp
 }
 
 /** The distinct contact and company ids that rows expand (expand, dealsJson). */
-function expandedIds(rows: readonly repo.DealRow[]): { contactIds: string[]; companyIds: string[] } {
+function expandedIds(rows: readonly Pick<repo.DealRow, 'contact_id' | 'company_id'>[]): { contactIds: string[]; companyIds: string[] } {
   return {
     contactIds: [...new Set(rows.map((r) => r.contact_id).filter((x): x is string => x !== null))],
     companyIds: [...new Set(rows.map((r) => r.company_id).filter((x): x is string => x !== null))],
@@ -94,21 +94,25 @@ export async function getDeal(ctx: Ctx, id: string): Promise<DealT> {
 
 /** `GET /deals/:id`: the deal as JSON text (dealsJson), sent as it is (http/replies.ts sendJsonText). */
 export async function getDealJson(ctx: Ctx, id: string): Promise<JsonText<DealT>> {
-  const row = await repo.findDeal(ctx.db, ctx.tenantId, id);
+  const row = await repo.findDealJson(ctx.db, ctx.tenantId, id);
   if (!row) throw errors.notFound('Deal not found');
   return (await dealsJson(ctx, [row]))[0];
 }
 
-const CONTACT_NULL = '"contact":null';
-const COMPANY_NULL = '"company":null';
+/** Where a deal's stored JSON holds its contact and company (migration 017): SQLite's json_object, PostgreSQL's json_build_object. */
+const SPLICE_KEYS = {
+  sqlite: { contact: '"contact":null', company: '"company":null' },
+  postgres: { contact: '"contact" : null', company: '"company" : null' },
+} as const;
+const NULL_LENGTH = 'null'.length;
 
 /**
- * Deals as the JSON text of what `expand` makes, for the list and the single read: each deal's own fields as
- * toDeal gives them, and its contact and company as the JSON their rows store (`doc`, migration 014), put in
- * place of the deal's `"contact":null` and `"company":null`.
+ * Deals as the JSON text of what `expand` makes, for the list and the single read: each deal's JSON as its row
+ * stores it (`doc`, migration 017: toDeal's fields, its contact and company null), and its contact and company as
+ * the JSON their rows store (`doc`, migration 014), put in place of those two nulls.
  *
- * Why: a page of 50 deals expanded 50 contacts and up to 50 companies into objects, each read from the driver
- * a value per column (~0.25 µs each on SQLite, db/row-objects.ts), built, then serialized again with the deal.
+ * Why: a page of 50 deals expanded 50 contacts and up to 50 companies into objects and built 50 deals, each read
+ * from the driver a value per column (~0.25 µs each on SQLite, db/row-objects.ts), then serialized them all again.
  * The stored JSON is one value a record, sent as it is.
  *
  * The splice is exact: the first `"contact":null` of the text is the deal's own key, because every field before
@@ -116,21 +120,21 @@ const COMPANY_NULL = '"company":null';
  * cannot hold an unescaped quote; `"company":null` likewise, found before anything goes in. test/db/json-records
  * reads every deal so made against `expand`'s objects.
  */
-async function dealsJson(ctx: Ctx, rows: (repo.DealRow & { tag_ids: string })[]): Promise<JsonText<DealT>[]> {
+async function dealsJson(ctx: Ctx, rows: readonly repo.DealJsonRow[]): Promise<JsonText<DealT>[]> {
   if (rows.length === 0) return [];
   const { contactIds, companyIds } = expandedIds(rows);
   const contacts = await contactsJsonByIds(ctx, contactIds);
   const companies = await companiesJsonByIds(ctx, companyIds);
+  const keys = SPLICE_KEYS[ctx.dialect.name];
   return rows.map((r) => {
-    const text = JSON.stringify(toDeal(r, parseTagIds(r.tag_ids), null, null));
+    const text = r[JSON_COLUMN];
     const contact = r.contact_id === null ? undefined : contacts.get(r.contact_id);
     const company = r.company_id === null ? undefined : companies.get(r.company_id);
     if (contact === undefined && company === undefined) return text as JsonText<DealT>;
-    const c = text.indexOf(CONTACT_NULL);
-    const k = text.indexOf(COMPANY_NULL);
-    let out = text.slice(0, c + CONTACT_NULL.length - 4) + (contact ?? 'null');
-    out += text.slice(c + CONTACT_NULL.length, k + COMPANY_NULL.length - 4) + (company ?? 'null');
-    return (out + text.slice(k + COMPANY_NULL.length)) as JsonText<DealT>;
+    const c = text.indexOf(keys.contact) + keys.contact.length;
+    const k = text.indexOf(keys.company) + keys.company.length;
+    const out = text.slice(0, c - NULL_LENGTH) + (contact ?? 'null') + text.slice(c, k - NULL_LENGTH) + (company ?? 'null') + text.slice(k);
+    return out as JsonText<DealT>;
   });
 }
 
@@ -177,7 +181,7 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'updatedAt';
-  const { rows, pagination } = await listPage<repo.DealRow & { tag_ids: string }>(
+  const { rows, pagination } = await listPage<repo.DealJsonRow>(
     ctx,
     { query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters), compiledOnce: true, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, PIPELINE_WALK), probes: probesTimeIndex(sortKey, filters, PIPELINE_WALK), keyId, endpoint: 'GET /deals', filters },
     { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },

@@ -4,8 +4,11 @@ import { dialectOf, type SqlDialect } from '../../db/dialect.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
 
-/** The tables whose rows store their record as the API answers it (`doc`, migration 014). */
-export type DocTable = 'contacts' | 'companies';
+/**
+ * The tables whose rows store their record as the API answers it (`doc`, migration 014; deals 017, their contact
+ * and company null: deals.service.ts dealsJson puts them in).
+ */
+export type DocTable = 'contacts' | 'companies' | 'deals';
 
 /**
  * A record of `table` as the API answers it: the JSON object its row stores (`doc`, a generated column the
