@@ -3,12 +3,12 @@ import type { DB } from '../../db/tables/schema.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
-import { dialectOf, forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
+import { dialectOf, forUpdate, searchMatches, type DialectName, type SqlDialect } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
+import { BLOB_PAGE, JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 import { recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
@@ -39,24 +39,65 @@ export async function findDeal(db: Db, tenantId: string, id: string): Promise<(D
 
 /** A deal as the list and the single read answer it: its stored JSON (`doc`, migration 017) and what it expands. */
 export interface DealJsonRow {
+  tenant_id: string;
   id: string;
   contact_id: string | null;
   company_id: string | null;
   [JSON_COLUMN]: string;
 }
 
-/** What a deal's JSON needs of its row (deals.service.ts dealsJson), with recordJson's `doc`. */
+/** What a deal's JSON needs of its row (deals.service.ts dealsJson, DEAL_BLOB_RECORD), with recordJson's `doc`. */
 function jsonColumns(db: Db, withDeleted: boolean) {
-  return ['id', 'contact_id', 'company_id', recordJson(dialectOf(db), 'deals', withDeleted).as(JSON_COLUMN)] as const;
+  return ['tenant_id', 'id', 'contact_id', 'company_id', recordJson(dialectOf(db), 'deals', withDeleted).as(JSON_COLUMN)] as const;
 }
 
+/**
+ * Where a deal's stored JSON (`doc`, migration 017) holds its contact and company: the first occurrence of each in
+ * its text (every field before them is a string, a number or null, and a JSON string holds no unescaped quote).
+ * SQLite's json_object writes `"key":value`, PostgreSQL's json_build_object `"key" : value`.
+ */
+export const SPLICE_KEYS = {
+  sqlite: { contact: '"contact":null', company: '"company":null' },
+  postgres: { contact: '"contact" : null', company: '"company" : null' },
+} as const;
+
+/**
+ * A deal as its answer holds it, in SQL over a row of jsonColumns aliased BLOB_PAGE: its stored JSON with its live
+ * contact's and company's stored JSON in place of their nulls, as dealsJson splices them in JavaScript, each read by
+ * primary key. For a row that is already its page's (a subquery in a SELECT list may run before PostgreSQL's OFFSET
+ * drops the row): the single read, and on SQLite the pages read as one BLOB (ListingSpec.blobRecord). Both
+ * databases' instr/strpos and substr count characters.
+ */
+export function dealRecordSql(dialect: DialectName): string {
+  const row = (column: string) => `"${BLOB_PAGE}"."${column}"`;
+  const json = row(JSON_COLUMN);
+  const { contact, company } = SPLICE_KEYS[dialect];
+  const at = (key: string) => (dialect === 'sqlite' ? `instr(${json}, '${key}')` : `strpos(${json}, '${key}')`);
+  const doc = (table: string, column: string) =>
+    `coalesce((select doc from ${table} where tenant_id = ${row('tenant_id')} and id = ${row(column)} and deleted_at is null), 'null')`;
+  const NULL = 'null'.length;
+  return (
+    `(case when ${row('contact_id')} is null and ${row('company_id')} is null then ${json} else ` +
+    `substr(${json}, 1, ${at(contact)} + ${contact.length - NULL - 1}) || ${doc('contacts', 'contact_id')} || ` +
+    `substr(${json}, ${at(contact)} + ${contact.length}, ${at(company)} + ${company.length - NULL} - ${at(contact)} - ${contact.length}) || ` +
+    `${doc('companies', 'company_id')} || substr(${json}, ${at(company)} + ${company.length}) end)`
+  );
+}
+
+/** dealRecordSql on SQLite: the records of the pages read as one BLOB. */
+export const DEAL_BLOB_RECORD = dealRecordSql('sqlite');
+
 const findDealJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
-  db.selectFrom('deals').select(jsonColumns(db, false)).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null),
+  db
+    .selectFrom(
+      db.selectFrom('deals').select(jsonColumns(db, false)).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).as(BLOB_PAGE),
+    )
+    .select(sql<string>`${sql.raw(dealRecordSql(dialectOf(db).name))}`.as(JSON_COLUMN)),
 );
 
-/** A live deal as DealJsonRow, in one statement compiled once (`GET /deals/:id`). */
-export async function findDealJson(db: Db, tenantId: string, id: string): Promise<DealJsonRow | undefined> {
-  return (await findDealJsonQuery(db, tenantId, id))[0] as DealJsonRow | undefined;
+/** A live deal as its answer holds it (dealRecordSql: its contact and company in it), in one statement compiled once (`GET /deals/:id`). */
+export async function findDealJson(db: Db, tenantId: string, id: string): Promise<string | undefined> {
+  return (await findDealJsonQuery(db, tenantId, id))[0]?.[JSON_COLUMN];
 }
 
 /** The live deals among `ids` (any order) and their tag ids, in one statement compiled once (expansions). */

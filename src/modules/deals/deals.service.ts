@@ -6,8 +6,8 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
-import type { JsonText } from '../../http/replies.js';
+import { jsonBytesPage, jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
+import type { JsonBytes, JsonText } from '../../http/replies.js';
 import { JSON_COLUMN, listPage, PIPELINE_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -92,18 +92,13 @@ export async function getDeal(ctx: Ctx, id: string): Promise<DealT> {
   return (await expand(ctx, [row]))[0];
 }
 
-/** `GET /deals/:id`: the deal as JSON text (dealsJson), sent as it is (http/replies.ts sendJsonText). */
+/** `GET /deals/:id`: the deal as JSON text, its contact and company spliced in by its statement (dealRecordSql), sent as it is. */
 export async function getDealJson(ctx: Ctx, id: string): Promise<JsonText<DealT>> {
-  const row = await repo.findDealJson(ctx.db, ctx.tenantId, id);
-  if (!row) throw errors.notFound('Deal not found');
-  return (await dealsJson(ctx, [row]))[0];
+  const json = await repo.findDealJson(ctx.db, ctx.tenantId, id);
+  if (json === undefined) throw errors.notFound('Deal not found');
+  return json as JsonText<DealT>;
 }
 
-/** Where a deal's stored JSON holds its contact and company (migration 017): SQLite's json_object, PostgreSQL's json_build_object. */
-const SPLICE_KEYS = {
-  sqlite: { contact: '"contact":null', company: '"company":null' },
-  postgres: { contact: '"contact" : null', company: '"company" : null' },
-} as const;
 const NULL_LENGTH = 'null'.length;
 
 /**
@@ -125,7 +120,7 @@ async function dealsJson(ctx: Ctx, rows: readonly repo.DealJsonRow[]): Promise<J
   const { contactIds, companyIds } = expandedIds(rows);
   const contacts = await contactsJsonByIds(ctx, contactIds);
   const companies = await companiesJsonByIds(ctx, companyIds);
-  const keys = SPLICE_KEYS[ctx.dialect.name];
+  const keys = repo.SPLICE_KEYS[ctx.dialect.name];
   return rows.map((r) => {
     const text = r[JSON_COLUMN];
     const contact = r.contact_id === null ? undefined : contacts.get(r.contact_id);
@@ -162,7 +157,7 @@ function instant(field: string, s: string): string {
 }
 
 /** GET /deals (spec 4.3, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promise<JsonText<Page<DealT>>> {
+export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promise<JsonText<Page<DealT>> | JsonBytes<Page<DealT>>> {
   const filters: repo.DealFilters = {
     pipelineId: q.pipelineId,
     stageId: q.stageId,
@@ -181,12 +176,26 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'updatedAt';
-  const { rows, pagination } = await listPage<repo.DealJsonRow>(
+  const listed = await listPage<repo.DealJsonRow>(
     ctx,
-    { query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters), compiledOnce: true, sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] }, countCache: 'deal', walksIndex: walksTimeIndex(sortKey, filters, PIPELINE_WALK), probes: probesTimeIndex(sortKey, filters, PIPELINE_WALK), keyId, endpoint: 'GET /deals', filters },
+    {
+      query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters),
+      compiledOnce: true,
+      sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] },
+      countCache: 'deal',
+      walksIndex: walksTimeIndex(sortKey, filters, PIPELINE_WALK),
+      probes: probesTimeIndex(sortKey, filters, PIPELINE_WALK),
+      // The pages SQLite's main connection reads come as one BLOB, the deals' contacts and companies spliced in by
+      // the statement itself; the others are spliced here (dealsJson).
+      jsonBlob: true,
+      blobRecord: repo.DEAL_BLOB_RECORD,
+      keyId,
+      endpoint: 'GET /deals',
+      filters,
+    },
     { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },
   );
-  return jsonPage(await dealsJson(ctx, rows), pagination);
+  return listed.json ? jsonBytesPage(listed.json, listed.pagination) : jsonPage(await dealsJson(ctx, listed.rows), listed.pagination);
 }
 
 /** `GET /contacts/:id/deals`: open deals first, then most recently updated (spec 4.1). */

@@ -105,6 +105,12 @@ export interface ListingSpec {
    * each row's id, sort value and byte length. See pageAsBlob for why.
    */
   jsonBlob?: boolean;
+  /**
+   * With jsonBlob: SQL over the page statement's row, aliased BLOB_PAGE, that gives the record the BLOB holds in
+   * place of its JSON_COLUMN (deals splice their contact and company into it: deals.repo.ts DEAL_BLOB_RECORD). It
+   * runs for the page's rows only, after their statement's LIMIT (see pageAsBlob).
+   */
+  blobRecord?: string;
 }
 
 export interface ListedPage<R> {
@@ -380,14 +386,14 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       const plan = s.probes[mode]!;
       const values = [limit, offset, after?.[0], after?.[1]];
       const found: Fetched = asBlob
-        ? await pageAsBlob(ctx.db, plan, values, idColumn, true)
+        ? await pageAsBlob(ctx.db, plan, values, idColumn, true, spec.blobRecord)
         : { rows: await directReads(ctx.db).all({ compile: () => rebound<Record<string, unknown>>(plan, values) }) };
       if (found.rows[found.rows.length - 1]?.[PROBE_FLAG] !== PROBE_WALK_GOES_ON) return found;
       s.probeMissed[missedHere] = { at: Date.now(), depth };
       return undefined;
     },
     blobRows(after, limit, offset) {
-      return pageAsBlob(ctx.db, planOf(modeOf(after, offset)), [limit, offset, after?.[0], after?.[1]], idColumn, false);
+      return pageAsBlob(ctx.db, planOf(modeOf(after, offset)), [limit, offset, after?.[0], after?.[1]], idColumn, false, spec.blobRecord);
     },
     async counted(reads, type, limit, offset) {
       if (s.countedFull !== undefined && Date.now() - s.countedFull < PROBE_RETRY_MS) return undefined;
@@ -421,6 +427,10 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
   };
 }
 
+/** The alias of the page statement's rows in ListingSpec.blobRecord's SQL. */
+export const BLOB_PAGE = '__page';
+/** The column of pageAsBlob's subquery that holds ListingSpec.blobRecord's record. */
+const BLOB_RECORD = '__record';
 /** Each record's byte length in a BLOB page's rows (pageAsBlob). */
 const BLOB_LENGTH = '__bytes';
 /** pageAsBlob's statement for each page statement (by identity: a shape keeps its statements). */
@@ -447,14 +457,25 @@ const blobPlans = new WeakMap<SlottedQuery, SlottedQuery>();
  * rows read one by one. The rows keep what the listing reads of them: id, sort value, the probe's flag, and the
  * record's byte length (to cut the extra row of a page after a cursor: withoutLast).
  */
-async function pageAsBlob(db: Ctx['db'], plan: SlottedQuery, values: readonly unknown[], idColumn: string, probe: boolean): Promise<Fetched> {
+async function pageAsBlob(
+  db: Ctx['db'],
+  plan: SlottedQuery,
+  values: readonly unknown[],
+  idColumn: string,
+  probe: boolean,
+  record: string | undefined,
+): Promise<Fetched> {
   const id = columnName(idColumn);
   let wrapped = blobPlans.get(plan);
   if (!wrapped) {
     const flags = probe ? `, group_concat("${PROBE_FLAG}", ' ') as "__flags"` : '';
+    // ListingSpec.blobRecord: computed once a row, in a subquery the aggregate cannot be flattened into (its LIMIT:
+    // SQLite never flattens a subquery with a LIMIT into an aggregate), so that its two uses read one value.
+    const json = record === undefined ? JSON_COLUMN : BLOB_RECORD;
+    const from = record === undefined ? `(${plan.sql})` : `(select *, ${record} as "${BLOB_RECORD}" from (${plan.sql}) as "${BLOB_PAGE}" limit -1)`;
     const text =
-      `select cast(group_concat("${JSON_COLUMN}", ',') as blob) as "${JSON_COLUMN}", group_concat(octet_length("${JSON_COLUMN}"), ' ') as "__lengths", ` +
-      `json_group_array("${id}") as "__ids", json_group_array("${SORT_VALUE}") as "__sorts"${flags} from (${plan.sql})`;
+      `select cast(group_concat("${json}", ',') as blob) as "${JSON_COLUMN}", group_concat(octet_length("${json}"), ' ') as "__lengths", ` +
+      `json_group_array("${id}") as "__ids", json_group_array("${SORT_VALUE}") as "__sorts"${flags} from ${from}`;
     wrapped = { ...plan, sql: flatSql(text) };
     blobPlans.set(plan, wrapped);
   }
