@@ -102,9 +102,11 @@ export async function getDealJson(ctx: Ctx, id: string): Promise<JsonText<DealT>
 const NULL_LENGTH = 'null'.length;
 
 /**
- * Deals as the JSON text of what `expand` makes, for the list and the single read: each deal's JSON as its row
- * stores it (`doc`, migration 017: toDeal's fields, its contact and company null), and its contact and company as
- * the JSON their rows store (`doc`, migration 014), put in place of those two nulls.
+ * Deals as the JSON text of what `expand` makes, for the pages whose statement does not splice them itself (the
+ * read pool's and PostgreSQL's; deals.repo.ts dealRecordSql does the same in SQL for the others and the single
+ * read): each deal's JSON as its row stores it (`doc`, migration 017: toDeal's fields, its contact and company
+ * null), and its contact and company as the JSON their rows store (`doc`, migration 014), put in place of those
+ * two nulls (repo.SPLICE_KEYS).
  *
  * Why: a page of 50 deals expanded 50 contacts and up to 50 companies into objects and built 50 deals, each read
  * from the driver a value per column (~0.25 µs each on SQLite, db/row-objects.ts), then serialized them all again.

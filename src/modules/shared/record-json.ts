@@ -6,7 +6,7 @@ import { prepared } from '../../db/prepared.js';
 
 /**
  * The tables whose rows store their record as the API answers it (`doc`, migration 014; deals 017, their contact
- * and company null: deals.service.ts dealsJson puts them in).
+ * and company null: deals.repo.ts dealRecordSql and deals.service.ts dealsJson put them in).
  */
 export type DocTable = 'contacts' | 'companies' | 'deals';
 
@@ -49,7 +49,7 @@ export function liveRecordJsonByIds(table: DocTable) {
       .where('deleted_at', 'is', null)
       .where(inIdSet(db, 'id', ids)),
   );
-  // One id (a single deal's contact) runs the single read's kind of statement.
+  // One id (a page whose deals share their contact) runs the single read's kind of statement.
   const one = liveRecordJsonById(table);
   return async (db: Db, tenantId: string, ids: readonly string[]): Promise<Map<string, string>> => {
     if (ids.length === 0) return new Map();
