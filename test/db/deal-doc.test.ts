@@ -1,6 +1,6 @@
 // Migration 017: deals store the deal as the API answers it (`doc`), its contact and company null, a generated
 // column the database recomputes on every write (as 014 did for contacts and companies). The list and the single
-// read send it with the contact's and company's docs spliced in (deals.repo.ts dealRecordSql), so it must never go
+// read send it with the contact's and company's docs spliced in (deals.service.ts dealsJson), so it must never go
 // stale: filled for the rows written before the migration (SQLite rebuilds the table: every row, column and index
 // must survive), then recomputed on every insert and update, the tag triggers' (migration 013) included.
 import { test } from 'node:test';

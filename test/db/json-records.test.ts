@@ -182,8 +182,8 @@ test(`a PATCH answers and announces the record a read returns after it, key orde
 });
 
 test(`deals are answered as JSON text with their contact's and company's stored JSON, as expand makes them, key order included (${DIALECT})`, async () => {
-  // deals.repo.ts dealRecordSql: the single read's statement and every page's splice the records' `doc` into each
-  // deal's text (as rows: listing.ts withRecord; SQLite's BLOB pages: pageAsBlob).
+  // deals.service.ts dealsJson: the list and the single read splice the records' `doc` into each deal's text; the
+  // pages SQLite reads as one BLOB have the statement splice them (deals.repo.ts DEAL_BLOB_RECORD).
   const { api, refs, tenantId } = await newTenant(t);
   const ctx = ctxFor(tenantId);
   const company = (await api.post('/companies', { name: 'Acme' })).body;

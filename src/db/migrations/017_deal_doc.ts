@@ -6,7 +6,7 @@ import { rebuildWithStoredColumn } from './014_record_doc.js';
  * `doc` on deals: the deal as the API answers it (deals.service.ts toDeal) with `"contact":null` and
  * `"company":null` where its expansions go, one JSON object stored in the row by the database itself, a STORED
  * generated column, as migration 014 gave contacts and companies. The list and the single read splice the
- * contact's and the company's stored `doc` into it (deals.repo.ts dealRecordSql).
+ * contact's and the company's stored `doc` into it (deals.service.ts dealsJson).
  *
  * Why: a page of 50 deals read 20 values a deal from the driver (~0.25 µs each on SQLite), built 50 objects and
  * serialized them again; the stored column is one value a deal (bench/RESULTS.md, 2026-11-29 07:30 – 10:30).

@@ -7,7 +7,7 @@ import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
-import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
+import { liveRecordJsonById, liveRecordJsonByIds, recordJson } from '../shared/record-json.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
@@ -17,6 +17,8 @@ export type ListedCompanyRow = CompanyRow & { tag_ids: string };
 
 /** A live company as the API answers it, the JSON text its row stores (the single read's route). */
 export const findCompanyJson = liveRecordJsonById('companies');
+/** Live companies among ids, as the JSON their rows store, by id (expansions: a page of deals). */
+export const findCompaniesJson = liveRecordJsonByIds('companies');
 
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
   db

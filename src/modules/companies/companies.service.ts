@@ -129,6 +129,11 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
 
 provideRecordReader('company', companiesByIds);
 
+/** Live companies by id as the JSON their rows store (`doc`), for expansions sent as text (a page of deals). */
+export function companiesJsonByIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
+  return repo.findCompaniesJson(ctx.db, ctx.tenantId, ids.filter((id) => !hasNul(id)));
+}
+
 /** The live company holding a stored (normalized) CNPJ or domain; batch upserts match on it. */
 export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: string): Promise<string | undefined> {
   return repo.companyIdBy(ctx.db, ctx.tenantId, column, value);

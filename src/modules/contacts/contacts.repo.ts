@@ -9,7 +9,7 @@ import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
 import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
-import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
+import { liveRecordJsonById, liveRecordJsonByIds, recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
   'id',
@@ -53,6 +53,8 @@ export async function findContact(db: Db, tenantId: string, id: string): Promise
 
 /** A live contact as the API answers it, the JSON text its row stores (the single read's route). */
 export const findContactJson = liveRecordJsonById('contacts');
+/** Live contacts among ids, as the JSON their rows store, by id (expansions: a page of deals). */
+export const findContactsJson = liveRecordJsonByIds('contacts');
 
 /** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
 const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id).forUpdate());

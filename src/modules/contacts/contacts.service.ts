@@ -78,6 +78,11 @@ export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string
 
 provideRecordReader('contact', contactsByIds);
 
+/** Live contacts by id as the JSON their rows store (`doc`), for expansions sent as text (a page of deals). */
+export function contactsJsonByIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
+  return repo.findContactsJson(ctx.db, ctx.tenantId, ids);
+}
+
 /** The live contact holding this e-mail, else the one holding this phone (inputs are normalized first). */
 export async function findContactIdByEmailOrPhone(ctx: Ctx, input: { email?: string | null; phone?: string | null }): Promise<string | undefined> {
   const email = soft(() => (input.email ? normalizeEmail(input.email) : undefined));

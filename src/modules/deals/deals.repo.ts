@@ -8,7 +8,7 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { JSON_COLUMN, PAGE_ROW, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
+import { BLOB_PAGE, JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
 import { recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
@@ -37,7 +37,16 @@ export async function findDeal(db: Db, tenantId: string, id: string): Promise<(D
   return (await findDealQuery(db, tenantId, id))[0];
 }
 
-/** What a deal's JSON needs of its row (dealRecordSql), with recordJson's `doc`. */
+/** A deal as the list and the single read answer it: its stored JSON (`doc`, migration 017) and what it expands. */
+export interface DealJsonRow {
+  tenant_id: string;
+  id: string;
+  contact_id: string | null;
+  company_id: string | null;
+  [JSON_COLUMN]: string;
+}
+
+/** What a deal's JSON needs of its row (deals.service.ts dealsJson, DEAL_BLOB_RECORD), with recordJson's `doc`. */
 function jsonColumns(db: Db, withDeleted: boolean) {
   return ['tenant_id', 'id', 'contact_id', 'company_id', recordJson(dialectOf(db), 'deals', withDeleted).as(JSON_COLUMN)] as const;
 }
@@ -53,23 +62,14 @@ export const SPLICE_KEYS = {
 } as const;
 
 /**
- * A deal as its answer holds it, in SQL over a row of jsonColumns aliased PAGE_ROW: its stored JSON (`doc`,
- * migration 017: toDeal's fields, its contact and company null) with its live contact's and company's stored JSON
- * (`doc`, migration 014) in place of those two nulls, each read by primary key. For a row that is already its
- * page's (a subquery in a SELECT list may run before PostgreSQL's OFFSET drops the row): the single read, and every
- * page of deals (ListingSpec.record). Both databases' instr/strpos and substr count characters.
- *
- * Why: a page of 50 deals expanded 50 contacts and up to 50 companies into objects and built 50 deals, each read
- * from the driver a value per column (~0.25 µs each on SQLite, db/row-objects.ts), then serialized them all again.
- * The stored JSON is one value a record, sent as it is; spliced by the statement, a page is one round trip.
- *
- * The splice is exact: the first `"contact":null` of the text is the deal's own key, because every field before it
- * (id, title, pipelineId, stageId, value, currency, contactId) holds a string, a number or null, and a string cannot
- * hold an unescaped quote; `"company":null` likewise, found before anything goes in. test/db/json-records reads
- * every deal so made against `expand`'s objects.
+ * A deal as its answer holds it, in SQL over a row of jsonColumns aliased BLOB_PAGE: its stored JSON with its live
+ * contact's and company's stored JSON in place of their nulls, as dealsJson splices them in JavaScript, each read by
+ * primary key. For a row that is already its page's (a subquery in a SELECT list may run before PostgreSQL's OFFSET
+ * drops the row): the single read, and on SQLite the pages read as one BLOB (ListingSpec.blobRecord). Both
+ * databases' instr/strpos and substr count characters.
  */
 export function dealRecordSql(dialect: DialectName): string {
-  const row = (column: string) => `"${PAGE_ROW}"."${column}"`;
+  const row = (column: string) => `"${BLOB_PAGE}"."${column}"`;
   const json = row(JSON_COLUMN);
   const { contact, company } = SPLICE_KEYS[dialect];
   const at = (key: string) => (dialect === 'sqlite' ? `instr(${json}, '${key}')` : `strpos(${json}, '${key}')`);
@@ -84,13 +84,13 @@ export function dealRecordSql(dialect: DialectName): string {
   );
 }
 
-/** dealRecordSql of each database: the records of the pages of deals (ListingSpec.record). */
-export const DEAL_RECORD: Record<DialectName, string> = { sqlite: dealRecordSql('sqlite'), postgres: dealRecordSql('postgres') };
+/** dealRecordSql on SQLite: the records of the pages read as one BLOB. */
+export const DEAL_BLOB_RECORD = dealRecordSql('sqlite');
 
 const findDealJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
     .selectFrom(
-      db.selectFrom('deals').select(jsonColumns(db, false)).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).as(PAGE_ROW),
+      db.selectFrom('deals').select(jsonColumns(db, false)).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).as(BLOB_PAGE),
     )
     .select(sql<string>`${sql.raw(dealRecordSql(dialectOf(db).name))}`.as(JSON_COLUMN)),
 );
@@ -182,7 +182,7 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   if (f.updatedAfter !== undefined) compare(eb('updated_at', '>', f.updatedAfter));
   // The title, folded (db/search-text.ts).
   if (f.search) conditions.push({ where: searchMatches('search_text', f.search) as Expression<SqlBool>, cost: 2 });
-  // A page's deals are their stored JSON (jsonColumns, dealRecordSql), `deletedAt` appended with includeDeleted (C.1).
+  // A page's deals are their stored JSON (DealJsonRow), `deletedAt` appended with includeDeleted (C.1).
   const select = (qb: typeof walk) => qb.select(jsonColumns(db, f.includeDeleted === true));
   return walkWhere('deals', walk, conditions, select);
 }

@@ -106,12 +106,11 @@ export interface ListingSpec {
    */
   jsonBlob?: boolean;
   /**
-   * SQL over a page statement's row, aliased PAGE_ROW, that gives the record the answer holds in place of the row's
-   * JSON_COLUMN (deals splice their contact and company into it: deals.repo.ts dealRecordSql), in the page's
-   * dialect. Every statement of the page computes it for the page's rows only, after their LIMIT and OFFSET: the
-   * BLOB (pageAsBlob) and the rows (withRecord), which then hold only the listing's columns and JSON_COLUMN.
+   * With jsonBlob: SQL over the page statement's row, aliased BLOB_PAGE, that gives the record the BLOB holds in
+   * place of its JSON_COLUMN (deals splice their contact and company into it: deals.repo.ts DEAL_BLOB_RECORD). It
+   * runs for the page's rows only, after their statement's LIMIT (see pageAsBlob).
    */
-  record?: string;
+  blobRecord?: string;
 }
 
 export interface ListedPage<R> {
@@ -367,7 +366,7 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
   return {
     binding,
     rows(after, limit, offset) {
-      const plan = withRecord(ctx, spec, planOf(modeOf(after, offset)));
+      const plan = planOf(modeOf(after, offset));
       const compiled = rebound<Record<string, unknown>>(plan, [limit, offset, after?.[0], after?.[1]]);
       return { compile: () => compiled };
     },
@@ -387,21 +386,21 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       const plan = s.probes[mode]!;
       const values = [limit, offset, after?.[0], after?.[1]];
       const found: Fetched = asBlob
-        ? await pageAsBlob(ctx.db, plan, values, idColumn, true, spec.record)
-        : { rows: await directReads(ctx.db).all({ compile: () => rebound<Record<string, unknown>>(withRecord(ctx, spec, plan, PROBE_FLAG), values) }) };
+        ? await pageAsBlob(ctx.db, plan, values, idColumn, true, spec.blobRecord)
+        : { rows: await directReads(ctx.db).all({ compile: () => rebound<Record<string, unknown>>(plan, values) }) };
       if (found.rows[found.rows.length - 1]?.[PROBE_FLAG] !== PROBE_WALK_GOES_ON) return found;
       s.probeMissed[missedHere] = { at: Date.now(), depth };
       return undefined;
     },
     blobRows(after, limit, offset) {
-      return pageAsBlob(ctx.db, planOf(modeOf(after, offset)), [limit, offset, after?.[0], after?.[1]], idColumn, false, spec.record);
+      return pageAsBlob(ctx.db, planOf(modeOf(after, offset)), [limit, offset, after?.[0], after?.[1]], idColumn, false, spec.blobRecord);
     },
     async counted(reads, type, limit, offset) {
       if (s.countedFull !== undefined && Date.now() - s.countedFull < PROBE_RETRY_MS) return undefined;
       if (!s.counted && !query().table) return undefined;
       const cached = await peekCount(reads.db, ctx.tenantId, type, this.count().key);
       if (!cached || cached.total !== undefined) return undefined;
-      const plan = withRecord(ctx, spec, (s.counted ??= compileCounted(ctx, spec, query())), COUNTED_TOTAL);
+      const plan = (s.counted ??= compileCounted(ctx, spec, query()));
       const rows = (await reads.all({ compile: () => rebound<Record<string, unknown>>(plan, [limit, offset]) })) as Record<string, unknown>[];
       // No row, no total (a page past the list's end): counted apart.
       if (rows.length === 0) return { rows };
@@ -428,9 +427,9 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
   };
 }
 
-/** The alias of the page statement's rows in ListingSpec.record's SQL. */
-export const PAGE_ROW = '__page';
-/** The column of pageAsBlob's subquery that holds ListingSpec.record's record. */
+/** The alias of the page statement's rows in ListingSpec.blobRecord's SQL. */
+export const BLOB_PAGE = '__page';
+/** The column of pageAsBlob's subquery that holds ListingSpec.blobRecord's record. */
 const BLOB_RECORD = '__record';
 /** Each record's byte length in a BLOB page's rows (pageAsBlob). */
 const BLOB_LENGTH = '__bytes';
@@ -470,10 +469,10 @@ async function pageAsBlob(
   let wrapped = blobPlans.get(plan);
   if (!wrapped) {
     const flags = probe ? `, group_concat("${PROBE_FLAG}", ' ') as "__flags"` : '';
-    // ListingSpec.record: computed once a row, in a subquery the aggregate cannot be flattened into (its LIMIT:
+    // ListingSpec.blobRecord: computed once a row, in a subquery the aggregate cannot be flattened into (its LIMIT:
     // SQLite never flattens a subquery with a LIMIT into an aggregate), so that its two uses read one value.
     const json = record === undefined ? JSON_COLUMN : BLOB_RECORD;
-    const from = record === undefined ? `(${plan.sql})` : `(select *, ${record} as "${BLOB_RECORD}" from (${plan.sql}) as "${PAGE_ROW}" limit -1)`;
+    const from = record === undefined ? `(${plan.sql})` : `(select *, ${record} as "${BLOB_RECORD}" from (${plan.sql}) as "${BLOB_PAGE}" limit -1)`;
     const text =
       `select cast(group_concat("${json}", ',') as blob) as "${JSON_COLUMN}", group_concat(octet_length("${json}"), ' ') as "__lengths", ` +
       `json_group_array("${id}") as "__ids", json_group_array("${SORT_VALUE}") as "__sorts"${flags} from ${from}`;
@@ -515,44 +514,6 @@ interface BlobRow {
 function withoutLast(json: Buffer, fetched: Record<string, unknown>[]): Buffer {
   const last = fetched[fetched.length - 1][BLOB_LENGTH] as number;
   return json.subarray(0, Math.max(0, json.length - last - 1)); // and its comma
-}
-
-/** withRecord's statement for each page statement and extra column (by identity: a shape keeps its statements). */
-const recordPlans = new WeakMap<SlottedQuery, Map<string, SlottedQuery>>();
-
-/**
- * A page statement read as rows, with ListingSpec.record in place of its rows' JSON_COLUMN (`plan` itself when the
- * spec has none):
- *
- *     select __page.<id>, __page.__sort_value[, __page.<extra>], <record> as __json
- *     from (<the page's statement>) as __page order by __page.__sort_value, __page.<id>
- *
- * The record runs for the page's rows only. Selected beside the page's own columns, PostgreSQL would compute it for
- * the rows OFFSET then drops, and SQLite for every row it sorts (page 20 of deals by title: 1,000 and 8,000 records
- * for 50). Out here, it runs over the rows of the subquery that holds the page's LIMIT and OFFSET (the page's
- * statement, or compileCounted's page `p`), which neither database merges into its outer query: PostgreSQL never
- * pulls up a subquery with a LIMIT, and SQLite flattens no subquery with an ORDER BY into a query with an ORDER BY
- * of its own, nor one with an OFFSET. test/db/list-index.test.ts counts the records computed, on both databases.
- * The ORDER BY is the page's, over the columns that hold its key and id (the key's collation comes with its
- * column); PostgreSQL takes it from the subquery's order, with no second sort.
- */
-function withRecord(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, plan: SlottedQuery, extra?: string): SlottedQuery {
-  if (spec.record === undefined) return plan;
-  let byExtra = recordPlans.get(plan);
-  if (!byExtra) recordPlans.set(plan, (byExtra = new Map()));
-  let wrapped = byExtra.get(extra ?? '');
-  if (!wrapped) {
-    const id = columnName(spec.idColumn ?? 'id');
-    const ref = (column: string) => sql.ref(`${PAGE_ROW}.${column}`);
-    const columns = [id, SORT_VALUE, ...(extra ? [extra] : [])].map((c) => ref(c).as(c));
-    const page = ctx.db.selectFrom(sql`(${sql.raw(plan.sql)})`.as(PAGE_ROW)).select([...columns, sql.raw<string>(spec.record).as(JSON_COLUMN)]);
-    const { sortBy } = ordering(ctx, spec, 'first');
-    const compiled = sortBy(page as unknown as Selection, ref(SORT_VALUE), ref(id)).compile();
-    if (compiled.parameters.length > 0) throw new Error('listing: a record wrapped around a page must add no parameter');
-    wrapped = { ...plan, sql: flatSql(compiled.sql) };
-    byExtra.set(extra ?? '', wrapped);
-  }
-  return wrapped;
 }
 
 function modeOf(after: Position | undefined, offset: number | undefined): Mode {

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
+import { inIdSet, onlyId, preparedByIdSet } from '../../db/batch.js';
 import { dialectOf, type SqlDialect } from '../../db/dialect.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
 
 /**
  * The tables whose rows store their record as the API answers it (`doc`, migration 014; deals 017, their contact
- * and company null: deals.repo.ts dealRecordSql puts them in).
+ * and company null: deals.repo.ts dealRecordSql and deals.service.ts dealsJson put them in).
  */
 export type DocTable = 'contacts' | 'companies' | 'deals';
 
@@ -33,4 +34,30 @@ export function liveRecordJsonById(table: DocTable) {
       .where('deleted_at', 'is', null),
   );
   return async (db: Db, tenantId: string, id: string): Promise<string | undefined> => (await query(db, tenantId, id))[0]?.json;
+}
+
+/**
+ * The live records of `table` among `ids` (any order; missing and soft-deleted ones absent), as recordJson gives
+ * them, by id: one statement compiled once, for other resources' expansions (a page of deals).
+ */
+export function liveRecordJsonByIds(table: DocTable) {
+  const query = preparedByIdSet((db: Db, tenantId: string, ids: unknown) =>
+    db
+      .selectFrom(table as 'contacts')
+      .select(['id', recordJson(dialectOf(db), table, false).as('json')])
+      .where('tenant_id', '=', tenantId)
+      .where('deleted_at', 'is', null)
+      .where(inIdSet(db, 'id', ids)),
+  );
+  // One id (a page whose deals share their contact) runs the single read's kind of statement.
+  const one = liveRecordJsonById(table);
+  return async (db: Db, tenantId: string, ids: readonly string[]): Promise<Map<string, string>> => {
+    if (ids.length === 0) return new Map();
+    const id = onlyId(ids);
+    if (id !== undefined) {
+      const json = await one(db, tenantId, id);
+      return new Map(json === undefined ? [] : [[id, json]]);
+    }
+    return new Map((await query(db, tenantId, ids)).map((r) => [r.id, r.json]));
+  };
 }
