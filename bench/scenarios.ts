@@ -121,12 +121,12 @@ export function scenarios(s: ScenarioData): Scenario[] {
     },
     { name: 'GET /deals?pipelineId&isWon=false', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals?pipelineId=${s.pipelineId}&isWon=false&page=${1 + (i % 10)}` }) },
     {
-      // Sorted by value, which no index holds: on SQLite the read pool's page (its total counted by the same statement
-      // until cached), on both databases the contacts and companies spliced in by the page's statement.
-      name: 'GET /deals?ownerId&sortKey=value (a sort with no index)',
+      // Pages by number deeper than the main connection reads (listing.ts MAIN_MAX_OFFSET): SQLite's read pool. On both
+      // databases the page's statement splices each deal's contact and company in (deals.repo.ts dealRecordSql).
+      name: 'GET /deals?page=21…40 (by number, deep: the read pool)',
       target: 'api',
       method: 'GET',
-      next: (i) => ({ path: `/api/v1/deals?ownerId=${s.users[i % s.users.length]}&sortKey=value&page=${1 + (Math.floor(i / s.users.length) % 10)}&pageSize=50` }),
+      next: (i) => ({ path: `/api/v1/deals?page=${21 + (i % 20)}&pageSize=50` }),
     },
     { name: 'GET /deals/:id (contact+company expanded)', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals/${pick(s.dealIds, i)}` }) },
     {
