@@ -20,6 +20,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
 import { COUNTED_ROWS, MAIN_MAX_OFFSET, PROBE_MAX_ROW_COST, PROBE_ROWS } from '../../src/modules/shared/listing.js';
+import SqliteDatabase from '../../src/db/sqlite-driver.mjs';
 import { DIALECT, newTenant, recordStatements, testApp, type RanStatement, type Tenant } from '../helpers/app.js';
 
 const CONTACTS = 20_000;
@@ -57,8 +58,8 @@ before(async () => {
     from n`.execute(db);
   await sql`
     with recursive n(i) as (select 1 union all select i + 1 from n where i < ${DEALS})
-    insert into deals (tenant_id, id, title, pipeline_id, stage_id, currency, owner_id, custom_properties, created_at, updated_at, search_text)
-    select cast(${tenant.tenantId} as text), 'oc' || i, 'D' || i, 'p', 's', 'BRL', 'own' || (i % ${sql.lit(OWNERS)}), '{}',
+    insert into deals (tenant_id, id, title, pipeline_id, stage_id, currency, contact_id, owner_id, custom_properties, created_at, updated_at, search_text)
+    select cast(${tenant.tenantId} as text), 'oc' || i, 'D' || i, 'p', 's', 'BRL', 'oc' || i, 'own' || (i % ${sql.lit(OWNERS)}), '{}',
       '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'd' || i
     from n`.execute(db);
   // Every third record has tag octag3, every fifth octag5 (tagsOf).
@@ -456,5 +457,44 @@ test(`a page by number and the same list walked by cursor give the same rows in 
     for (let page = 1; page <= 4; page++) byPage.push(...(await tenant.api.get(`${list}&page=${page}`)).body.data.map((r: { id: string }) => r.id));
     assert.equal(byPage.length, 200, list);
     assert.deepEqual(byPage, byCursor, list);
+  }
+});
+
+// 5. SQLite's main connection reads a page of deals as one BLOB, each deal's contact and company spliced into its
+//    record by the statement (listing.ts pageAsBlob with ListingSpec.blobRecord, deals.repo.ts dealRecordSql): two
+//    lookups by primary key a deal. The aggregate uses each record twice (the BLOB and its byte length), so the
+//    record is computed in a subquery SQLite cannot flatten into it: once a row, not twice.
+test(`a page of deals read as one BLOB computes each deal's record once (${DIALECT})`, async (c) => {
+  if (DIALECT !== 'sqlite') return c.skip("BLOB pages are SQLite's main connection's");
+  const first = await tenant.api.get('/deals?pageSize=50');
+  const urls = [
+    '/deals?pageSize=50',
+    '/deals?pageSize=50&page=3',
+    '/deals?pageSize=50&page=2&pipelineId=p&isWon=false', // a probe
+    `/deals?pageSize=50&cursor=${encodeURIComponent(first.body.pagination.nextCursor)}`, // one row more
+  ];
+  const [{ file }] = (await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db)).rows;
+  for (const url of urls) {
+    const { result: res, main } = await recordStatements(t.database, () => tenant.api.get(url));
+    assert.equal(res.status, 200, url);
+    const blobs = main.filter((q) => /group_concat/.test(q.sql) && /'"contact"/.test(q.sql));
+    assert.equal(blobs.length, 1, `${url}: one BLOB statement splices the page's records`);
+    // The statement again, on a connection of its own whose instr() counts its calls: five a deal with a contact
+    // (dealRecordSql).
+    const other = new SqliteDatabase(file, { readonly: true });
+    try {
+      let calls = 0;
+      other.function('instr', { deterministic: true }, (haystack: unknown, needle: unknown) => {
+        calls++;
+        return String(haystack).indexOf(String(needle)) + 1;
+      });
+      other.prepare(blobs[0].sql).all(...blobs[0].parameters);
+      const rows = url.includes('cursor=') ? 51 : 50;
+      assert.equal(calls, 5 * rows, `${url}: ${calls / 5} records computed for ${rows} rows`);
+    } finally {
+      other.close();
+    }
+    assert.equal(res.body.data.length, 50, url);
+    for (const deal of res.body.data) assert.equal(deal.contact?.id, deal.contactId, `${url}: ${deal.id} has its contact`);
   }
 });
