@@ -7,6 +7,7 @@
 //   prints it for a recording made another way.
 // perf is Debian's linux-perf; without it, --perf says so and the bench runs without it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** perf on PATH, able to record the software clock (no hardware counters needed: VMs often have none). */
@@ -16,10 +17,27 @@ export function perfAvailable(): boolean {
 
 /** Starts `perf record` on these processes (all their threads); the returned stop() waits until the file is written. */
 export function startPerf(pids: number[], file: string): { stop(): Promise<void> } {
-  const perf: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '1999', '-g', '-p', pids.join(','), '-o', file], { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => perf.once('exit', () => resolve()));
+  // perf refuses the whole list when one of its processes, or a thread of one, goes away while it attaches (a read
+  // process replaced, a thread that ran a moment): it is started again, with the processes still there, until it holds.
+  let stopping = false;
+  let perf: ChildProcess;
+  let exited!: Promise<void>;
+  const start = (tries: number) => {
+    const alive = pids.filter((pid) => existsSync(`/proc/${pid}/stat`));
+    perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '1999', '-g', '-p', alive.join(','), '-o', file], { stdio: 'ignore' });
+    const started = Date.now();
+    exited = new Promise<void>((resolve) =>
+      perf.once('exit', (code) => {
+        if (!stopping && code !== 0 && tries < 20 && Date.now() - started < 1_000) return void setTimeout(() => resolve(start(tries + 1)), 20);
+        resolve();
+      }),
+    );
+    return exited;
+  };
+  start(0);
   return {
     async stop() {
+      stopping = true;
       perf.kill('SIGINT');
       await exited;
     },
