@@ -21,18 +21,18 @@ export function startPerf(pids: number[], file: string): { stop(): Promise<void>
   // process replaced, a thread that ran a moment): it is started again, with the processes still there, until it holds.
   let stopping = false;
   let perf: ChildProcess;
-  let exited!: Promise<void>;
+  let done!: () => void;
+  const exited = new Promise<void>((resolve) => (done = resolve));
   const start = (tries: number) => {
     const alive = pids.filter((pid) => existsSync(`/proc/${pid}/stat`));
-    perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '1999', '-g', '-p', alive.join(','), '-o', file], { stdio: 'ignore' });
     const started = Date.now();
-    exited = new Promise<void>((resolve) =>
-      perf.once('exit', (code) => {
-        if (!stopping && code !== 0 && tries < 20 && Date.now() - started < 1_000) return void setTimeout(() => resolve(start(tries + 1)), 20);
-        resolve();
-      }),
-    );
-    return exited;
+    perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '1999', '-g', '-p', alive.join(','), '-o', file], { stdio: 'ignore' });
+    perf.once('exit', (code) => {
+      const refused = code !== 0 && Date.now() - started < 1_000;
+      // stop() during the pause before a retry ends it: no perf is left recording after it.
+      if (!stopping && refused && tries < 20) setTimeout(() => (stopping ? done() : start(tries + 1)), 20);
+      else done();
+    });
   };
   start(0);
   return {

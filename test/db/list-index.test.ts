@@ -473,28 +473,29 @@ test(`a page of deals read as one BLOB computes each deal's record once (${DIALE
     '/deals?pageSize=50&page=2&pipelineId=p&isWon=false', // a probe
     `/deals?pageSize=50&cursor=${encodeURIComponent(first.body.pagination.nextCursor)}`, // one row more
   ];
+  // Each page's statement again, on a connection of its own whose instr() counts its calls: five a deal with a
+  // contact (dealRecordSql).
   const [{ file }] = (await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db)).rows;
-  for (const url of urls) {
-    const { result: res, main } = await recordStatements(t.database, () => tenant.api.get(url));
-    assert.equal(res.status, 200, url);
-    const blobs = main.filter((q) => /group_concat/.test(q.sql) && /'"contact"/.test(q.sql));
-    assert.equal(blobs.length, 1, `${url}: one BLOB statement splices the page's records`);
-    // The statement again, on a connection of its own whose instr() counts its calls: five a deal with a contact
-    // (dealRecordSql).
-    const other = new SqliteDatabase(file, { readonly: true });
-    try {
-      let calls = 0;
-      other.function('instr', { deterministic: true }, (haystack: unknown, needle: unknown) => {
-        calls++;
-        return String(haystack).indexOf(String(needle)) + 1;
-      });
+  const other = new SqliteDatabase(file, { readonly: true });
+  let calls = 0;
+  other.function('instr', { deterministic: true }, (haystack: unknown, needle: unknown) => {
+    calls++;
+    return String(haystack).indexOf(String(needle)) + 1;
+  });
+  try {
+    for (const url of urls) {
+      const { result: res, main } = await recordStatements(t.database, () => tenant.api.get(url));
+      assert.equal(res.status, 200, url);
+      const blobs = main.filter((q) => /group_concat/.test(q.sql) && /'"contact"/.test(q.sql));
+      assert.equal(blobs.length, 1, `${url}: one BLOB statement splices the page's records`);
+      calls = 0;
       other.prepare(blobs[0].sql).all(...blobs[0].parameters);
       const rows = url.includes('cursor=') ? 51 : 50;
       assert.equal(calls, 5 * rows, `${url}: ${calls / 5} records computed for ${rows} rows`);
-    } finally {
-      other.close();
+      assert.equal(res.body.data.length, 50, url);
+      for (const deal of res.body.data) assert.equal(deal.contact?.id, deal.contactId, `${url}: ${deal.id} has its contact`);
     }
-    assert.equal(res.body.data.length, 50, url);
-    for (const deal of res.body.data) assert.equal(deal.contact?.id, deal.contactId, `${url}: ${deal.id} has its contact`);
+  } finally {
+    other.close();
   }
 });
