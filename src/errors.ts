@@ -82,6 +82,12 @@ export const errors = {
       { limit, retryAfterSeconds: 1 },
       { 'retry-after': '1' },
     ),
+  /**
+   * B.2: the database (or a lock, a replica it needs) did not answer within the request's deadline: never a
+   * hang, never a 500. Nothing was changed; the same request may be sent again.
+   */
+  databaseUnavailable: (message = 'The database did not answer in time; retry shortly') =>
+    new ApiError(503, 'database_unavailable', message, {}, { 'retry-after': '1' }),
   /** Nobody reads this answer: the client closed its connection and its query was stopped. */
   queryAbandoned: () => new ApiError(503, 'query_abandoned', 'The client closed the connection; the query was stopped'),
   forbidden: (message = 'This endpoint is not available to API keys') => new ApiError(403, 'forbidden', message),
