@@ -83,8 +83,8 @@ export const errors = {
       { 'retry-after': '1' },
     ),
   /**
-   * B.2: the database (or a lock, a replica it needs) did not answer within the request's deadline: never a
-   * hang, never a 500. Nothing was changed; the same request may be sent again.
+   * B.2: the database (or a lock, a replica it needs) is down or did not answer within the request's
+   * deadline: never a hang, never a 500.
    */
   databaseUnavailable: (message = 'The database did not answer in time; retry shortly') =>
     new ApiError(503, 'database_unavailable', message, {}, { 'retry-after': '1' }),
