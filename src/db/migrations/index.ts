@@ -17,6 +17,7 @@ import * as m014 from './014_record_doc.js';
 import * as m015 from './015_contacts_owner_covers_score.js';
 import * as m016 from './016_deals_pipeline_updated.js';
 import * as m017 from './017_deal_doc.js';
+import * as m018 from './018_finite_scores.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -41,4 +42,5 @@ export const migrations: Record<string, DialectMigration> = {
   '015_contacts_owner_covers_score': m015,
   '016_deals_pipeline_updated': m016,
   '017_deal_doc': m017,
+  '018_finite_scores': m018,
 };
