@@ -6,6 +6,7 @@ import { AdminError, createKey, listKeys, revokeKey } from '../admin/keys.js';
 import { applySetup } from '../admin/setup.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
+import { ApiError } from '../errors.js';
 import { printError, printJson } from './output.js';
 // serve, worker and demo load the whole application (every module); they are imported on demand so the
 // small operator commands start fast.
@@ -142,6 +143,9 @@ try {
     printError(err.code, err.message, err.path ? { path: err.path } : {});
   } else if (err instanceof ConfigError) {
     printError('invalid_config', err.message);
+  } else if (err instanceof ApiError && err.code === 'database_unavailable') {
+    // A deadline of the database layer (another process's SQLite write lock, a database that does not answer).
+    printError(err.code, err.message);
   } else if (DB_UNREACHABLE.includes((err as NodeJS.ErrnoException)?.code ?? '')) {
     printError('database_unavailable', `cannot reach the database: ${(err as Error).message}`);
   } else {

@@ -35,6 +35,7 @@ import { PgReaderSlot } from './pg-reader.js';
 import { flatSql, hasDirectRunner, runDirectly, runDirectlyInTransactions, transactionEnded, transactionStarted, useNamedStatements, type DirectRunner } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { LockLine, isBusy } from './sqlite-lock.js';
 import { rowMaker, type RowMaker } from './row-objects.js';
 import { SqliteReaderSlot } from './sqlite-reader.js';
 import { indexesWithStatistics, installStatLines, measureIndexes, sampleIndexesWithoutLines } from './sqlite-stats.js';
@@ -146,7 +147,11 @@ export function createDatabase(
   // NOTE: WAL + synchronous=NORMAL keeps every committed transaction across a kill -9 of the process
   // (only an OS crash or power loss could drop the last commits).
   raw.pragma('synchronous = NORMAL');
-  raw.pragma('busy_timeout = 5000');
+  // NOTE: another process's write lock (`crm worker`, the CLI) is never waited for on this thread, which is the
+  // event loop: a locked write fails at once and waits in the driver's line, off the loop (sqlite-lock.ts), for at
+  // most QUERY_TIMEOUT_MS (the deadline of a request's statements, one setting for the operator), then answers
+  // 503 database_unavailable. Opening the file above may still wait (better-sqlite3's 5 s default): once, at start.
+  raw.pragma('busy_timeout = 0');
   // NOTE: 8 MiB of page cache on the writer. Pages it misses come from the OS's file cache, a copy away: at
   // 64 MiB the server held ~47 MiB more after the bench than at 16 (the cache fills under load), for no CPU
   // measured on point reads and writes (bench/RESULTS.md, 2026-11-25 15:45); 16 → 8 MiB held 12 MiB less,
@@ -187,17 +192,14 @@ export function createDatabase(
   const inMemory = file === ':memory:' || file === '';
   // The writer's checkpoints then find the WAL already copied (sqlite-checkpointer.ts).
   const checkpointer = inMemory ? undefined : new SqliteCheckpointer(sqliteFile, WAL_AUTOCHECKPOINT_PAGES);
-  const driver = new FastSqliteDriver(raw, checkpointer && (() => checkpointer.wrote()));
+  const driver = new FastSqliteDriver(raw, timeoutMs, checkpointer && (() => checkpointer.wrote()));
   const db = new Kysely<DB>({ dialect: new FastSqliteDialect(raw, driver) });
   runDirectly(db, (sqlText, params) => driver.runNow(sqlText, params));
   runDirectlyInTransactions(db, () => driver.memberRunner());
   // Statements on `raw` go around the driver: they hold the (single) connection, which keeps them out of
   // any transaction in progress, and end the turn's read transaction first (ANALYZE writes).
-  const onRawConnection = <T>(fn: () => T) =>
-    db.connection().execute(async () => {
-      driver.settle();
-      return fn();
-    });
+  // A write of theirs that finds another process's lock waits in the driver's line like any other.
+  const onRawConnection = <T>(fn: () => T) => db.connection().execute(() => driver.aroundDriver(fn));
   const readPool = inMemory ? undefined : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile, mmapBytes)), poolOptions);
   return withReads({
     db,
@@ -242,8 +244,8 @@ function registerSqliteFunctions(raw: BetterSqlite.Database): void {
  *   waiter on each release (they all re-check a shared promise), which costs O(waiters) per query:
  *   with 50 requests in flight that doubled the cost of a point read;
  * - write transactions start with BEGIN IMMEDIATE, so a transaction that reads then writes waits for
- *   another process's writer (busy_timeout) instead of failing with SQLITE_BUSY (serve + worker + CLI
- *   share the file);
+ *   another process's writer instead of failing with SQLITE_BUSY (serve + worker + CLI share the file);
+ *   that wait, and a lone write's, happens off the event loop with a deadline (sqlite-lock.ts);
  * - reads outside a transaction share one read transaction per turn of the event loop (openRead).
  */
 const parseSavepoint = (command: string, name: string) => RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
@@ -334,12 +336,17 @@ class FastSqliteDriver implements Driver {
   private readonly executeQuery: DatabaseConnection['executeQuery'];
   private readonly streamQuery: DatabaseConnection['streamQuery'];
   private readonly tx: Record<'beginGroup' | 'commitGroup' | 'rollbackGroup' | 'begin' | 'release' | 'rollbackTo', BetterSqlite.Statement>;
+  /** Statements that found another process's write lock wait here, off the event loop (sqlite-lock.ts). */
+  private readonly lockLine: LockLine;
 
   constructor(
     private readonly raw: BetterSqlite.Database,
+    /** How long a statement waits for another process's write lock before it answers 503 (ms). */
+    lockWaitMs: number,
     /** Called after a write outside a transaction and after each COMMIT (the checkpointer's wake-up). */
     private readonly onCommit: () => void = () => {},
   ) {
+    this.lockLine = new LockLine({ acquire: () => this.acquireTurn(), release: () => this.handOver() }, lockWaitMs);
     this.beginReadStmt = raw.prepare('begin');
     this.endReadStmt = raw.prepare('commit');
     this.tx = {
@@ -350,7 +357,15 @@ class FastSqliteDriver implements Driver {
       release: raw.prepare(`release ${MEMBER}`),
       rollbackTo: raw.prepare(`rollback to ${MEMBER}`),
     };
-    this.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => this.run<R>(query.sql, query.parameters as unknown[]);
+    this.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+      try {
+        return this.run<R>(query.sql, query.parameters as unknown[]);
+      } catch (err) {
+        // Inside a transaction the group holds the write lock: a busy error there is not a lock to wait for.
+        if (!isBusy(err) || this.memberToken) throw err;
+        return this.lockLine.wait(() => this.run<R>(query.sql, query.parameters as unknown[]));
+      }
+    };
     const beforeLone = () => this.commitBeforeLoneStatement();
     this.streamQuery = async function* <R>(this: void, query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
       beforeLone();
@@ -368,7 +383,31 @@ class FastSqliteDriver implements Driver {
    */
   runNow<R>(sqlText: string, params: unknown[]): R[] | undefined {
     if (this.busy) return undefined;
-    return this.run<R>(sqlText, params).rows as R[];
+    try {
+      return this.run<R>(sqlText, params).rows as R[];
+    } catch (err) {
+      // Another process's write lock: the caller goes through Kysely, whose executeQuery waits for it.
+      if (isBusy(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Runs `fn`, statements on the raw connection, for a caller that holds the connection (createDatabase's
+   * onRawConnection): after the turn's read transaction and the open group end, and again, off the event
+   * loop, while it finds another process's write lock. `fn` must leave nothing behind when it fails so.
+   */
+  async aroundDriver<T>(fn: () => T): Promise<T> {
+    const attempt = () => {
+      this.settle();
+      return fn();
+    };
+    try {
+      return attempt();
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+      return this.lockLine.wait(attempt);
+    }
   }
 
   /**
@@ -541,6 +580,20 @@ class FastSqliteDriver implements Driver {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /** The connection in FIFO order like acquireConnection, without a lease (the lock line's retries). */
+  private acquireTurn(): Promise<void> {
+    if (!this.busy) {
+      this.busy = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) =>
+      this.waiters.push((lease) => {
+        this.leases.push(lease);
+        resolve();
+      }),
+    );
+  }
+
   /** The connection to the next waiter, or free. */
   private handOver(): void {
     const next = this.waiters.shift();
@@ -560,11 +613,14 @@ class FastSqliteDriver implements Driver {
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     this.endRead();
     if (!this.group) {
-      // IMMEDIATE: a transaction that reads then writes waits for another process's writer (busy_timeout)
-      // instead of failing with SQLITE_BUSY at its first write.
-      this.tx.beginGroup.run();
-      this.group = commitGroup();
-      setImmediate(this.commitSoon);
+      try {
+        this.openGroup();
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+        // Another process writes: the connection serves the others meanwhile (sqlite-lock.ts), and this
+        // transaction goes on holding it again with a group open, or fails with 503 at its deadline.
+        await this.lockLine.wait(this.joinGroup);
+      }
     }
     this.tx.begin.run();
     this.memberToken = {};
@@ -588,6 +644,23 @@ class FastSqliteDriver implements Driver {
     await this.endMember(lease).catch(() => {});
   }
 
+  /**
+   * Opens a group. IMMEDIATE: a transaction that reads then writes takes the write lock first, waiting for
+   * another process's writer (the lock line) instead of failing with SQLITE_BUSY at its first write.
+   */
+  private openGroup(): void {
+    this.endRead();
+    this.tx.beginGroup.run();
+    this.group = commitGroup();
+    setImmediate(this.commitSoon);
+  }
+
+  /** The lock line's retry of a transaction: the group another one opened meanwhile, or a new one. */
+  private readonly joinGroup = () => {
+    if (this.group) this.endRead();
+    else this.openGroup();
+  };
+
   /** A member ended: the connection goes to the next transaction, and the member waits for its group. */
   private endMember(lease: Lease): Promise<void> {
     this.memberToken = null;
@@ -606,6 +679,7 @@ class FastSqliteDriver implements Driver {
     await connection.executeQuery(compile(parseSavepoint('release', name), createQueryId()));
   }
   async destroy(): Promise<void> {
+    this.lockLine.close();
     this.settle();
     this.raw.close();
   }
