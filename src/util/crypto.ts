@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Secrets at rest (CONTRACT A.2 `CRM_SECRET_KEY`): AES-256-GCM with a random 96-bit nonce.
@@ -81,4 +81,12 @@ export function hmacSha256With(key: Buffer): (message: string) => Buffer {
     hash('sha256', inner, 'buffer').copy(outer, BLOCK);
     return hash('sha256', outer, 'buffer');
   };
+}
+
+/**
+ * A key of its own for one use (`label`), derived from the master key by HKDF-SHA256: a value sealed or signed
+ * for one use can never be taken for another, and no use holds the master key itself.
+ */
+export function subkey(master: Buffer, label: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), label, 32));
 }

@@ -3,16 +3,14 @@
  * declares its sort keys in a small table and builds its page here, so empty values, text collation,
  * the offset guard, the cached total and keyset cursors follow one rule everywhere.
  */
-import { createHash, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { CompiledQuery, RawNode, sql, type Compilable, type QueryCreator, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import type { Config } from '../../config.js';
 import { cachedCount, peekCount, type CountedType } from '../../db/count-cache.js';
 import { sortableText } from '../../db/dialect.js';
 import { flatSql, rebound, slotted, type SlottedQuery } from '../../db/prepared.js';
 import { directReads, type Reads } from '../../db/reads.js';
-import { errors } from '../../errors.js';
-import { hmacSha256With } from '../../util/crypto.js';
+import { decodeCursor, encodeCursor, type CursorPosition } from './cursor.js';
 import type { Ctx } from '../../http/context.js';
 import { assertCursorOrPage, jsonBytesPage, jsonPage, type Page } from '../../http/pagination.js';
 import type { JsonBytes, JsonText } from '../../http/replies.js';
@@ -795,7 +793,7 @@ export function emptyPage(req: PageRequest): PaginationT {
   return { page, pageSize: req.pageSize, total: 0, totalPages: 0, hasNext: false, hasPrev: page > 1, nextCursor: null };
 }
 
-type Position = [value: string | number | null, id: string];
+type Position = CursorPosition;
 
 /**
  * Rows strictly after `pos` in the order (key [nulls last], id). Row values keep the predicate an index
@@ -818,64 +816,12 @@ function normalizeSortValue(v: unknown): string | number | null {
   return String(v);
 }
 
-// ------------------------------------------------------------------------------------------------
-// Cursors: `<base64url JSON [sortValue, id]>.<base64url HMAC-SHA256>`. The MAC covers the position and
-// what the cursor is bound to (tenant, API key, endpoint, sort key and order, filters), so any edit, or
-// use in another context, fails verification with 400 invalid_cursor.
-
-const macs = new WeakMap<Config, (message: string) => Buffer>();
-
-/** The cursors' MAC under their own key, derived from the master key, so a cursor MAC can never stand in for another use. */
-function cursorMac(config: Config): (message: string) => Buffer {
-  let m = macs.get(config);
-  if (!m) macs.set(config, (m = hmacSha256With(Buffer.from(hkdfSync('sha256', config.secretKey(), Buffer.alloc(0), 'crm/list-cursor/v1', 32)))));
-  return m;
-}
+// Cursors: made and read by the one codec (./cursor.ts), bound to what `compiledShape`'s `binding` names
+// (tenant, API key, endpoint, sort key and order, filters).
 
 /** What a cursor's binding holds of the filters: a digest of their stable JSON (compiledShape binds the rest). */
 function hashFilters(filtersJson: string): string {
   return createHash('sha256').update(filtersJson).digest('base64url');
-}
-
-function mac(config: Config, binding: string, payload: string): Buffer {
-  return cursorMac(config)(`${binding}\n${payload}`);
-}
-
-function encodeCursor(config: Config, binding: string, pos: Position): string {
-  const payload = Buffer.from(JSON.stringify(pos)).toString('base64url');
-  return `${payload}.${mac(config, binding, payload).toString('base64url')}`;
-}
-
-const B64URL = /^[A-Za-z0-9_-]+$/;
-/** The longest cursor read (the service's are under 200 characters); longer, or empty, is 400 invalid_cursor. */
-const MAX_CURSOR_CHARS = 2048;
-
-function decodeCursor(config: Config, binding: string, cursor: string): Position {
-  const invalid = () =>
-    errors.invalidCursor(
-      'The cursor is malformed or altered, or belongs to another list, API key, sort or set of filters; repeat the query parameters of the first page',
-    );
-  // CONTRACT C.1: a malformed cursor (empty or too long too) is `invalid_cursor`, not `validation_failed`, so the
-  // schemas put no length on it.
-  if (cursor.length === 0 || cursor.length > MAX_CURSOR_CHARS) throw invalid();
-  const parts = cursor.split('.');
-  if (parts.length !== 2 || !B64URL.test(parts[0]) || !B64URL.test(parts[1])) throw invalid();
-  // The MAC is compared as the text the service wrote, not as the bytes it decodes to: the last character of a
-  // 32-byte value in base64url carries 2 bits that decoding drops, so 4 texts decode to the same bytes, and a
-  // cursor altered there would pass.
-  const given = Buffer.from(parts[1]);
-  const expected = Buffer.from(mac(config, binding, parts[0]).toString('base64url'));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
-  let pos: unknown;
-  try {
-    pos = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (!Array.isArray(pos) || pos.length !== 2 || typeof pos[1] !== 'string') throw invalid();
-  const v = pos[0];
-  if (v !== null && typeof v !== 'string' && typeof v !== 'number') throw invalid();
-  return [v, pos[1]];
 }
 
 /** JSON with object keys sorted and undefined values dropped: equal filters give equal text. */

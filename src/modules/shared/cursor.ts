@@ -1,0 +1,111 @@
+/**
+ * The one codec of list cursors (CONTRACT C.1): every paginated endpoint's `nextCursor` is made and read here.
+ *
+ * A cursor is opaque: `<base64url nonce ‖ ciphertext>.<base64url tag>`, AES-256-GCM of the position (the last
+ * row's sort value and id) under a key of its own derived from the master key (`CRM_SECRET_KEY`), with the
+ * cursor's binding (tenant, API key, endpoint, sort key and order, filters) as additional data. So:
+ * - no sort value can be read from it: a cursor of a list sorted by e-mail carries no e-mail into the
+ *   request logs, proxies or browser histories that keep URLs;
+ * - any edit, or use in another context, fails authentication: 400 `invalid_cursor`.
+ */
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import type { Config } from '../../config.js';
+import { errors } from '../../errors.js';
+import { subkey } from '../../util/crypto.js';
+
+/** A position in a list's order: the last row's sort value (null when empty) and its id. */
+export type CursorPosition = [value: string | number | null, id: string];
+
+const ALGORITHM = 'aes-256-gcm';
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+/** The cursors' key label: changing it (a new format) turns every earlier cursor into 400 invalid_cursor. */
+const KEY_LABEL = 'crm/list-cursor/aes-256-gcm/v2';
+/** The longest cursor read (the service's are under 200 characters for usual values); longer, or empty, is invalid. */
+const MAX_CURSOR_CHARS = 2048;
+
+const keys = new WeakMap<Config, Buffer>();
+
+function cursorKey(config: Config): Buffer {
+  let key = keys.get(config);
+  if (!key) keys.set(config, (key = subkey(config.secretKey(), KEY_LABEL)));
+  return key;
+}
+
+// Nonces are drawn from the CSPRNG in batches: one call per 256 cursors instead of one each (a call costs about
+// what the encryption does). Every nonce is used once; 96 random bits make a repeat under one key negligible
+// for far more cursors than a key will ever sign.
+const NONCE_BATCH = 256;
+let nonces = Buffer.alloc(0);
+let nonceAt = 0;
+
+function nextNonce(): Buffer {
+  if (nonceAt >= nonces.length) {
+    nonces = randomFillSync(Buffer.allocUnsafe(NONCE_BYTES * NONCE_BATCH));
+    nonceAt = 0;
+  }
+  nonceAt += NONCE_BYTES;
+  return nonces.subarray(nonceAt - NONCE_BYTES, nonceAt);
+}
+
+/** The cursor that continues after `pos` in the list `binding` names. */
+export function encodeCursor(config: Config, binding: string, pos: CursorPosition): string {
+  const nonce = nextNonce();
+  const cipher = createCipheriv(ALGORITHM, cursorKey(config), nonce);
+  cipher.setAAD(Buffer.from(binding, 'utf8'));
+  const sealed = Buffer.concat([nonce, cipher.update(JSON.stringify(pos), 'utf8'), cipher.final()]);
+  return `${sealed.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+}
+
+/**
+ * The bytes of a base64url text, or undefined unless the text is exactly what encoding them gives: decoding
+ * skips foreign characters and drops the spare bits of the last character, so several texts decode to the same
+ * bytes, and a cursor edited there would otherwise pass.
+ */
+function strictBase64url(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : undefined;
+}
+
+function invalidCursor() {
+  return errors.invalidCursor(
+    'The cursor is malformed or altered, or belongs to another list, API key, sort or set of filters; repeat the query parameters of the first page',
+  );
+}
+
+/** The position a cursor holds, if it was made by encodeCursor for this binding; else 400 invalid_cursor. */
+export function decodeCursor(config: Config, binding: string, cursor: string): CursorPosition {
+  // CONTRACT C.1: a malformed cursor (empty or too long too) is `invalid_cursor`, not `validation_failed`, so the
+  // schemas put no length on it.
+  if (cursor.length === 0 || cursor.length > MAX_CURSOR_CHARS) throw invalidCursor();
+  const dot = cursor.indexOf('.');
+  if (dot < 0) throw invalidCursor();
+  const sealed = strictBase64url(cursor.slice(0, dot));
+  const tag = strictBase64url(cursor.slice(dot + 1));
+  if (!sealed || !tag || sealed.length <= NONCE_BYTES || tag.length !== TAG_BYTES) throw invalidCursor();
+  let text: string;
+  try {
+    const decipher = createDecipheriv(ALGORITHM, cursorKey(config), sealed.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
+    decipher.setAAD(Buffer.from(binding, 'utf8'));
+    decipher.setAuthTag(tag);
+    // final() checks the tag; it throws on any edit, another binding or another key.
+    text = decipher.update(sealed.subarray(NONCE_BYTES), undefined, 'utf8') + decipher.final('utf8');
+  } catch {
+    throw invalidCursor();
+  }
+  return positionOf(text);
+}
+
+/** The position in an authenticated cursor's text (only this codec writes them; checked all the same). */
+function positionOf(text: string): CursorPosition {
+  let pos: unknown;
+  try {
+    pos = JSON.parse(text);
+  } catch {
+    throw invalidCursor();
+  }
+  if (!Array.isArray(pos) || pos.length !== 2 || typeof pos[1] !== 'string') throw invalidCursor();
+  const v = pos[0];
+  if (v !== null && typeof v !== 'string' && typeof v !== 'number') throw invalidCursor();
+  return [v, pos[1]];
+}
