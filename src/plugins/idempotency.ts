@@ -7,6 +7,7 @@ import { openTransaction, restoreSavepointState, savepointState, type Database, 
 import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
 import { errors } from '../errors.js';
+import { decryptSecret, encryptSecret, subkey } from '../util/crypto.js';
 import { canonicalJson } from '../util/json.js';
 import { routeHooks } from '../http/route-hooks.js';
 
@@ -105,6 +106,45 @@ export function lockId(keyId: string, idemKey: string): string {
   return h.readBigInt64BE(0).toString();
 }
 
+/**
+ * Stored answers are sealed at rest: a POST /webhooks or rotate-secret answer holds the whole `whsec_…`, and any
+ * answer may hold personal data, kept for IDEMPOTENCY_TTL_HOURS. AES-256-GCM (`encryptSecret`) under a key of
+ * its own derived from CRM_SECRET_KEY; the additional data binds the text to its row (tenant, API key,
+ * idempotency key) and to the row's request and status, so a sealed answer copied into another row, or a row
+ * whose fingerprint or status was edited, does not open.
+ */
+const SEAL_LABEL = 'crm/idempotency-answer/v1';
+const SEALED_PREFIX = 'v1.';
+
+function answerAad(tenantId: string, keyId: string, idemKey: string, fingerprint: string, status: number): string {
+  return `${SEAL_LABEL}\0${tenantId}\0${keyId}\0${idemKey}\0${fingerprint}\0${status}`;
+}
+
+export class StoredAnswerUnreadable extends Error {}
+
+/** `body` as stored: sealed. A missing body (no content) stays null: there is nothing to hide. */
+export function sealAnswer(key: Buffer, run: Pick<Run, 'tenantId' | 'keyId' | 'idemKey' | 'fingerprint'>, status: number, body: string | null): string | null {
+  if (body === null) return null;
+  return encryptSecret(key, body, answerAad(run.tenantId, run.keyId, run.idemKey, run.fingerprint, status));
+}
+
+/**
+ * The answer's body from its stored form. Rows stored before sealing (plain JSON, which never begins with
+ * `v1.`) are replayed as they are: they expire with the TTL. A sealed body that does not open (another
+ * CRM_SECRET_KEY, or an edited row) cannot be replayed, and running the request again could repeat its change
+ * (a second contact): the replay fails (500) rather than guess, until the row expires.
+ */
+export function openAnswer(key: Buffer, row: { tenantId: string; keyId: string; idemKey: string; fingerprint: string; status: number }, stored: string): string {
+  if (!stored.startsWith(SEALED_PREFIX)) return stored;
+  try {
+    return decryptSecret(key, stored, answerAad(row.tenantId, row.keyId, row.idemKey, row.fingerprint, row.status));
+  } catch {
+    throw new StoredAnswerUnreadable(
+      'the stored answer of an Idempotency-Key cannot be decrypted with the configured CRM_SECRET_KEY',
+    );
+  }
+}
+
 interface Run {
   open: OpenTransaction;
   /** Outbound mode: the claim is committed as PENDING and the answer written after the handler. */
@@ -165,6 +205,9 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     app.decorateRequest('idempotencyTx', null);
     app.decorateRequest('idempotencyRun', null);
     const runOf = (req: FastifyRequest) => req.idempotencyRun as Run | null;
+    // Derived at first use: the key is the configuration's to load (and to refuse when missing).
+    let sealKey: Buffer | undefined;
+    const answerKey = () => (sealKey ??= subkey(app.config.secretKey(), SEAL_LABEL));
 
     async function end(req: FastifyRequest, run: Run, commit: boolean): Promise<void> {
       if (run.ended) return;
@@ -185,12 +228,13 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       Date.parse(stored.created_at) + (stored.status_code === PENDING ? opts.outboundLeaseMs : ttlMs) > Date.now();
 
     /** A live record answers the request: a replay, a reuse (422) or a claim still running (409). */
-    function answer(stored: Stored, fp: string, reply: FastifyReply): FastifyReply {
-      if (stored.fingerprint !== fp) throw errors.idempotencyKeyReused();
+    function answer(stored: Stored, run: Run, reply: FastifyReply): FastifyReply {
+      if (stored.fingerprint !== run.fingerprint) throw errors.idempotencyKeyReused();
       if (stored.status_code === PENDING) throw errors.idempotencyKeyInUse();
+      if (stored.body === null) return reply.code(stored.status_code).header(REPLAYED_HEADER, 'true').send();
+      const body = openAnswer(answerKey(), { ...run, status: stored.status_code }, stored.body);
       reply.code(stored.status_code).header(REPLAYED_HEADER, 'true');
-      if (stored.body === null) return reply.send();
-      return reply.header('content-type', 'application/json; charset=utf-8').send(stored.body);
+      return reply.header('content-type', 'application/json; charset=utf-8').send(body);
     }
 
     async function begin(req: FastifyRequest, reply: FastifyReply, pending: boolean): Promise<FastifyReply | undefined> {
@@ -221,7 +265,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         const stored = await lookup(tx, tenantId, keyId, idemKey);
         if (stored && isLive(stored)) {
           await end(req, run, false);
-          return answer(stored, fp, reply);
+          return answer(stored, run, reply);
         }
         if (stored) {
           // Past its TTL but not swept yet, or a claim left by a crash: the key is free again.
@@ -263,7 +307,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         .where('idem_key', '=', run.idemKey)
         .where('status_code', '=', PENDING);
       try {
-        if (body !== undefined && storesAnswer(status, body)) await row.set({ status_code: status, body }).execute();
+        if (body !== undefined && storesAnswer(status, body)) await row.set({ status_code: status, body: sealAnswer(answerKey(), run, status, body) }).execute();
         else
           await db
             .deleteFrom('idempotency_keys')
@@ -313,7 +357,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
             return payload;
           }
         }
-        await insertAnswer(run.open.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, body, new Date().toISOString());
+        const sealed = sealAnswer(answerKey(), run, status, body);
+        await insertAnswer(run.open.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, sealed, new Date().toISOString());
         await end(req, run, true);
         return payload;
       } catch (err) {

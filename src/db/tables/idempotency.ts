@@ -5,7 +5,7 @@ export interface IdempotencyKeysTable {
   /** sha256 of method, path and canonical body: a reuse with another request is refused. */
   fingerprint: string;
   status_code: number;
-  /** The response body exactly as first sent (null when there was none). */
+  /** The response body as first sent, sealed (plugins/idempotency.ts sealAnswer; plain in rows from before); null when there was none. */
   body: string | null;
   created_at: string;
 }
