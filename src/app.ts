@@ -15,6 +15,7 @@ import { idempotencyPlugin } from './plugins/idempotency.js';
 import { MODULES, PUBLIC_MODULES } from './modules/index.js';
 import { errors } from './errors.js';
 import { compileRequestSchema } from './http/validation.js';
+import { heldIssues, judgeJsonBody } from './http/body-checks.js';
 import { WEBHOOK_DOCS } from './modules/webhooks/webhooks.docs.js';
 import { EventWaiters, startWakeups } from './events/waiters.js';
 
@@ -79,13 +80,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const err = Object.assign(new Error('invalid json'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 });
       return done(err, undefined);
     }
-    // PostgreSQL text cannot hold NUL: refuse it at the edge on both dialects alike. Nesting is bounded
-    // here, once, so nothing downstream (validation, services, serializers) ever walks a hostile depth.
-    const issue = checkBody(parsed, text.includes('\\u0000'));
-    if (issue !== null) return done(errors.field(issue.field, issue.message), undefined);
+    // B.2, once for every route (http/body-checks.ts): no NUL (PostgreSQL text cannot hold one), finite
+    // numbers, well-formed strings; nesting is bounded here so nothing downstream walks a hostile depth.
+    const refused = judgeJsonBody(parsed, text);
+    if (refused !== null) return done(errors.validation(refused), undefined);
     done(null, parsed);
   });
   app.addHook('preValidation', (req, _reply, done) => {
+    // The value issues of a body are reported by its validator, with the schema's own (http/validation.ts);
+    // a route without a body schema has no validator to report them.
+    const held = heldIssues(req.body);
+    if (held !== undefined && !req.routeOptions.schema?.body) return done(errors.validation(held));
     // Path parameters and query values hold a NUL only when the URL does, raw or as `%00` (the one escape
     // that decodes to it): most URLs are cleared by two scans, without walking their parsed parts.
     if (!req.url.includes('%00') && !req.url.includes('\u0000')) return done();
@@ -136,51 +141,4 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
   for (const mod of PUBLIC_MODULES) await app.register(mod);
   return app;
-}
-
-/** No body of the API nests anywhere near this deep (filter groups, the deepest, stay under 10). */
-export const MAX_BODY_DEPTH = 64;
-
-/**
- * The first field (`items[2].name`, or a key name) nested deeper than MAX_BODY_DEPTH or, when `nul` is
- * set, holding a NUL character in a string or key; else null. Iterative with an explicit stack: a
- * recursive walk is a stack overflow (a 500) on a 10 KB body nested 5,000 deep.
- */
-function checkBody(root: unknown, nul: boolean): { field: string; message: string } | null {
-  // A node's path is built only for the one named: a search's filter of 8,000 values built 8,000 paths
-  // (`filters.conditions[1].value[417]`) on every request otherwise.
-  type Node = { value: unknown; parent: Node | null; key: string | number; depth: number };
-  const pathOf = (n: Node): string => {
-    const keys: (string | number)[] = [];
-    for (let x: Node | null = n; x && x.parent; x = x.parent) keys.push(x.key);
-    return keys.reverse().reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : p ? `${p}.${k}` : k), '') || '(body)';
-  };
-  const stack: Node[] = [{ value: root, parent: null, key: '', depth: 0 }];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    const { value, depth } = node;
-    if (typeof value === 'string') {
-      if (nul && value.includes('\u0000')) return { field: pathOf(node), message: 'must not contain NUL characters' };
-      continue;
-    }
-    if (!value || typeof value !== 'object') continue;
-    if (depth >= MAX_BODY_DEPTH) return { field: pathOf(node), message: `is nested too deeply (at most ${MAX_BODY_DEPTH} levels)` };
-    // Children are pushed in reverse so the first offending field in document order is the one named.
-    // Without a NUL in the body only objects and arrays can offend (by depth): other values are not pushed.
-    if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) {
-        const v: unknown = value[i];
-        if (nul || (v !== null && typeof v === 'object')) stack.push({ value: v, parent: node, key: i, depth: depth + 1 });
-      }
-      continue;
-    }
-    const entries = Object.entries(value);
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [k, v] = entries[i];
-      const child: Node = { value: v, parent: node, key: k, depth: depth + 1 };
-      if (nul && k.includes('\u0000')) return { field: pathOf(child), message: 'must not contain NUL characters' };
-      if (nul || (v !== null && typeof v === 'object')) stack.push(child);
-    }
-  }
-  return null;
 }

@@ -5,6 +5,7 @@ import { normalizeEmail } from '../domain/email.js';
 import { validateFilter } from '../domain/filters.js';
 import type { PropertyDef, PropertyType } from '../domain/properties.js';
 import { fieldPath } from '../http/validation.js';
+import { checkJsonValue } from '../http/body-checks.js';
 import { newId, randomBase62 } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { AdminError, createKey } from './keys.js';
@@ -35,6 +36,9 @@ function slugify(name: string): string {
  * changes nothing, and the error names the path of the bad value.
  */
 export async function applySetup(db: Db, input: unknown): Promise<SetupResult> {
+  // B.2 holds for a setup file as for a body: finite numbers, well-formed strings (http/body-checks.ts).
+  const dishonest = checkJsonValue(input);
+  if (dishonest) fail(dishonest.field, dishonest.message);
   if (!checkShape(input)) {
     const e = checkShape.errors![0];
     const extra = e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : e.keyword === 'required' ? String(e.params.missingProperty) : undefined;

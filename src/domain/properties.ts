@@ -70,7 +70,9 @@ export function normalizePropertyValue(def: PropertyDef, value: unknown): unknow
     case 'url':
       return normalizeWebsite(string(value));
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) throw new DomainError('must be a number');
+      if (typeof value !== 'number') throw new DomainError('must be a number');
+      // A form's urlencoded `1e309` reads as Infinity (JSON bodies never reach here with one: B.2).
+      if (!Number.isFinite(value)) throw new DomainError('must be a finite number');
       return value === 0 ? 0 : value; // folds -0
     case 'date':
       return normalizeIsoDate(string(value));

@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, FieldChecks, type FieldIssue } from '../errors.js';
 import type { Ctx } from './context.js';
+import { heldIssues, NOT_FINITE } from './body-checks.js';
 
 /**
  * Request validation, shared by Fastify's validator compiler (app.ts), the error handler and the batch
@@ -44,7 +45,62 @@ function shallowItems(schema: Record<string, any>): Record<string, any> {
 
 /** Fastify's validator compiler (app.ts). */
 export function compileRequestSchema(schema: Record<string, any>, httpPart: string | undefined): ValidateFunction {
-  return httpPart === 'body' ? bodyAjv.compile(shallowItems(schema)) : otherAjv.compile(schema);
+  if (httpPart === 'body') return withHeldIssues(bodyAjv.compile(shallowItems(schema)));
+  const validate = otherAjv.compile(schema);
+  return httpPart === 'querystring' ? finiteQuery(validate) : validate;
+}
+
+/** The keyword of the issues the JSON parser held for a body (http/body-checks.ts); `params.field` names the field. */
+const HELD = 'wellFormed';
+
+/**
+ * B.2: the values the JSON parser refused (a NUL, a lone surrogate, a number that is not finite) fail the body's
+ * validation, reported with the schema's own failures so that the value rules run on the other fields too and every
+ * invalid field is named at once (C.5). One WeakMap lookup per body.
+ */
+function withHeldIssues(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown) => {
+    const valid = validate(data);
+    const held = heldIssues(data);
+    checked.errors = validate.errors;
+    if (held === undefined) return valid;
+    const own = held.map((h): ErrorObject => ({ instancePath: '', schemaPath: '#', keyword: HELD, params: { field: h.field }, message: h.message }));
+    checked.errors = [...own, ...(validate.errors ?? [])];
+    return false;
+  }) as ValidateFunction;
+  return checked;
+}
+
+/**
+ * B.2: a number of the query string is finite. Ajv's coercion reads `?page=1e309` as Infinity and lets it
+ * through (`integer` and `minimum` hold for it), so the coerced values are looked at once more: a few
+ * `typeof` tests per request. (A query value cannot hold a lone surrogate: an escape of one, `%ED%A0%80`, is
+ * invalid UTF-8 and stays undecoded, and raw bytes beyond ASCII are refused by Node's HTTP parser.)
+ */
+function finiteQuery(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown) => {
+    if (!validate(data)) {
+      checked.errors = validate.errors;
+      return false;
+    }
+    checked.errors = nonFiniteIssues(data);
+    return checked.errors === null;
+  }) as ValidateFunction;
+  return checked;
+}
+
+const notFinite = (x: unknown) => typeof x === 'number' && !Number.isFinite(x);
+
+/** Ajv-shaped issues (ajvIssues names the parameter) of the query's values that are not finite numbers; else null. */
+function nonFiniteIssues(query: unknown): ErrorObject[] | null {
+  if (!query || typeof query !== 'object') return null;
+  let out: ErrorObject[] | null = null;
+  for (const k in query) {
+    const v = (query as Record<string, unknown>)[k];
+    if (!(notFinite(v) || (Array.isArray(v) && v.some(notFinite)))) continue;
+    (out ??= []).push({ instancePath: `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, schemaPath: '#', keyword: 'finite', params: {}, message: NOT_FINITE });
+  }
+  return out;
 }
 
 /** A body validator for one item of a batch, compiled as the single call's route compiles it. */
@@ -86,6 +142,9 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
     } else if (i.keyword === 'required') {
       field = fieldPath(i.instancePath, String(params.missingProperty));
       message = 'is required';
+    } else if (i.keyword === HELD) {
+      field = String(params.field);
+      message = i.message!;
     } else if (i.keyword === 'anyOf' || i.keyword === 'oneOf') {
       continue; // the branches' own errors say more; a bare "must match a schema in anyOf" helps no one
     } else {
@@ -97,6 +156,8 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
         message = values.length > 1 ? `must be one of ${values.join(', ')}` : `must be ${JSON.stringify(values[0])}`;
       }
     }
+    // A key with a lone surrogate is named with U+FFFD in its place: the answer itself stays well-formed (B.2).
+    field = field.toWellFormed();
     const k = field + '\0' + message;
     if (seen.has(k)) continue;
     seen.add(k);
