@@ -1,6 +1,5 @@
-// Migration 018: a score stored before B.2 was enforced at the edge (`1e309` parsed to Infinity; on PostgreSQL a
-// -0 that kept its sign) is made what its write answered (null; 0), so that no read carries `9.0e+999`,
-// `"Infinity"` or `-0`; every other score stays as it was.
+// Migration 018: a score stored before B.2 was enforced at the edge (`1e309` parsed to Infinity) is made what its
+// write answered (null), so that no read carries `9.0e+999` or `"Infinity"`; every other score stays as it was.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -36,7 +35,7 @@ test(`migration 018 clears the scores no read may carry and keeps every other ($
   }
   const docs = async () =>
     (await db.selectFrom('contacts').select(['id', 'doc', 'updated_at']).orderBy('id').execute()) as { id: string; doc: string; updated_at: string }[];
-  // Before: the stored record is what the write did not answer (SQLite 9.0e+999, PostgreSQL "Infinity", -0).
+  // Before: the stored record is what the write did not answer (SQLite 9.0e+999, PostgreSQL "Infinity").
   const before = await docs();
   assert.ok(before.some((r) => /"score" ?: ?(9\.0e\+999|"Infinity")/.test(r.doc)), before.map((r) => r.doc).join('\n'));
 
