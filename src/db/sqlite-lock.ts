@@ -11,7 +11,10 @@
  * - one probe at a time retries the write at the head of the line, holding the connection, after a short
  *   back-off (1, 2, 4 … up to MAX_DELAY_MS): a few microseconds of the loop per try, whatever the number of
  *   writes waiting; once it succeeds, the next write of the line is tried at once, so they keep their order;
- * - a write still waiting `waitMs` after it joined answers 503 `database_unavailable` with `Retry-After`.
+ * - a write still waiting `waitMs` after it joined answers 503 `database_unavailable` with `Retry-After`
+ *   (the driver passes QUERY_TIMEOUT_MS: the deadline of a request's statements, one setting for the operator);
+ * - a write that arrives meanwhile tries the lock once itself (a few microseconds): when it finds it free, the
+ *   line's next try finds it free too, or joins the group of transactions it opened.
  * The happy path never comes here: a write that gets the lock at once costs no timer and no extra call.
  */
 import { errors } from '../errors.js';

@@ -2,7 +2,8 @@
 // off the event loop, in one line that keeps the writes' order, while reads on the same connection go on
 // answering; past QUERY_TIMEOUT_MS it fails with 503 database_unavailable (Retry-After) and writes nothing;
 // once the lock is free the waiting writes go on within milliseconds. A foreign checkpoint that holds the lock
-// (TRUNCATE, waiting for a reader) is met the same way.
+// (TRUNCATE, waiting for a reader) is met the same way, and so are the raw statements of the planner
+// statistics; closing the database answers the writes still waiting at once.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -205,4 +206,21 @@ test('a foreign checkpoint that holds the lock while it waits for a reader block
     reader.close();
     await exited;
   }
+});
+
+test('closing the database answers the writes still waiting at once (503), and leaves no timer behind', { skip: sqliteOnly }, async () => {
+  const second = createDatabase(testConfig({ DATA_DIR: dir, QUERY_TIMEOUT_MS: '30000' }));
+  other.exec('begin immediate');
+  try {
+    const waiting = timed(withTx(second.db, (tx) => insert(tx, 300)));
+    await sleep(50);
+    const closed = timed(second.close());
+    const { err, ms } = await waiting;
+    assert.ok(err instanceof ApiError && err.code === 'database_unavailable', String(err));
+    assert.ok(ms < 1_000, `answered after ${ms.toFixed(0)} ms`);
+    assert.equal((await closed).err, undefined);
+  } finally {
+    other.exec('rollback');
+  }
+  assert.ok(!xs().includes(300));
 });
