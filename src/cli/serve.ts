@@ -8,6 +8,7 @@ import { createDatabase, migrate } from '../db/index.js';
 import { sealLegacyHeaders } from '../modules/webhooks/webhooks.service.js';
 import { startWorkers } from '../workers/index.js';
 import { maybeProvisionDemo } from './demo.js';
+import { connectionDrain, type ConnectionDrain } from './drain.js';
 import '../workers/all.js';
 
 // CONTRACT A.1: after SIGTERM/SIGINT the process exits 0 within 10 s. Connections still open this long
@@ -60,6 +61,7 @@ export async function serve(config: Config): Promise<void> {
   config.secretKey(); // CONTRACT A.2: fails fast without CRM_SECRET_KEY on PostgreSQL (webhook secrets); SQLite generates it
   const database = createDatabase(config);
   let app: FastifyInstance | undefined;
+  let connections: ConnectionDrain | undefined;
   let workers: { stop(): Promise<void> } | null = null;
   const log = pino({ level: config.logLevel }, pino.destination(2));
 
@@ -86,11 +88,9 @@ export async function serve(config: Config): Promise<void> {
         // C.4: long-polls of the event log answer what they have at once (200, empty) rather than hold the stop.
         app.eventWaiters.close();
         await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
-        // Then: stop accepting and wait for every request in flight. Fastify also marks those answers
-        // `Connection: close`; keep-alive sockets left idle are swept so clients cannot hold the exit.
-        // Only idle sockets are closed: one with a request under way is left to finish it.
-        const sweep = setInterval(() => app?.server.closeIdleConnections(), 100);
-        sweep.unref();
+        // Then: stop accepting, answer every request that reached the server (from the signal on, the onSend
+        // hook below marks each answer `Connection: close`), and close the keep-alive connections left idle
+        // without resetting one a client may be writing to (drain.ts).
         step = 'requests in flight';
         // A request whose body never finishes arriving never turns its connection idle, and would hold the
         // stop until it is forced (exit 1). Every request had CUT_CONNECTIONS_MS to finish; past that, close.
@@ -100,9 +100,9 @@ export async function serve(config: Config): Promise<void> {
           server.closeAllConnections();
         }, Math.max(0, CUT_CONNECTIONS_MS - (Date.now() - signalledAt)));
         cut.unref();
-        await app.close();
+        await connections?.finish();
         clearTimeout(cut);
-        clearInterval(sweep);
+        await app.close();
       }
       step = 'background workers';
       await workers?.stop();
@@ -127,6 +127,7 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) reply.header('connection', 'close');
     done(null, payload);
   });
+  connections = connectionDrain(app.server);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -1,0 +1,126 @@
+import net from 'node:net';
+import type { Server } from 'node:http';
+
+/**
+ * The end of `crm serve`'s drain (CONTRACT A.1): stop accepting without resetting a connection the server
+ * took, answer every request that reached it, and close the rest so cleanly that a client can tell it was
+ * never read.
+ *
+ * Two races make the obvious `server.close()` reset connections:
+ * - Node's `http.Server#close()` destroys every idle keep-alive connection at once. A request a client has
+ *   just written on one sits unread in the socket's buffer, so it is not "in progress"; destroying a socket
+ *   with unread bytes sends a reset, and the client cannot know whether the request ran.
+ * - Connections the kernel completed but the process has not yet accepted are reset when the listening
+ *   socket closes.
+ * So the listener is closed on its own (`net.Server#close`), right after an I/O poll that accepted nothing;
+ * idle connections are left alone for SETTLE_MS, time for bytes written before that close to be read and
+ * become requests (answered, with `Connection: close`), and only then is each connection still idle closed:
+ * its reading stops (nothing it receives later is parsed or run), a FIN tells the client it is closed, and the
+ * socket is destroyed LINGER_MS later, after the client has seen that FIN.
+ *
+ * What remains is physics: the kernel completes connections on its own, and one completed in the microseconds
+ * between that last poll and the close is still reset. Readiness answering 503 from the signal on is what stops
+ * new connections arriving by then; test/e2e/serve-drain-hammer.test.ts measures the rest under load.
+ */
+
+/** How long after the listener closed a connection with no request in progress is taken for idle. */
+const SETTLE_MS = 100;
+/** How often idle connections are looked for until every connection has closed. */
+const SWEEP_MS = 50;
+/** How long a connection closed for idleness lingers (unread) before it is destroyed. */
+const LINGER_MS = 250;
+/** At most this long is spent waiting for an I/O poll that accepts no connection before the listener closes. */
+const QUIET_POLL_MAX_MS = 500;
+
+export interface ConnectionDrain {
+  /**
+   * Stops accepting, answers what reached the server, closes idle connections without a reset; resolves when
+   * the listener and every connection have closed.
+   */
+  finish(): Promise<void>;
+}
+
+type HttpSocket = net.Socket & { _httpMessage?: unknown };
+
+/** Tracks the server's connections from now on (call it before `listen`). */
+export function connectionDrain(server: Server): ConnectionDrain {
+  const sockets = new Set<HttpSocket>();
+  const closing = new WeakSet<net.Socket>();
+  let accepted = 0;
+  // While the listener is being closed, connections are not read (see stopAccepting).
+  let hold: ((socket: net.Socket) => void) | null = null;
+  server.on('connection', (socket: net.Socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    // After the http server's own set-up, whose first read is started on the next tick.
+    if (hold) process.nextTick(() => hold?.(socket));
+  });
+
+  const closeIdle = () => {
+    for (const socket of sockets) {
+      // Node's http server keeps the response in progress on its socket (`_httpMessage`) from the moment a
+      // request's head is parsed until the response has been written.
+      if (closing.has(socket) || socket._httpMessage) continue;
+      closing.add(socket);
+      socket.pause(); // the http server stops reading the socket: a request that arrives now is never parsed nor run
+      socket.end(); // FIN: the client sees the connection closed, not reset
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    }
+  };
+
+  /**
+   * Closes the listening socket only (`http.Server#close` would also destroy the idle keep-alive connections),
+   * in the check phase right after an I/O poll that accepted no connection: the kernel's accept queue was
+   * empty at that poll, and what reaches it between then and the close is the few microseconds of that poll.
+   * Meanwhile (a few loop turns) the connections are not read, new ones included, their answers still written:
+   * those polls stay short, and clients waiting for an answer open no new connection, so a quiet poll comes.
+   * Under a steady stream of new connections anyway, it closes after QUIET_POLL_MAX_MS.
+   */
+  const stopAccepting = (): Promise<void> =>
+    new Promise((resolve) => {
+      const held: net.Socket[] = [];
+      hold = (socket) => {
+        if (socket.isPaused() || closing.has(socket)) return; // paused by the http server itself (backpressure)
+        socket.pause();
+        held.push(socket);
+      };
+      for (const socket of sockets) hold(socket);
+      const deadline = Date.now() + QUIET_POLL_MAX_MS;
+      let seen = accepted;
+      const attempt = () => {
+        if (accepted !== seen && Date.now() < deadline) {
+          seen = accepted;
+          setImmediate(attempt);
+          return;
+        }
+        net.Server.prototype.close.call(server);
+        hold = null;
+        for (const socket of held) if (!closing.has(socket)) socket.resume();
+        resolve();
+      };
+      // Each check phase follows one poll.
+      setImmediate(() => {
+        seen = accepted;
+        setImmediate(attempt);
+      });
+    });
+
+  return {
+    async finish() {
+      const closed = new Promise<void>((resolve) => server.once('close', resolve));
+      await stopAccepting();
+      // Looked for in the check phase, right after a poll has read what had reached the sockets: after a stall
+      // of the process, a timer runs before that poll.
+      const closeIdleAfterPoll = () => setImmediate(closeIdle);
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      closeIdleAfterPoll();
+      const sweep = setInterval(closeIdleAfterPoll, SWEEP_MS);
+      try {
+        await closed;
+      } finally {
+        clearInterval(sweep);
+      }
+    },
+  };
+}
