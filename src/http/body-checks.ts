@@ -25,15 +25,14 @@ export const LONE_SURROGATE = 'must be well-formed Unicode (no lone surrogates)'
 const NUL = 'must not contain NUL characters';
 
 /**
- * Raw JSON text that may hold a scalar the walk must judge. JSON.parse only yields such values from these
- * spellings, so text without any of them is cleared without a look at its scalars:
- * - a NUL, only ever written `\u0000` (a raw control character is invalid JSON);
- * - a lone surrogate, only ever an escape `\uD800`–`\uDFFF`: raw bytes of one are invalid UTF-8, which the
- *   body's decoding turns into U+FFFD before JSON.parse sees them;
- * - ±Infinity, from a literal beyond ±1.8e308: an exponent of 3 or more digits, or 309 digits in a row.
- * False hits (`e123` inside an id, an escaped emoji's `\ud83d`) only cost the walk.
+ * Raw JSON text whose strings (values and keys) need a look: a NUL is only ever written `\u0000` (a raw control
+ * character is invalid JSON), and a lone surrogate only ever as an escape `\uD800`–`\uDFFF` (raw bytes of one are
+ * invalid UTF-8, which the body's decoding turns into U+FFFD before JSON.parse sees them). Text without any escape
+ * (what JSON.stringify writes for any well-formed string but a control character) is cleared by one scan.
+ * Numbers need no such hint: the walk reads every value of every object and array anyway (for the depth), and
+ * tells a number that is not finite (a literal beyond ±1.8e308, `1e309`) by one `typeof` and one test.
  */
-const SCALAR_HINTS = /\\u0000|\\u[dD][89a-fA-F]|[eE][+-]?\d{3}|(?<!\d)\d{309}/;
+const ESCAPE = '\\u';
 
 export interface BodyIssue {
   field: string;
@@ -50,13 +49,13 @@ const MAX_ISSUES = 100;
 const held = new WeakMap<object, BodyIssue[]>();
 
 /**
- * Judges a parsed JSON body. `text` is the raw body it was parsed from: it decides whether scalars need a look at
- * all (see SCALAR_HINTS). Answers the issues to refuse the body with at once (nested too deeply, or a body that is
+ * Judges a parsed JSON body. `text` is the raw body it was parsed from: it decides whether strings need a look at
+ * all (see ESCAPE). Answers the issues to refuse the body with at once (nested too deeply, or a body that is
  * not an object or array), else null; the issues of an object's values (a NUL, a lone surrogate in a value or a
  * key, a number that is not finite) are held for its validator (heldIssues).
  */
 export function judgeJsonBody(value: unknown, text: string): BodyIssue[] | null {
-  const { issues, fatal } = walk(value, SCALAR_HINTS.test(text));
+  const { issues, fatal } = walk(value, text.includes(ESCAPE));
   if (issues.length === 0) return null;
   if (fatal || value === null || typeof value !== 'object') return issues;
   held.set(value, issues);
@@ -93,46 +92,50 @@ function stringIssue(s: string): string | null {
   return s.isWellFormed() ? null : LONE_SURROGATE;
 }
 
+/** Whether a value of an object or array is pushed to be judged (see walk). */
+function offends(v: unknown, strings: boolean): boolean {
+  return strings || (v !== null && typeof v === 'object') || (typeof v === 'number' && !Number.isFinite(v));
+}
+
+/** Past MAX_ISSUES the walk goes on for the depth alone: nothing downstream may meet a hostile depth. */
+function add(issues: BodyIssue[], node: Node, message: string): void {
+  if (issues.length < MAX_ISSUES) issues.push({ field: pathOf(node), message });
+}
+
 /**
  * Every value issue of a body in document order, or the one node nested too deeply (`fatal`: the walk stops there,
  * and nothing downstream may walk such a body). Iterative with an explicit stack: a recursive walk is a stack
- * overflow (a 500) on a 10 KB body nested 5,000 deep. Without `scalars`, only objects and arrays can offend (by
- * depth): other values are not pushed.
+ * overflow (a 500) on a 10 KB body nested 5,000 deep. Only what can offend is pushed: objects and arrays (by depth),
+ * numbers that are not finite, and, when `strings`, every value (a key is judged with its value).
  */
-function walk(root: unknown, scalars: boolean): { issues: BodyIssue[]; fatal: boolean } {
+function walk(root: unknown, strings: boolean): { issues: BodyIssue[]; fatal: boolean } {
   const issues: BodyIssue[] = [];
-  // Past MAX_ISSUES the walk goes on for the depth alone: nothing downstream may meet a hostile depth.
-  const add = (node: Node, message: string) => issues.length < MAX_ISSUES && issues.push({ field: pathOf(node), message });
   const stack: Node[] = [{ value: root, parent: null, key: '', depth: 0 }];
   while (stack.length > 0) {
     const node = stack.pop()!;
     const { value, depth } = node;
-    // A key is judged with its value, so that the issues come in document order.
-    const keyIssue = scalars && typeof node.key === 'string' && node.parent ? stringIssue(node.key) : null;
-    if (keyIssue !== null) add(node, keyIssue);
-    if (typeof value === 'string') {
-      const message = stringIssue(value);
-      if (message !== null) add(node, message);
+    if (strings && typeof node.key === 'string' && node.parent) {
+      const keyIssue = stringIssue(node.key);
+      if (keyIssue !== null) add(issues, node, keyIssue);
+    }
+    if (typeof value !== 'object' || value === null) {
+      const message = typeof value === 'string' ? (strings ? stringIssue(value) : null) : typeof value === 'number' && !Number.isFinite(value) ? NOT_FINITE : null;
+      if (message !== null) add(issues, node, message);
       continue;
     }
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value)) add(node, NOT_FINITE);
-      continue;
-    }
-    if (!value || typeof value !== 'object') continue;
     if (depth >= MAX_BODY_DEPTH) return { issues: [{ field: pathOf(node), message: `is nested too deeply (at most ${MAX_BODY_DEPTH} levels)` }], fatal: true };
     // Children are pushed in reverse so that they are judged in document order.
     if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) {
         const v: unknown = value[i];
-        if (scalars || (v !== null && typeof v === 'object')) stack.push({ value: v, parent: node, key: i, depth: depth + 1 });
+        if (offends(v, strings)) stack.push({ value: v, parent: node, key: i, depth: depth + 1 });
       }
       continue;
     }
     const entries = Object.entries(value);
     for (let i = entries.length - 1; i >= 0; i--) {
       const [k, v] = entries[i];
-      if (scalars || (v !== null && typeof v === 'object')) stack.push({ value: v, parent: node, key: k, depth: depth + 1 });
+      if (offends(v, strings)) stack.push({ value: v, parent: node, key: k, depth: depth + 1 });
     }
   }
   return { issues, fatal: false };

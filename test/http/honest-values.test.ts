@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applySetup } from '../../src/admin/setup.js';
+import { heldIssues, judgeJsonBody, MAX_BODY_DEPTH } from '../../src/http/body-checks.js';
 import { AdminError } from '../../src/admin/keys.js';
 import { loadAttemptContexts } from '../../src/modules/webhooks/webhooks.queue.js';
 import { client, DIALECT, newTenant, testApp, type Client, type Tenant } from '../helpers/app.js';
@@ -32,6 +33,34 @@ async function written(api: Client): Promise<{ contacts: number; events: number 
   const events = (await api.get('/events?limit=1000')).body.data.length;
   return { contacts, events };
 }
+
+test('the edge names every issue in document order (at most 100), and still refuses a hostile depth past them', () => {
+  const judge = (text: string) => {
+    const parsed = JSON.parse(text);
+    return { refused: judgeJsonBody(parsed, text), held: heldIssues(parsed) };
+  };
+  const text = '{"a":[1,1e309,{"\\ud800":"x"}],"b":"\\udfff","c":{"d":-1e400,"e":"ok"}}';
+  assert.deepEqual(judge(text), {
+    refused: null,
+    held: [
+      { field: 'a[1]', message: NOT_FINITE },
+      { field: 'a[2].\ufffd', message: LONE },
+      { field: 'b', message: LONE },
+      { field: 'c.d', message: NOT_FINITE },
+    ],
+  });
+  assert.deepEqual(judge('{"a":1,"b":"\\u00e9\\ud83d\\ude00"}'), { refused: null, held: undefined });
+  const many = `{"v":[${Array(300).fill('1e309').join(',')}]}`;
+  assert.equal(judge(many).held!.length, 100);
+  const deep = '['.repeat(MAX_BODY_DEPTH + 5) + ']'.repeat(MAX_BODY_DEPTH + 5);
+  for (const hostile of [`{"v":[${Array(300).fill('1e309').join(',')}],"w":${deep}}`, `{"\\ud800":${deep}}`]) {
+    const r = judge(hostile);
+    assert.equal(r.refused?.length, 1, hostile.slice(0, 40));
+    assert.match(r.refused![0].message, /nested too deeply/);
+  }
+  // A body that is not an object or array is refused at once (nothing can hold its issues).
+  assert.deepEqual(judge('1e309').refused, [{ field: '(body)', message: NOT_FINITE }]);
+});
 
 test('a number that is not finite is 400 naming its path, wherever it is in a body, and nothing is written', async () => {
   const ten = await newTenant(t);
@@ -173,6 +202,24 @@ test('-0 is 0 in the answer and in every read, on both databases', async () => {
     assert.ok(Object.is(back.body.score, 0), spelled);
     assert.deepStrictEqual((await api.get(`/contacts/${r.body.id}`)).body, back.body, spelled);
   }
+});
+
+test('a public form: a number that is not finite is refused as JSON and as urlencoded text, nothing written', async () => {
+  const setup = STANDARD_SETUP();
+  setup.forms.push({ ref: 'nums', name: 'Nums', slug: 'nums', fields: [
+    { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
+    { name: 'n', label: 'N', type: 'number', required: false, mapsTo: 'customProperties.contact_number' },
+  ] });
+  const ten = await newTenant(t, setup);
+  const form = (await ten.api.get('/forms')).body.find((f: any) => f.slug === 'nums');
+  const path = new URL(form.embedUrl).pathname;
+  const pub = client(t.app, undefined);
+  assertRefused(await pub.post(path, '{"email":"a@honest.example","n":1e309}'), 'n', NOT_FINITE, 'JSON');
+  const page = await pub.post(path, 'email=a%40honest.example&n=1e309', { 'content-type': 'application/x-www-form-urlencoded' });
+  assert.equal(page.status, 400);
+  assert.match(page.raw.body, /must be a finite number/);
+  assert.equal((await ten.api.get(`/forms/${ten.refs.nums}`)).body.submissionsCount, 0);
+  assert.equal((await ten.api.get('/contacts')).body.pagination.total, 0);
 });
 
 test('a setup file with a number that is not finite or a lone surrogate changes nothing and names the path', async () => {
