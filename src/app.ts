@@ -107,7 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('database', database);
   app.decorate('draining', false);
   database.readPool?.warm();
-  const store = deps.store ?? createRateLimitStore(config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
+  const store = deps.store ?? createRateLimitStore(config.redisUrl, app.log);
+  app.decorate('rateLimitStore', store);
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();

@@ -129,3 +129,11 @@ export const webhookAttempts = new Counter({
   labelNames: ['outcome'] as const,
   registers: [processRegistry],
 });
+
+export const rateLimitStoreTransitions = new Counter({
+  name: 'crm_rate_limit_store_transitions_total',
+  help: 'Moves of the rate-limit counters between Redis and this process: to="per_process" when Redis became unreachable, to="shared" when it answered again',
+  labelNames: ['to'] as const,
+  registers: [processRegistry],
+});
+for (const to of ['per_process', 'shared']) rateLimitStoreTransitions.inc({ to }, 0);

@@ -30,11 +30,18 @@ export const healthRoutes = fp(
       },
     }, async () => ({ name: API_INFO.title, version: API_INFO.version, docs: '/docs', openapi: '/api/v1/openapi.json' }));
     app.get('/healthz', { schema: { hide: true, response: { 200: Ok } } }, async () => ({ status: 'ok' }));
-    app.get('/readyz', { schema: { hide: true, response: { 200: Ok, 503: Ok } } }, async (_req, reply) => {
+    // 200 while the database answers (A.2), whatever else is down; a dependency the service works around
+    // is named in the body: `{ "status": "degraded", "degraded": ["redis"] }` while rate limits are per process.
+    const Ready = {
+      type: 'object',
+      properties: { status: { type: 'string' }, degraded: { type: 'array', items: { type: 'string' } } },
+    } as const;
+    const ready = () => (app.rateLimitStore.degraded ? { status: 'degraded', degraded: ['redis'] } : { status: 'ok' });
+    app.get('/readyz', { schema: { hide: true, response: { 200: Ready, 503: Ok } } }, async (_req, reply) => {
       if (app.draining) return reply.code(503).send({ status: 'draining' });
       try {
         await app.database.ping();
-        return { status: 'ok' };
+        return ready();
       } catch {
         return reply.code(503).send({ status: 'unavailable' });
       }

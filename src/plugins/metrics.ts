@@ -12,8 +12,8 @@ const REFUSAL_CODES = new Set(['rate_limit_exceeded', 'too_many_concurrent_queri
  * `GET /metrics` in the Prometheus text format (METRICS=false: no such route, 404). Needs no key, like
  * /healthz, and holds no tenant data (src/metrics.ts); restrict it at the proxy when the port is public.
  * Records every request by route template and status, 429s by code and authentication failures; adds
- * the gauges of this app: waiting long-polls, the age of the oldest due webhook delivery, and the
- * PostgreSQL pool's connections.
+ * the gauges of this app: waiting long-polls, the age of the oldest due webhook delivery, whether the
+ * rate limits are per process for want of Redis, and the PostgreSQL pool's connections.
  */
 export const metricsPlugin = fp(
   async (app) => {
@@ -42,6 +42,14 @@ export const metricsPlugin = fp(
           .executeTakeFirst();
         const due = row?.due ? Date.parse(String(row.due)) : NaN;
         this.set(Number.isFinite(due) ? Math.max(0, (Date.now() - due) / 1000) : 0);
+      },
+    });
+    new Gauge({
+      name: 'crm_rate_limit_store_degraded',
+      help: '1 while Redis (REDIS_URL) is unreachable and this process counts rate limits on its own; 0 while they are shared (or kept in memory by design, without REDIS_URL)',
+      registers: [own],
+      collect() {
+        this.set(app.rateLimitStore.degraded ? 1 : 0);
       },
     });
     const pool = app.database.pool;

@@ -6,7 +6,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, type FieldIssue } from '../../errors.js';
 import { contextFor, requestSignal, type Ctx } from '../../http/context.js';
 import { errorResponses } from '../../http/schemas.js';
-import { createRateLimitStore } from '../../plugins/rate-limit.js';
 import { pageHeaders, renderFormPage, renderMessage, renderThankYou } from './forms.html.js';
 import { textsFor } from './forms.texts.js';
 import { IntakeBody, IntakeResult, PublicFormParams } from './forms.schema.js';
@@ -43,8 +42,8 @@ function sendHtml(reply: FastifyReply, status: number, render: (nonce: string) =
  */
 export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(formbody);
-  const store = createRateLimitStore(app.config.redisUrl, (err) => app.log.warn({ err }, 'rate-limit store unavailable'));
-  app.addHook('onClose', async () => store.close());
+  // The app's counters (one Redis connection and one circuit breaker per process; the app closes it).
+  const store = app.rateLimitStore;
   /** The form of a request, for the error page that refills it. */
   const formOf = new WeakMap<FastifyRequest, service.PublicForm>();
 
