@@ -42,11 +42,44 @@ export function isTransient(err: unknown): boolean {
   return code === '40001' || code === '40P01' || code === 'SQLITE_BUSY';
 }
 
+/** Error codes of a database that is down, restarting, refusing sessions or unreachable. */
+const UNAVAILABLE_CODES = new Set([
+  'DATABASE_UNAVAILABLE', // pg-health.ts: the heartbeat found it down
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown (a fast or immediate stop)
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down, in recovery)
+  '53300', // too_many_connections
+]);
+
+/**
+ * Messages of node-postgres's own errors, which carry no code: a session cut (by the server, the network or
+ * the heartbeat) and a session that could not be opened in time.
+ */
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable)/;
+
+/** Whether `err` says the database is unreachable (not that the statement or the request is wrong). */
+export function isUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const { code, message } = err as { code?: string; message?: string };
+  if (code !== undefined) return UNAVAILABLE_CODES.has(code) || code.startsWith('08');
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
+}
+
 /**
  * A database refusal that is the client's to act on, as the contract's error; `undefined` for a real
  * failure (a 500). Used by the error handler and by batch items, so both answer alike.
  */
 export function clientErrorOf(err: unknown): ApiError | undefined {
+  // B.2: down, restarting or frozen is 503 with Retry-After, never a 500.
+  if (isUnavailable(err)) return errors.databaseUnavailable();
   const code = (err as { code?: string })?.code;
   // PostgreSQL refused a value the edge let through (invalid byte sequence or text form).
   if (code === '22021' || code === '22P05' || code === '22P02') {

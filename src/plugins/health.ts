@@ -29,6 +29,11 @@ export const healthRoutes = fp(
         response: { 200: Root },
       },
     }, async () => ({ name: API_INFO.title, version: API_INFO.version, docs: '/docs', openapi: '/api/v1/openapi.json' }));
+    // Said once per change of the database's state (PostgreSQL's heartbeat), never once per request.
+    const down = (reason: string) => app.log.warn({ reason }, 'database unavailable: requests answer 503 database_unavailable');
+    const up = () => app.log.info('database available again');
+    app.database.health?.on('down', down).on('up', up);
+    app.addHook('onClose', async () => void app.database.health?.off('down', down).off('up', up));
     app.get('/healthz', { schema: { hide: true, response: { 200: Ok } } }, async () => ({ status: 'ok' }));
     // 200 while the database answers (A.2), whatever else is down; a dependency the service works around
     // is named in the body: `{ "status": "degraded", "degraded": ["redis"] }` while rate limits are per process.

@@ -40,7 +40,9 @@ export function registerIntervalLoop(
     const stopping = new AbortController();
     const run = () => {
       timer = undefined;
-      current = pass(deps, stopping.signal)
+      // Paused while the database is down: the pass would only fail; it runs on the next tick after its return.
+      const ready = deps.database.available() ? pass(deps, stopping.signal) : Promise.resolve();
+      current = ready
         .catch((err) => deps.log.error({ err }, `${name} pass failed`))
         .finally(() => {
           current = undefined;
@@ -63,8 +65,13 @@ export function registerIntervalLoop(
 export function startWorkers(deps: WorkerDeps): { stop(): Promise<void> } {
   const running = LOOPS.map((f) => f(deps));
   deps.log.info({ loops: running.map((l) => l.name) }, 'background workers started');
+  // Said once per change, not once per failed pass.
+  const paused = (reason: string) => deps.log.warn({ reason }, 'database unavailable: background workers paused');
+  const resumed = () => deps.log.info('database available again: background workers resumed');
+  deps.database.health?.on('down', paused).on('up', resumed);
   return {
     async stop() {
+      deps.database.health?.off('down', paused).off('up', resumed);
       await Promise.all(running.map((l) => l.stop()));
     },
   };

@@ -52,6 +52,8 @@ interface PendingWrite {
 export class DeliveryLoop {
   private readonly log: Logger;
   private readonly db: Db;
+  /** False while the database is down: the loop pauses (no claim, no warning a poll) and resumes on its return. */
+  private readonly available: () => boolean;
   private readonly config: Config;
   private readonly postgres: boolean;
   private readonly workerId = randomUUID();
@@ -74,6 +76,7 @@ export class DeliveryLoop {
   constructor(deps: WorkerDeps) {
     this.log = deps.log.child({ loop: 'webhooks' });
     this.db = deps.database.db;
+    this.available = () => deps.database.available();
     this.config = deps.config;
     this.postgres = deps.database.dialect.name === 'postgres';
     this.dispatcher = deliveryDispatcher({ allowPrivateNetworks: this.config.webhookAllowPrivateNetworks, timeoutMs: this.config.webhookTimeoutMs });
@@ -83,7 +86,7 @@ export class DeliveryLoop {
 
   /** Wake-ups of one turn of the event loop (several attempts ending together) make one claim pass. */
   readonly wake = (): void => {
-    if (this.stopped) return;
+    if (this.stopped || !this.available()) return;
     if (this.claiming) {
       this.claimAgain = true;
       return;
@@ -247,12 +250,15 @@ export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
       ? listen(deps.database.pool, DELIVERY_CHANNEL, () => loop.wake(), () => loop.wake(), deps.log.child({ loop: 'webhooks' }))
       : null;
   loop.wake();
+  // Paused while the database is down (wake() does nothing then); what fell due meanwhile goes at once.
+  deps.database.health?.on('up', loop.wake);
   return {
     name: 'webhook-delivery',
     async stop() {
       const stopping = loop.stop(); // no claim from here on
       clearInterval(poll);
       unsubscribe();
+      deps.database.health?.off('up', loop.wake);
       await listener?.close();
       await stopping;
     },

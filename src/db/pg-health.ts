@@ -1,0 +1,224 @@
+/**
+ * PostgreSQL's health, watched from one session of its own, and the gate that turns a database that is
+ * down, restarting or frozen into a fast 503 `database_unavailable` (CONTRACT B.2, DESIGN §4) instead of a
+ * hang or a 500.
+ *
+ * - A heartbeat (`select 1`) every HEARTBEAT_MS on a dedicated connection. No answer within
+ *   HEARTBEAT_DEADLINE_MS (a frozen server: its sockets stay open, nothing answers), an error, or a
+ *   connection refused: the database is *down*.
+ * - While down, the pool's gate refuses every new statement at once (`connect()` rejects with
+ *   DatabaseUnavailable), and the sessions checked out at that moment are cut (their statements fail now,
+ *   not when TCP gives up; a cut session never returns to the pool). The read pool asks the same gate.
+ * - The heartbeat keeps trying to open a fresh session; the first answer makes the database *up* again, so
+ *   the service recovers by itself within a heartbeat or two of the database's return.
+ *
+ * NOTE: a deadline per statement would also catch a frozen server, but it cannot tell a frozen server from
+ * a slow statement on a busy one; the heartbeat can, so statements keep their own (server-side) timeouts.
+ */
+import { EventEmitter } from 'node:events';
+import type pg from 'pg';
+import { postgres } from './pg-module.js';
+
+/** How often the heartbeat asks, and how long it waits for an answer before calling the database down. */
+export const HEARTBEAT_MS = 250;
+export const HEARTBEAT_DEADLINE_MS = 600;
+
+/** Raised instead of running a statement while the database is down (mapped to 503 `database_unavailable`). */
+export class DatabaseUnavailable extends Error {
+  readonly code = 'DATABASE_UNAVAILABLE';
+  constructor(reason: string) {
+    super(`database unavailable: ${reason}`);
+  }
+}
+
+export interface HealthLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+export interface PgHealthOptions {
+  heartbeatMs?: number;
+  deadlineMs?: number;
+}
+
+/** Emits 'down' (reason) and 'up' on each change of state. */
+export class PgHealth extends EventEmitter {
+  private up = true;
+  private reason = '';
+  private client: pg.Client | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly heartbeatMs: number;
+  private readonly deadlineMs: number;
+
+  constructor(
+    private readonly connectionString: string,
+    opts: PgHealthOptions = {},
+  ) {
+    super();
+    this.heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
+    this.deadlineMs = opts.deadlineMs ?? HEARTBEAT_DEADLINE_MS;
+  }
+
+  get isUp(): boolean {
+    return this.up;
+  }
+
+  /** Throws DatabaseUnavailable while the database is down. */
+  check(): void {
+    if (!this.up) throw new DatabaseUnavailable(this.reason);
+  }
+
+  start(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => void this.beat(), 0);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.drop();
+  }
+
+  private async beat(): Promise<void> {
+    this.timer = null;
+    if (this.closed) return;
+    const failure = await this.ask();
+    if (this.closed) return;
+    if (failure === null) this.markUp();
+    else this.markDown(failure);
+    this.timer = setTimeout(() => void this.beat(), this.heartbeatMs);
+    this.timer.unref();
+  }
+
+  /** One `select 1` within the deadline: null when answered, else why not. */
+  private ask(): Promise<string | null> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (failure: string | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        resolve(failure);
+      };
+      // The deadline looks once more after the poll phase (setImmediate): an answer that arrived while the
+      // event loop was busy elsewhere is read first, so a slow loop is never taken for a frozen database.
+      const deadline = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (settled) return;
+            this.drop();
+            settle(`no answer within ${this.deadlineMs} ms`);
+          }),
+        this.deadlineMs,
+      );
+      deadline.unref();
+      this.session()
+        .then((c) => c.query('select 1'))
+        .then(
+          () => settle(null),
+          (err: Error) => {
+            this.drop();
+            settle((err as { code?: string }).code ?? err.message);
+          },
+        );
+    });
+  }
+
+  private async session(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    const client = new (postgres().Client)({ connectionString: this.connectionString, connectionTimeoutMillis: this.deadlineMs });
+    client.on('error', () => {
+      if (this.client === client) this.client = null;
+    });
+    this.client = client;
+    try {
+      await client.connect();
+    } catch (err) {
+      if (this.client === client) this.client = null;
+      throw err;
+    }
+    return client;
+  }
+
+  /** Drops the heartbeat's session at once (a frozen server would never answer its goodbye). */
+  private drop(): void {
+    const client = this.client;
+    this.client = null;
+    if (client) destroySession(client);
+  }
+
+  private markDown(reason: string): void {
+    this.reason = reason;
+    if (!this.up) return;
+    this.up = false;
+    this.emit('down', reason);
+  }
+
+  private markUp(): void {
+    if (this.up) return;
+    this.up = true;
+    this.reason = '';
+    this.emit('up');
+  }
+}
+
+/** Closes a session's socket at once: its statements in flight fail now, and the pool drops it on release. */
+export function destroySession(client: pg.ClientBase): void {
+  // A session checked out of the pool has no 'error' listener while nothing runs on it (the pool listens only
+  // to idle ones): the error of the cut must not be an unhandled 'error' event. Its statements still fail.
+  client.on('error', ignore);
+  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+  if (stream) stream.destroy();
+  else void (client as pg.Client).end?.().catch(() => {});
+}
+
+const ignore = () => {};
+
+/**
+ * The pool Kysely uses: the gate in front of pg's pool. While the database is down, `connect()` refuses at
+ * once; when it goes down, the sessions checked out at that moment are cut.
+ */
+export interface GatedPool {
+  connect(): Promise<pg.PoolClient>;
+  /** One statement on a session of the pool, released after. */
+  query(text: string, values: unknown[]): Promise<pg.QueryResult>;
+  end(): Promise<void>;
+}
+
+export function gatedPool(pool: pg.Pool, health: PgHealth): GatedPool {
+  const checkedOut = new Set<pg.PoolClient>();
+  pool.on('acquire', (client) => checkedOut.add(client));
+  pool.on('release', (_err, client) => checkedOut.delete(client as pg.PoolClient));
+  pool.on('remove', (client) => checkedOut.delete(client as pg.PoolClient));
+  health.on('down', () => {
+    for (const client of checkedOut) destroySession(client);
+  });
+  const connect = () => (health.isUp ? pool.connect() : Promise.reject(new DatabaseUnavailable('the database is down')));
+  return {
+    connect,
+    query: async (text, values) => {
+      const client = await connect();
+      try {
+        return await client.query(text, values);
+      } finally {
+        client.release();
+      }
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** A read slot that refuses at once while the database is down (the read pool's side of the gate). */
+export function gatedSlot<S extends { run(sql: string, params: readonly unknown[]): Promise<unknown[]>; cancel(): void; warm(): void; close(): Promise<void>; cut?(): void }>(
+  slot: S,
+  health: PgHealth,
+): S {
+  // A statement in flight when the database goes down fails now, not at its deadline.
+  health.on('down', () => slot.cut?.());
+  const run = slot.run.bind(slot);
+  slot.run = (sql, params) => (health.isUp ? run(sql, params) : Promise.reject(new DatabaseUnavailable('the database is down')));
+  return slot;
+}
