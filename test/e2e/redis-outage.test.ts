@@ -71,7 +71,7 @@ function load(on: RunningServer[], keys: string[], workers: number, t0: number) 
       const started = performance.now();
       const status = await get(on[i % on.length].url, '/api/v1/tags', keys[i % keys.length]).then((r) => r.status, () => 0);
       samples.push({ at: started - t0, ms: performance.now() - started, status });
-      await sleep(2);
+      await sleep(5);
     }
   });
   return {
@@ -84,6 +84,16 @@ function load(on: RunningServer[], keys: string[], workers: number, t0: number) 
 }
 
 const metric = (text: string, series: string) => Number(text.split('\n').find((l) => l.startsWith(series + ' '))?.slice(series.length + 1));
+/** Requests of GET /api/v1/tags that took longer than 0.1 s and 0.5 s, from a server's histogram. */
+function serverSlower(text: string): { '0.1': number; '0.5': number } {
+  const sum = (prefix: string, le?: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(prefix) && l.includes('route="/api/v1/tags"') && (!le || l.includes(`le="${le}"`)))
+      .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  const all = sum('crm_http_request_duration_seconds_count{');
+  return { '0.1': all - sum('crm_http_request_duration_seconds_bucket{', '0.1'), '0.5': all - sum('crm_http_request_duration_seconds_bucket{', '0.5') };
+}
 const redisLines = (srv: RunningServer) => srv.stderr().split('\n').filter((l) => l.includes('Redis')).join('\n');
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
@@ -112,7 +122,7 @@ test('Redis killed and restarted under load: per-process limits at once without 
   await readyBodies(both, { status: 'ok' }, 2000);
 
   const t0 = performance.now();
-  const traffic = load(both, LOAD_KEYS.map((ref) => keys[ref]), 4, t0);
+  const traffic = load(both, LOAD_KEYS.map((ref) => keys[ref]), 3, t0);
   after(() => traffic.stop());
   await sleep(1000);
   const killedAt = performance.now() - t0;
@@ -168,9 +178,12 @@ test('Redis killed and restarted under load: per-process limits at once without 
   console.log(`# ${line('restart and after', recovering)}`);
   assert.ok(normal.length > 0 && down.length > 0 && recovering.length > 0);
   for (const x of traffic.samples) assert.equal(x.status, 200);
-  // No request pays a wait on the dead connection (the old cost was the 1 s command timeout on each): the
-  // margin over the slowest request before the kill is for this machine's noise, not for any wait.
-  const worstNormal = Math.max(...normal.map((x) => x.ms));
-  for (const x of [...down, ...recovering]) assert.ok(x.ms < worstNormal + 250, `a request took ${x.ms.toFixed(0)} ms at ${x.at.toFixed(0)} ms (before the kill: at most ${worstNormal.toFixed(0)} ms)`);
+  // No request pays a wait on the dead connection (the old cost was up to the 1 s command timeout on each).
+  // The servers' own timings decide, as the client's also hold this busy machine's pauses: none over 0.5 s.
+  const slow = await Promise.all(both.map(async (s) => serverSlower((await get(s.url, '/metrics')).body as string)));
+  console.log(`# server side, GET /api/v1/tags slower than 0.1 s: ${slow.map((x) => x['0.1']).join(' and ')}; slower than 0.5 s: ${slow.map((x) => x['0.5']).join(' and ')}`);
+  for (const x of slow) assert.equal(x['0.5'], 0, 'a request waited on the server');
+  const median = (xs: Sample[]) => pct(xs.map((x) => x.ms), 50);
+  assert.ok(median(down) < median(normal) + 20, `median ${median(down).toFixed(1)} ms with Redis down, ${median(normal).toFixed(1)} ms before`);
   assert.ok(recoveryMs < 5000, `shared again ${recoveryMs.toFixed(0)} ms after Redis returned`);
 });

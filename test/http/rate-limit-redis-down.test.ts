@@ -19,6 +19,8 @@ test('Redis down: every authenticated request answers at once, with its rate-lim
   const { tenantId, refs, api } = await newTenant(t);
   const k = await createKey(t.database.db, { tenantId, name: 'five', scopes: ['*'], userId: refs.ana, rateLimit: 5 });
   const five = client(t.app, k.key);
+  // One call first, so that what is timed below is the rate limit's part, not the route's first use.
+  assert.equal((await api.get('/tags')).status, 200);
   const statuses: number[] = [];
   const remaining: string[] = [];
   for (let i = 0; i < 6; i++) {
@@ -41,7 +43,10 @@ test('Redis down: every authenticated request answers at once, with its rate-lim
     times.push(performance.now() - started);
     assert.ok(r.status === 200 || r.status === 201, String(r.status));
   }
-  assert.ok(Math.max(...times) < 100, `slowest ${Math.max(...times).toFixed(0)} ms`);
+  // (A write's own cost varies on a busy machine: the median and the worst case tell the wait apart.)
+  times.sort((a, b) => a - b);
+  assert.ok(times[20] < 20, `median ${times[20].toFixed(1)} ms`);
+  assert.ok(times[39] < 500, `slowest ${times[39].toFixed(0)} ms`);
 });
 
 test('Redis down: /readyz is 200 and says degraded in its body; /metrics shows the gauge at 1 and the move counted', async () => {
