@@ -29,7 +29,12 @@ const SETTLE_MS = 100;
 const SWEEP_MS = 50;
 /** How long a connection closed for idleness lingers (unread) before it is destroyed. */
 const LINGER_MS = 250;
-/** At most this long is spent waiting for an I/O poll that accepts no connection before the listener closes. */
+/**
+ * The listener closes once this long has passed without a connection accepted or an answer under way: time for
+ * a client answered last to have opened its next connection (accepted, and held unread, before the close).
+ */
+const QUIET_MS = 5;
+/** At most this long is spent waiting for such a quiet moment before the listener closes anyway. */
 const QUIET_POLL_MAX_MS = 500;
 
 export interface ConnectionDrain {
@@ -71,11 +76,12 @@ export function connectionDrain(server: Server): ConnectionDrain {
 
   /**
    * Closes the listening socket only (`http.Server#close` would also destroy the idle keep-alive connections),
-   * in the check phase right after an I/O poll that accepted no connection: the kernel's accept queue was
-   * empty at that poll, and what reaches it between then and the close is the few microseconds of that poll.
-   * Meanwhile (a few loop turns) the connections are not read, new ones included, their answers still written:
-   * those polls stay short, and clients waiting for an answer open no new connection, so a quiet poll comes.
-   * Under a steady stream of new connections anyway, it closes after QUIET_POLL_MAX_MS.
+   * in the check phase right after an I/O poll, once QUIET_MS have passed without a connection accepted or an
+   * answer under way: the kernel's accept queue was empty at that poll, and what reaches it between then and
+   * the close is the few microseconds of that poll. Meanwhile (a few loop turns) the connections are not read,
+   * new ones included: no new request starts, those under way finish and are answered, and a client waiting
+   * for an answer opens no new connection. Under a steady stream of new connections, or an answer that takes
+   * longer, it closes after QUIET_POLL_MAX_MS anyway.
    */
   const stopAccepting = (): Promise<void> =>
     new Promise((resolve) => {
@@ -88,9 +94,16 @@ export function connectionDrain(server: Server): ConnectionDrain {
       for (const socket of sockets) hold(socket);
       const deadline = Date.now() + QUIET_POLL_MAX_MS;
       let seen = accepted;
+      let busyAt = Date.now();
+      const answering = () => {
+        for (const socket of sockets) if (socket._httpMessage) return true;
+        return false;
+      };
       const attempt = () => {
-        if (accepted !== seen && Date.now() < deadline) {
-          seen = accepted;
+        const now = Date.now();
+        if (accepted !== seen || answering()) busyAt = now;
+        seen = accepted;
+        if (now - busyAt < QUIET_MS && now < deadline) {
           setImmediate(attempt);
           return;
         }
@@ -100,10 +113,7 @@ export function connectionDrain(server: Server): ConnectionDrain {
         resolve();
       };
       // Each check phase follows one poll.
-      setImmediate(() => {
-        seen = accepted;
-        setImmediate(attempt);
-      });
+      setImmediate(attempt);
     });
 
   return {

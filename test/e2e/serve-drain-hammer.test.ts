@@ -16,6 +16,7 @@ after(async () => {
 
 const DRAIN_MS = 600;
 const ROUNDS = 3;
+const KEYS_PER_ROUND = 4;
 
 interface Shot {
   lane: 'busy' | 'idle' | 'fresh';
@@ -24,6 +25,8 @@ interface Shot {
   connected: boolean;
   writtenAt?: number;
   outcome: 'answered' | 'refused' | 'reset' | 'closed' | 'timeout';
+  /** The connection had answered an earlier request: the server had accepted it, beyond doubt. */
+  reused?: boolean;
   status?: number;
   connectionClose?: boolean;
   error?: string;
@@ -34,6 +37,7 @@ class Conn {
   private buf = Buffer.alloc(0);
   private waiting: ((r: { status?: number; close?: boolean; end?: 'reset' | 'closed'; error?: string }) => void) | null = null;
   private ended: { end: 'reset' | 'closed'; error?: string } | null = null;
+  private answered = 0;
   usable = true;
 
   private constructor(
@@ -87,7 +91,7 @@ class Conn {
   }
 
   request(lane: Shot['lane'], raw: string): Promise<Shot> {
-    const shot: Shot = { lane, connectStartedAt: this.connectStartedAt, connected: true, outcome: 'timeout' };
+    const shot: Shot = { lane, connectStartedAt: this.connectStartedAt, connected: true, outcome: 'timeout', reused: this.answered > 0 };
     if (this.ended) return Promise.resolve({ ...shot, outcome: this.ended.end, error: `before write: ${this.ended.error}` });
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -97,7 +101,10 @@ class Conn {
       this.waiting = (r) => {
         clearTimeout(timer);
         if (r.end) resolve({ ...shot, outcome: r.end, error: r.error });
-        else resolve({ ...shot, outcome: 'answered', status: r.status, connectionClose: r.close });
+        else {
+          this.answered++;
+          resolve({ ...shot, outcome: 'answered', status: r.status, connectionClose: r.close });
+        }
       };
       shot.writtenAt = Date.now();
       this.socket.write(raw);
@@ -117,7 +124,7 @@ function rawPost(path: string, key: string, body: unknown): string {
   return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${b.length}\r\n\r\n${b}`;
 }
 
-async function round(server: RunningServer, key: string, contactId: string, n: number): Promise<{ shots: Shot[]; signalledAt: number; exitedAt: number; code: number | null }> {
+async function round(server: RunningServer, keys: string[], contactId: string, n: number): Promise<{ shots: Shot[]; signalledAt: number; exitedAt: number; code: number | null }> {
   const shots: Shot[] = [];
   const exited = new Promise<number | null>((resolve) => server.proc.once('exit', (code) => resolve(code)));
   let exitedAt = 0;
@@ -125,6 +132,7 @@ async function round(server: RunningServer, key: string, contactId: string, n: n
   let seq = 0;
   const pick = () => {
     const i = seq++;
+    const key = keys[i % keys.length];
     return i % 4 === 0
       ? rawPost('/api/v1/contacts', key, { firstName: 'Hammer', lastName: `${n}-${i}`, email: `h${n}-${i}@hammer.test` })
       : i % 4 === 1
@@ -165,16 +173,17 @@ async function round(server: RunningServer, key: string, contactId: string, n: n
   };
   // Keep-alive connections used once before the signal, then idle, each sending one request near the drain's end.
   const idle = await Promise.all(Array.from({ length: 40 }, () => Conn.open(server.port)));
-  const warm = await Promise.all(idle.map((c) => (c as Conn).request('idle', rawGet('/healthz', key))));
+  const warm = await Promise.all(idle.map((c) => (c as Conn).request('idle', rawGet('/healthz', keys[0]))));
   assert.ok(warm.every((s) => s.outcome === 'answered' && s.status === 200), JSON.stringify(warm.filter((s) => s.outcome !== 'answered')));
 
   const loops = [...Array.from({ length: 12 }, busy), ...Array.from({ length: 6 }, fresh)];
   await sleep(200);
   signalledAt = Date.now();
   server.proc.kill('SIGTERM');
-  // Spread over the last 60 ms of the drain and the 30 ms after it.
+  // Spread over the last 60 ms of the drain and the 240 ms after it: some reach the server before it stops
+  // accepting (answered), some after (their connection is closed, unread, or already closed when they are sent).
   const late = idle.map(async (c, i) => {
-    await sleep(Math.max(0, signalledAt + DRAIN_MS - 60 + (i * 90) / idle.length - Date.now()));
+    await sleep(Math.max(0, signalledAt + DRAIN_MS - 60 + (i * 300) / idle.length - Date.now()));
     shots.push(await (c as Conn).request('idle', pick()));
     (c as Conn).close();
   });
@@ -185,9 +194,13 @@ async function round(server: RunningServer, key: string, contactId: string, n: n
 
 test('the drain\'s end under load: every request sent before the server stopped accepting is answered, none is reset', { timeout: 240_000 }, async () => {
   const s = await scratch();
-  // A key per round: a round sends a few hundred requests, and a key's limit is 1,000 a minute.
+  // Keys of their own for each round: a round sends up to a thousand requests or so, and a key's limit is 1,000
+  // a minute.
   const setup = sampleSetup();
-  for (let n = 0; n < ROUNDS; n++) setup.apiKeys.push({ ref: `round${n}`, name: `Hammer ${n}`, user: 'ana', scopes: ['*'], rateLimit: 1000 });
+  const refs = (n: number) => Array.from({ length: KEYS_PER_ROUND }, (_, k) => `round${n}-${k}`);
+  for (let n = 0; n < ROUNDS; n++) {
+    for (const ref of refs(n)) setup.apiKeys.push({ ref, name: `Hammer ${ref}`, user: 'ana', scopes: ['*'], rateLimit: 1000 });
+  }
   const r = cli(['setup', 'apply', s.file('setup.json', setup)], s.env);
   assert.equal(r.status, 0, r.stdout + r.stderr);
   let contactId = '';
@@ -195,7 +208,8 @@ test('the drain\'s end under load: every request sent before the server stopped 
   const summary: string[] = [];
 
   for (let n = 0; n < ROUNDS; n++) {
-    const key = r.json.apiKeys[`round${n}`] as string;
+    const keys = refs(n).map((ref) => r.json.apiKeys[ref] as string);
+    const key = keys[0];
     const server = await startServer({ ...s.env, WORKERS: 'false', SHUTDOWN_DRAIN_MS: String(DRAIN_MS) });
     servers.push(server);
     if (!contactId) {
@@ -207,7 +221,7 @@ test('the drain\'s end under load: every request sent before the server stopped 
       assert.equal(c.status, 201);
       contactId = ((await c.json()) as { id: string }).id;
     }
-    const { shots, signalledAt, exitedAt, code } = await round(server, key, contactId, n);
+    const { shots, signalledAt, exitedAt, code } = await round(server, keys, contactId, n);
     assert.equal(code, 0, server.stderr());
     assert.ok(exitedAt - signalledAt < 10_000, `exited ${exitedAt - signalledAt} ms after SIGTERM`);
 
@@ -220,14 +234,17 @@ test('the drain\'s end under load: every request sent before the server stopped 
     const at = (x: Shot) => ({ ...x, writtenAt: (x.writtenAt ?? 0) - signalledAt, connectStartedAt: x.connectStartedAt - signalledAt });
     assert.deepEqual(lost.map(at), [], `round ${n}: ${lost.length} of ${before.length} requests sent before the server stopped accepting were not answered`);
     for (const x of before) assert.ok(x.status === 200 || x.status === 201, `round ${n}: ${JSON.stringify(at(x))}`);
-    // Nothing is reset at all: later requests find the connection refused or closed.
-    const reset = shots.filter((x) => x.outcome === 'reset' || x.outcome === 'timeout');
+    // Later requests find the connection refused, or closed: no connection the server accepted is reset. (A new
+    // connection the kernel completes in the microseconds between the server's last poll and the close of its
+    // listener is reset by the kernel, before a byte of it was read: its request was written after openUntil.)
+    const reset = shots.filter((x) => (x.reused && x.outcome === 'reset') || x.outcome === 'timeout');
     assert.deepEqual(reset.map(at), [], `round ${n}: reset or unanswered`);
     posts += shots.filter((x) => x.outcome === 'answered' && x.status === 201).length;
     summary.push(
       `round ${n}: ${shots.length} requests, ${before.length} sent before the listener closed (${openUntil - signalledAt}–${refusedFrom - signalledAt} ms after SIGTERM), ` +
         `${shots.filter((x) => x.outcome === 'answered').length} answered, ${shots.filter((x) => x.outcome === 'refused').length} refused, ` +
-        `${shots.filter((x) => x.outcome === 'closed').length} closed unanswered after it, exit ${exitedAt - signalledAt} ms`,
+        `${shots.filter((x) => x.outcome === 'closed').length} closed unanswered after it, ` +
+        `${shots.filter((x) => x.outcome === 'reset').length} new connections reset at the close, exit ${exitedAt - signalledAt} ms`,
     );
   }
   // Every acknowledged POST was committed once.
