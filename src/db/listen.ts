@@ -17,6 +17,8 @@ export function listen(pool: pg.Pool, channel: string, onNotify: (payload: strin
   let client: pg.PoolClient | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
+  // An outage is logged once, not once a retry; the LISTEN in place again ends it.
+  let failing = false;
 
   const connect = async () => {
     retry = null;
@@ -45,11 +47,13 @@ export function listen(pool: pg.Pool, channel: string, onNotify: (payload: strin
         return;
       }
       client = me;
+      failing = false;
       // Notifications sent before this point were not heard (at start, or while reconnecting).
       onReconnect();
     } catch (err) {
       c?.release(err as Error);
-      log.warn({ err, channel }, 'cannot LISTEN; retrying');
+      if (!failing) log.warn({ err, channel }, 'cannot LISTEN; retrying every second');
+      failing = true;
       if (!closed) retry = setTimeout(connect, 1_000);
     }
   };

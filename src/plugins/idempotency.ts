@@ -6,7 +6,8 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { openTransaction, restoreSavepointState, savepointState, type Database, type Db, type OpenTransaction, type SavepointState } from '../db/index.js';
 import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
-import { errors } from '../errors.js';
+import { errorBody, errors } from '../errors.js';
+import { clientErrorOf } from '../db/errors.js';
 import { decryptSecret, encryptSecret, subkey } from '../util/crypto.js';
 import { canonicalJson } from '../util/json.js';
 import { routeHooks } from '../http/route-hooks.js';
@@ -364,10 +365,19 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       } catch (err) {
         await end(req, run, false).catch(() => {});
         // The change was not committed: the client must not see it as done. Written here rather than
-        // thrown, because onSend errors would run the send pipeline (and this hook) again.
-        req.log.error({ err }, 'idempotent request could not be committed');
-        reply.code(500).header('content-type', 'application/json; charset=utf-8');
+        // thrown, because onSend errors would run the send pipeline (and this hook) again. A database that
+        // went away (or a crossed writer) is the contract's 503 (409) with Retry-After, as anywhere else.
+        const known = clientErrorOf(err);
+        reply.header('content-type', 'application/json; charset=utf-8');
         reply.removeHeader(REPLAYED_HEADER);
+        if (known) {
+          req.log.warn({ err }, 'idempotent request could not be committed');
+          for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
+          reply.code(known.statusCode);
+          return JSON.stringify(errorBody(known));
+        }
+        req.log.error({ err }, 'idempotent request could not be committed');
+        reply.code(500);
         return JSON.stringify({ error: 'internal_error', message: 'An unexpected error occurred', requestId: String(req.id) });
       }
     }

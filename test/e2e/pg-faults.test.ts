@@ -50,13 +50,17 @@ after(async () => {
   await cluster?.destroy();
 });
 
+/** The server's error lines (a 500's cause), for an assertion's message. */
+const serverErrors = () => server.stderr().split('\n').filter((l) => l.includes('"level":50')).join('\n').slice(-4000);
+
 let seq = 0;
 async function call(what: string, method: string, url: string, body?: unknown): Promise<Answer> {
   const startedAt = Date.now();
   try {
     const r = await fetch(server.url + url, {
       method,
-      headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      // Writes carry an Idempotency-Key, as the SDK's do: the idempotency layer must fail as fast as the rest.
+      headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json', 'idempotency-key': `fault-${++seq}-${Date.now()}` } : {}) },
       body: body ? JSON.stringify(body) : undefined,
       signal: AbortSignal.timeout(10_000),
     });
@@ -164,7 +168,7 @@ test('PostgreSQL frozen, then stopped and restarted, under load: fast 503s, reco
   console.log(summary('frozen', duringFreeze), `; recovered ${afterFreeze} ms after the thaw`);
   assertFailedFast('frozen', duringFreeze);
   // Also the requests in flight at the freeze: answered, never hung.
-  for (const a of frozenLoad.answers) assert.ok(a.status !== 'hang' && a.status !== 500, `frozen: ${a.what} ${a.status}`);
+  for (const a of frozenLoad.answers) assert.ok(a.status !== 'hang' && a.status !== 500, `frozen: ${a.what} ${a.status} ${a.error}; server: ${serverErrors()}`);
   assert.ok(afterFreeze <= RECOVER_WITHIN_MS, `recovered ${afterFreeze} ms after the thaw`);
 
   // Stopped (fast shutdown: sessions terminated, connections refused), then started again.
@@ -186,7 +190,7 @@ test('PostgreSQL frozen, then stopped and restarted, under load: fast 503s, reco
   const afterRestart = await recovered(startedAt);
   console.log(summary('stopped', whileStopped), `; restart took ${startedAt - restartAt} ms; recovered ${afterRestart} ms after it accepted sessions`);
   assertFailedFast('stopped', whileStopped);
-  for (const a of stoppedLoad.answers) assert.ok(a.status !== 'hang' && a.status !== 500, `stopped: ${a.what} ${a.status} ${a.error}`);
+  for (const a of stoppedLoad.answers) assert.ok(a.status !== 'hang' && a.status !== 500, `stopped: ${a.what} ${a.status} ${a.error}; server: ${serverErrors()}`);
   assert.ok(afterRestart <= RECOVER_WITHIN_MS, `recovered ${afterRestart} ms after the restart`);
 
   // No acknowledged write lost: every 201 is there.
