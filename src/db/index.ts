@@ -32,6 +32,7 @@ import { FOLD_FUNCTION, postgresDialect, sqliteDialect, type SqlDialect } from '
 import { sqlFold } from '../domain/fold.mjs';
 import { migrations } from './migrations/index.js';
 import { PgReaderSlot } from './pg-reader.js';
+import { analyzeAfterMigrations, pgOptimizer } from './pg-stats.js';
 import { flatSql, hasDirectRunner, runDirectly, runDirectlyInTransactions, transactionEnded, transactionStarted, useNamedStatements, type DirectRunner } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
@@ -55,8 +56,10 @@ export interface Database {
   readsFor(tenantId: string, signal?: AbortSource): Reads;
   ping(): Promise<void>;
   /**
-   * Refreshes the query planner's statistics (SQLite; PostgreSQL's autovacuum does it itself). `onError`
-   * hears of an index that could not be measured (it keeps its sampled statistics).
+   * Refreshes the query planner's statistics. SQLite: every index measured (sqlite-stats.ts); `onError` hears of an
+   * index that could not be measured (it keeps its sampled statistics). PostgreSQL: ANALYZE of the tables whose
+   * statistics are missing or stale, whether autovacuum runs or not (pg-stats.ts, which also analyzes after
+   * migrations and bulk changes, and plans reads around tables without statistics meanwhile).
    */
   optimize(onError?: (index: string, err: unknown) => void): Promise<void>;
   close(): Promise<void>;
@@ -130,7 +133,7 @@ export function createDatabase(
       pool,
       readPool,
       ping: async () => void (await pool.query('select 1')),
-      optimize: async () => {},
+      optimize: pgOptimizer(db, url),
       close: async () => {
         await readPool.close();
         await db.destroy();
@@ -708,7 +711,10 @@ export async function migrate(database: Database): Promise<string[]> {
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  // PostgreSQL: planner statistics for every table when migrations ran, else for those missing (pg-stats.ts).
+  await analyzeAfterMigrations(database.db, applied.length > 0);
+  return applied;
 }
 
 /** Runs fn in a transaction, or inside the caller's transaction when already in one. */

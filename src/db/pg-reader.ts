@@ -5,12 +5,15 @@
  */
 import type pg from 'pg';
 import { postgres } from './pg-module.js';
+import { plannerStatistics, type PlannerStatistics } from './pg-stats.js';
 import type { ReadSlot } from './reads.js';
 
 export class PgReaderSlot implements ReadSlot {
   private client: pg.Client | null = null;
   private connecting: Promise<pg.Client> | null = null;
   private closed = false;
+  /** The planner statistics of this database (pg-stats.ts). */
+  private readonly planner: PlannerStatistics;
   /** A cancel in flight: the slot is handed back only after it lands, so it cannot hit the next statement. */
   private cancelling: Promise<unknown> | null = null;
 
@@ -18,7 +21,9 @@ export class PgReaderSlot implements ReadSlot {
     private readonly connectionString: string,
     private readonly statementTimeoutMs: number,
     private readonly control: pg.Pool,
-  ) {}
+  ) {
+    this.planner = plannerStatistics(connectionString);
+  }
 
   private connect(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
@@ -46,6 +51,8 @@ export class PgReaderSlot implements ReadSlot {
     if (this.closed) throw new Error('read pool closed');
     const client = await this.connect();
     try {
+      // Plans around tables without statistics (pg-stats.ts): nested loops off for this statement if it reads one.
+      await this.planner.beforeRead(client, sql);
       return (await client.query(sql, params as unknown[])).rows;
     } catch (err) {
       // A broken session is replaced on the next statement.

@@ -3,4 +3,5 @@ import './webhooks.js';
 import './dynamic-lists.js';
 import './idempotency.js';
 import './retention.js';
+import './planner-statistics.js';
 export {};

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { forUpdateSkipLocked } from '../db/dialect.js';
 import { forEachChunk } from '../db/batch.js';
 import { compileFilter } from '../db/filter-sql.js';
+import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/pg-stats.js';
 import { withTx, type Database } from '../db/index.js';
 import type { FilterObjectType } from '../domain/filters.js';
 import { tenantPropertyDefs } from '../modules/shared/custom-properties.js';
@@ -184,6 +185,8 @@ async function recalculateType(
       await tx.updateTable('lists').set({ recalculated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', list.id).execute();
     });
     recalculated.push(list.id);
+    // Many members in or out: list_members' planner statistics are refreshed soon (PostgreSQL: db/pg-stats.ts).
+    if (toAdd.length + toRemove.length >= BULK_CHANGE_ROWS) noteBulkChange(db, ['list_members'], toAdd.length + toRemove.length);
   }
   return { lists: recalculated.length, failed };
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../db/index.js';
 import { deleteOldDeliveries, deleteOldEvents } from '../modules/events/retention.repo.js';
+import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/pg-stats.js';
 import { registerIntervalLoop } from './index.js';
 
 const DAY_MS = 86_400_000;
@@ -72,4 +73,6 @@ export async function retentionPass(
 registerIntervalLoop('retention', (config) => config.retentionIntervalMs, async ({ database, config, log }, signal) => {
   const r = await retentionPass(database, { eventRetentionDays: config.eventRetentionDays, deliveryRetentionDays: config.deliveryRetentionDays, signal });
   if (r.deliveries || r.events) log.debug(r, 'events and deliveries past their retention deleted');
+  // A large purge: the planner statistics of the tables purged are refreshed soon (PostgreSQL: db/pg-stats.ts).
+  if (r.deliveries + r.events >= BULK_CHANGE_ROWS) noteBulkChange(database.db, ['webhook_deliveries', 'events'], r.deliveries + r.events);
 });

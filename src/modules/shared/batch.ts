@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isPostgres } from '../../db/dialect.js';
 import { clientErrorOf } from '../../db/errors.js';
 import { withSavepoint, withTx, type Tx } from '../../db/index.js';
+import { BULK_CHANGE_ROWS, noteBulkChange } from '../../db/pg-stats.js';
 import { DomainError } from '../../domain/errors.js';
 import { ApiError, errorBody, errors } from '../../errors.js';
 import { ctxOf, inTx, type Ctx } from '../../http/context.js';
@@ -333,7 +334,11 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
   const answers = (results: TSchema, ...errs: number[]) => ({ 200: results, 207: results, ...errorResponses(400, ...errs) });
   const limits = `1–${BATCH_MAX} inputs (400 \`validation_failed\` beyond); one call counts once against the rate limit; accepts \`Idempotency-Key\`.`;
   const example = (r.schemas.create as { examples?: Record<string, unknown>[] }).examples?.[0] ?? {};
-  const send = (reply: FastifyReply, a: BatchAnswer) => answer(reply, a.status, a.body);
+  const send = (reply: FastifyReply, a: BatchAnswer) => {
+    // A large batch has its tables' planner statistics refreshed soon (PostgreSQL: db/pg-stats.ts).
+    if (a.body.succeeded >= BULK_CHANGE_ROWS) noteBulkChange(reply.server.database.db, [r.path, 'record_tags'], a.body.succeeded);
+    return answer(reply, a.status, a.body);
+  };
 
   app.post(`/${r.path}/batch/create`, {
     config: write,
