@@ -33,6 +33,7 @@ import { sqlFold } from '../domain/fold.mjs';
 import { migrations } from './migrations/index.js';
 import { PgReaderSlot } from './pg-reader.js';
 import { analyzeAfterMigrations, pgOptimizer } from './pg-stats.js';
+import { DatabaseUnavailable, PgHealth, gatedPool, gatedSlot, type PgHealthOptions } from './pg-health.js';
 import { flatSql, hasDirectRunner, runDirectly, runDirectlyInTransactions, transactionEnded, transactionStarted, useNamedStatements, type DirectRunner } from './prepared.js';
 import { ReadPool, directReads, pooledReads, type AbortSource, type Reads } from './reads.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
@@ -54,7 +55,15 @@ export interface Database {
   readPool?: ReadPool;
   /** Data-dependent reads of one tenant; `signal` abandons them when the client goes away. */
   readsFor(tenantId: string, signal?: AbortSource): Reads;
+  /** Readiness: resolves when the database answers, within about a second; rejects otherwise. */
   ping(): Promise<void>;
+  /**
+   * False while the database is known to be down or frozen (PostgreSQL's heartbeat, pg-health.ts): callers
+   * answer 503 `database_unavailable` at once instead of waiting. Always true on SQLite (an embedded file).
+   */
+  available(): boolean;
+  /** PostgreSQL's heartbeat: emits 'down' and 'up' (workers pause and resume on them). */
+  health?: PgHealth;
   /**
    * Refreshes the query planner's statistics. SQLite: every index measured (sqlite-stats.ts); `onError` hears of an
    * index that could not be measured (it keeps its sampled statistics). PostgreSQL: ANALYZE of the tables whose
@@ -71,10 +80,23 @@ export interface DbOptions {
   poolSize?: number;
   /** Read connections of the read pool (default: the cores, 2 to 4). */
   readers?: number;
+  /** PostgreSQL's heartbeat (tests shorten it). */
+  health?: PgHealthOptions;
 }
 
 const QUERY_TIMEOUT_DEFAULT_MS = 5_000;
 const WRITE_STATEMENT_TIMEOUT_MS = 30_000;
+/** How long opening a PostgreSQL session, or a readiness ping, may take before the database counts as unavailable. */
+const CONNECT_TIMEOUT_MS = 1_000;
+
+const ignoreSessionError = () => {};
+
+/** `promise`, or the error `onTimeout` makes once `ms` have passed. */
+function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(onTimeout()), ms)));
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
 
 function readerCount(opts: DbOptions): number {
   return opts.readers ?? Math.min(4, Math.max(2, availableParallelism()));
@@ -118,13 +140,29 @@ export function createDatabase(
     // NOTE: statement classes (DESIGN §4): the main pool runs point reads and writes by key, bounded by
     // nature; its timeout only catches a runaway (a lock held forever). Data-dependent reads run on the
     // read pool below, whose sessions time out just past QUERY_TIMEOUT_MS. Migrations lift the limit.
-    const pool = new (postgres().Pool)({ connectionString: url, max: opts.poolSize ?? config.databasePoolSize ?? 10, statement_timeout: WRITE_STATEMENT_TIMEOUT_MS });
+    // connectionTimeoutMillis: a server that accepts TCP but never answers (frozen) cannot hold a request
+    // waiting for a new session; the heartbeat (pg-health.ts) catches the sessions already open.
+    const pool = new (postgres().Pool)({
+      connectionString: url,
+      max: opts.poolSize ?? config.databasePoolSize ?? 10,
+      statement_timeout: WRITE_STATEMENT_TIMEOUT_MS,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
-    pool.on('connect', useNamedStatements);
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    pool.on('connect', (client) => {
+      // A session the server ends while it is checked out between two statements (a shutdown, a restart)
+      // emits 'error' with no listener of the pool's: it would crash the process. Its next statement fails
+      // instead (503 database_unavailable), and the pool drops it on release.
+      client.on('error', ignoreSessionError);
+      useNamedStatements(client);
+    });
+    const health = new PgHealth(url, opts.health);
+    health.start();
+    const gate = gatedPool(pool, health);
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: gate }) });
     // The server-side backstop sits a little past the deadline, which the pool enforces itself.
     const readPool = new ReadPool(
-      Array.from({ length: readerCount(opts) }, () => new PgReaderSlot(url, timeoutMs + 1_000, pool)),
+      Array.from({ length: readerCount(opts) }, () => gatedSlot(new PgReaderSlot(url, timeoutMs + 1_000, gate), health)),
       poolOptions,
     );
     return withReads({
@@ -132,9 +170,15 @@ export function createDatabase(
       dialect: postgresDialect,
       pool,
       readPool,
-      ping: async () => void (await pool.query('select 1')),
+      health,
+      available: () => health.isUp,
+      ping: async () => {
+        health.check();
+        await withDeadline(pool.query('select 1'), CONNECT_TIMEOUT_MS, () => new DatabaseUnavailable('no answer to a ping'));
+      },
       optimize: pgOptimizer(db, url),
       close: async () => {
+        await health.close();
         await readPool.close();
         await db.destroy();
       },
@@ -209,6 +253,7 @@ export function createDatabase(
     dialect: sqliteDialect,
     readPool,
     ping: async () => void raw.prepare('select 1').get(),
+    available: () => true,
     // NOTE: without statistics SQLite may pick a range index over an equality one and sort 50k rows for a
     // page of 50 (a search by owner and score took 140 ms instead of 0.6 ms). Indexes without a line get a
     // sampled ANALYZE, then every index is measured on the read pool (sqlite-stats.ts: the sample misjudges

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { postgres } from './pg-module.js';
 import { plannerStatistics, type PlannerStatistics } from './pg-stats.js';
+import { destroySession } from './pg-health.js';
 import type { ReadSlot } from './reads.js';
 
 export class PgReaderSlot implements ReadSlot {
@@ -20,7 +21,8 @@ export class PgReaderSlot implements ReadSlot {
   constructor(
     private readonly connectionString: string,
     private readonly statementTimeoutMs: number,
-    private readonly control: pg.Pool,
+    /** Runs the cancel; the main pool behind its gate (pg-health.ts), so a cancel never waits on a frozen server. */
+    private readonly control: { query(text: string, values: unknown[]): Promise<unknown> },
   ) {
     this.planner = plannerStatistics(connectionString);
   }
@@ -72,6 +74,13 @@ export class PgReaderSlot implements ReadSlot {
   cancel(): void {
     const pid = (this.client as unknown as { processID?: number } | null)?.processID;
     if (pid && !this.cancelling) this.cancelling = this.control.query('select pg_cancel_backend($1)', [pid]).catch(() => {});
+  }
+
+  /** Closes the session at once (the database went down): the statement in flight fails now, not at its deadline. */
+  cut(): void {
+    const client = this.client;
+    this.client = null;
+    if (client) destroySession(client);
   }
 
   async close(): Promise<void> {
