@@ -13,14 +13,74 @@ export class ApiError extends Error {
   }
 }
 
-/** The contract's JSON body of an error (B.2): `{ error, message, …extra }`. */
+/** The contract's JSON body of an error (B.2): `{ error, message, …extra }`, with `docUrl` among the extras. */
 export function errorBody(err: ApiError): Record<string, unknown> {
-  return { error: err.code, message: err.message, ...err.extra };
+  return { error: err.code, message: err.message, ...err.extra, docUrl: errorDocUrl(err.code) };
 }
+
+/**
+ * Where an error code is explained: the Errors section of the reference page (`/docs`) gives every code of
+ * ERROR_CODES a heading of its own (`### <code>`, src/plugins/openapi.ts), which Scalar anchors as
+ * `#description/<code>`. The URL is relative on purpose: the service does not know the public base URL it is
+ * reached at (a proxy, a tunnel, localhost), and a path resolves against whichever host answered.
+ */
+export function errorDocUrl(code: string): string {
+  return `/docs#description/${code}`;
+}
+
+/**
+ * Every error code the service answers, with its HTTP status: the catalogue below, the conflicts passed to
+ * `errors.conflict`, and the answers written outside it (authentication, rate limits, the parsers, Node's own
+ * client errors). The reference page's Errors section must have a heading for each (errorDocUrl), and the
+ * tests check that each one's body carries `docUrl`.
+ */
+export const ERROR_CODES: Readonly<Record<string, number>> = {
+  validation_failed: 400,
+  invalid_json: 400,
+  invalid_format: 400,
+  invalid_cursor: 400,
+  invalid_status: 400,
+  invalid_url: 400,
+  invalid_event: 400,
+  invalid_request: 400,
+  bad_request: 400,
+  duplicate_proposal_for_deal: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  insufficient_scope: 403,
+  forbidden: 403,
+  not_found: 404,
+  request_timeout: 408,
+  duplicate_email: 409,
+  duplicate_phone: 409,
+  duplicate_cnpj: 409,
+  duplicate_domain: 409,
+  duplicate_name: 409,
+  stage_invalid: 409,
+  list_kind_mismatch: 409,
+  delivery_in_progress: 409,
+  webhook_inactive: 409,
+  concurrent_update: 409,
+  idempotency_key_in_use: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  business_rule_violation: 422,
+  idempotency_key_reused: 422,
+  rate_limit_exceeded: 429,
+  too_many_concurrent_queries: 429,
+  too_many_waiting_requests: 429,
+  request_header_fields_too_large: 431,
+  internal_error: 500,
+  query_timeout: 503,
+  database_unavailable: 503,
+  query_abandoned: 503,
+};
 
 export interface FieldIssue {
   field: string;
   message: string;
+  /** For an unknown field or value: the known one closest to it (`first_name` → `firstName`). */
+  suggestion?: string;
 }
 
 // The catalogue of the contract (spec section 7, CONTRACT B.2). Status codes never come from message text.

@@ -16,10 +16,15 @@ export class CrmApiError extends Error {
   readonly status: number;
   /** The body's `error` code. */
   readonly code: string;
-  /** `details` of a `validation_failed` body (`[{ field, message }]`), else empty. */
+  /** `details` of a `validation_failed` body (`[{ field, message, suggestion? }]`), else empty. */
   readonly details: ErrorDetail[];
   /** The whole error body; for an answer that is not the contract's JSON (a proxy's page) `{ error: 'http_<status>', message: <text> }`. */
   readonly body: ErrorBody;
+  /**
+   * Where the reference explains this error: the body's `docUrl`, a path of the server (`/docs#description/not_found`),
+   * made absolute against the URL of the request; undefined for an answer that is not the contract's JSON.
+   */
+  readonly docUrl: string | undefined;
   /** The answer's `X-Request-Id` (the id to quote to support); also in the body of a 500. */
   readonly requestId: string | undefined;
   /** The answer's `Retry-After`, in seconds, when it sent one as a number of seconds. */
@@ -34,6 +39,7 @@ export class CrmApiError extends Error {
     this.code = init.body.error;
     this.details = init.body.details ?? [];
     this.body = init.body;
+    this.docUrl = absoluteUrl(init.body.docUrl, init.url);
     this.requestId = init.requestId ?? init.body.requestId;
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.method = init.method;
@@ -59,6 +65,16 @@ export class CrmApiError extends Error {
       method: request.method,
       url: request.url,
     });
+  }
+}
+
+/** `path` resolved against `base`, or undefined when either is missing or unreadable. */
+function absoluteUrl(path: unknown, base: string): string | undefined {
+  if (typeof path !== 'string') return undefined;
+  try {
+    return new URL(path, base).href;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1810,6 +1810,8 @@ export interface components {
             details?: {
                 field: string;
                 message: string;
+                /** @description For an unknown field or value: the known one it most likely meant */
+                suggestion?: string;
             }[];
             field?: string;
             required?: string[];
@@ -1826,6 +1828,11 @@ export interface components {
             limit?: number;
             retryAfterSeconds?: number;
             requestId?: string;
+            /**
+             * @description Where the reference explains this error (a path of this server)
+             * @example /docs#description/not_found
+             */
+            docUrl?: string;
         };
         /**
          * Tag

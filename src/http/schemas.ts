@@ -20,7 +20,15 @@ export const ErrorBody = Type.Object(
   {
     error: Type.String({ description: 'Stable machine-readable code' }),
     message: Type.String({ description: 'Human-readable explanation' }),
-    details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    details: Type.Optional(
+      Type.Array(
+        Type.Object({
+          field: Type.String(),
+          message: Type.String(),
+          suggestion: Type.Optional(Type.String({ description: 'For an unknown field or value: the known one it most likely meant' })),
+        }),
+      ),
+    ),
     field: Type.Optional(Type.String()),
     required: Type.Optional(Type.Array(Type.String())),
     have: Type.Optional(Type.Array(Type.String())),
@@ -32,6 +40,7 @@ export const ErrorBody = Type.Object(
     limit: Type.Optional(Type.Number()),
     retryAfterSeconds: Type.Optional(Type.Number()),
     requestId: Type.Optional(Type.String()),
+    docUrl: Type.Optional(Type.String({ description: 'Where the reference explains this error (a path of this server)', examples: ['/docs#description/not_found'] })),
   },
   { $id: 'Error', title: 'Error', examples: [{ error: 'not_found', message: 'Contact not found' }] },
 );

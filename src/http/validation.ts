@@ -4,6 +4,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { ApiError, FieldChecks, type FieldIssue } from '../errors.js';
 import type { Ctx } from './context.js';
 import { heldIssues, NOT_FINITE } from './body-checks.js';
+import { closestName, didYouMean, typeMessage } from './suggest.js';
 
 /**
  * Request validation, shared by Fastify's validator compiler (app.ts), the error handler and the batch
@@ -12,7 +13,9 @@ import { heldIssues, NOT_FINITE } from './body-checks.js';
  */
 
 // Bodies are never coerced and unknown fields are kept so they can be rejected (B.2); query strings
-// are parsed into their declared types and get their defaults.
+// are parsed into their declared types and get their defaults. `verbose` puts the failing schema and value
+// on each error (only when validation fails): the messages name the closest known field or value and the
+// type of an array's items.
 function makeAjv(part: 'body' | 'other'): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -20,6 +23,7 @@ function makeAjv(part: 'body' | 'other'): Ajv {
     coerceTypes: part === 'body' ? false : 'array',
     useDefaults: part !== 'body',
     removeAdditional: false,
+    verbose: true,
   });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   return ajv;
@@ -120,7 +124,10 @@ export function fieldPath(instancePath: string, child?: string): string {
   return out;
 }
 
-type AjvIssue = Pick<ErrorObject, 'instancePath' | 'keyword' | 'message' | 'params'>;
+type AjvIssue = Pick<ErrorObject, 'instancePath' | 'keyword' | 'message' | 'params'> & Partial<Pick<ErrorObject, 'parentSchema' | 'data'>>;
+
+/** The properties an object schema declares (what an unknown field may have meant). */
+const declared = (schema: unknown): string[] => Object.keys((schema as { properties?: object } | undefined)?.properties ?? {});
 
 export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
   const seen = new Set<string>();
@@ -134,11 +141,16 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
   for (const i of issues) {
     let field: string;
     let message: string;
+    let suggestion: string | undefined;
     const params = i.params as Record<string, unknown>;
     if (i.keyword === 'additionalProperties') {
       const name = String(params.additionalProperty);
       field = fieldPath(i.instancePath, name);
-      message = READ_ONLY.has(name) && !i.instancePath ? 'is read-only' : 'is not a known field';
+      if (READ_ONLY.has(name) && !i.instancePath) message = 'is read-only';
+      else {
+        suggestion = closestName(name, declared(i.parentSchema));
+        message = 'is not a known field' + (suggestion === undefined ? '' : didYouMean(suggestion));
+      }
     } else if (i.keyword === 'required') {
       field = fieldPath(i.instancePath, String(params.missingProperty));
       message = 'is required';
@@ -150,10 +162,20 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
     } else {
       field = fieldPath(i.instancePath);
       message = i.message ?? 'is invalid';
-      if (i.keyword === 'enum' && Array.isArray(params.allowedValues)) message = `must be one of ${params.allowedValues.join(', ')}`;
+      if (i.keyword === 'type') message = typeMessage(params.type, i.parentSchema);
+      let values: unknown[] | undefined;
+      if (i.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+        values = params.allowedValues;
+        message = `must be one of ${values.join(', ')}`;
+      }
       if (i.keyword === 'const') {
-        const values = allowed.get(i.instancePath)!;
+        values = allowed.get(i.instancePath)!;
         message = values.length > 1 ? `must be one of ${values.join(', ')}` : `must be ${JSON.stringify(values[0])}`;
+      }
+      if (values) {
+        // A misspelt value of a list of names (`sortKey=first_name`) gets the closest one.
+        if (typeof i.data === 'string') suggestion = closestName(i.data, values.filter((v): v is string => typeof v === 'string'));
+        if (suggestion !== undefined) message += didYouMean(suggestion);
       }
     }
     // A key with a lone surrogate is named with U+FFFD in its place: the answer itself stays well-formed (B.2).
@@ -161,7 +183,7 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
     const k = field + '\0' + message;
     if (seen.has(k)) continue;
     seen.add(k);
-    out.push({ field, message });
+    out.push(suggestion === undefined ? { field, message } : { field, message, suggestion });
   }
   if (out.length === 0 && issues.length > 0) {
     out.push({ field: fieldPath(issues[0].instancePath), message: issues[0].message ?? 'is invalid' });

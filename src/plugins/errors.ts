@@ -92,7 +92,7 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
   this.log.debug({ code: err.code, requestId }, 'client error');
   const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !inProgress?.headersSent) {
-    const body = JSON.stringify({ error: code, message });
+    const body = JSON.stringify(errorBody(new ApiError(status, code, message)));
     // end(), as Node's documentation does, rather than destroy(): closing at once with request bytes
     // still unread makes the kernel send a reset, and the client would lose the answer.
     socket.end(

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { openTransaction, restoreSavepointState, savepointState, type Database, type Db, type OpenTransaction, type SavepointState } from '../db/index.js';
 import { prepared } from '../db/prepared.js';
 import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
-import { errorBody, errors } from '../errors.js';
+import { ApiError, errorBody, errors } from '../errors.js';
 import { clientErrorOf } from '../db/errors.js';
 import { decryptSecret, encryptSecret, subkey } from '../util/crypto.js';
 import { canonicalJson } from '../util/json.js';
@@ -378,7 +378,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         }
         req.log.error({ err }, 'idempotent request could not be committed');
         reply.code(500);
-        return JSON.stringify({ error: 'internal_error', message: 'An unexpected error occurred', requestId: String(req.id) });
+        return JSON.stringify(errorBody(new ApiError(500, 'internal_error', 'An unexpected error occurred', { requestId: String(req.id) })));
       }
     }
 

@@ -123,8 +123,9 @@ test('rate limit: per key, headers on every authenticated answer, 429 with Retry
   assert.equal(Number(last.headers['x-ratelimit-reset']), reset, 'the window is fixed from the first call');
   const limited = await five.get('/tags');
   assert.equal(limited.status, 429);
-  assert.deepEqual(Object.keys(limited.body).sort(), ['error', 'limit', 'message', 'retryAfterSeconds']);
+  assert.deepEqual(Object.keys(limited.body).sort(), ['docUrl', 'error', 'limit', 'message', 'retryAfterSeconds']);
   assert.equal(limited.body.error, 'rate_limit_exceeded');
+  assert.equal(limited.body.docUrl, '/docs#description/rate_limit_exceeded');
   assert.equal(limited.body.limit, 5);
   assert.ok(limited.body.retryAfterSeconds > 0 && limited.body.retryAfterSeconds <= 60);
   assert.equal(limited.headers['retry-after'], String(limited.body.retryAfterSeconds));

@@ -48,8 +48,9 @@ function raw(bytes: string): Promise<{ status: number; headers: Record<string, s
 function assertContractError(r: { status: number; headers: Record<string, string>; body: any }, status: number, error: string) {
   assert.equal(r.status, status, JSON.stringify(r.body));
   assert.match(r.headers['content-type'] ?? '', /^application\/json/);
-  assert.deepEqual(Object.keys(r.body).sort(), ['error', 'message']);
+  assert.deepEqual(Object.keys(r.body).sort(), ['docUrl', 'error', 'message']);
   assert.equal(r.body.error, error);
+  assert.equal(r.body.docUrl, `/docs#description/${error}`);
   assert.equal(typeof r.body.message, 'string');
   assert.ok(r.headers['x-request-id'], 'X-Request-Id header');
 }

@@ -46,7 +46,7 @@ test('unknown and read-only body fields are 400 validation_failed naming them; v
   assert.equal(r.body.details.find((d: any) => d.field === 'createdAt').message, 'is read-only');
   const coerced = await api.post('/tags', { name: 12345 });
   assert.equal(coerced.status, 400);
-  assert.deepEqual(coerced.body.details, [{ field: 'name', message: 'must be string' }]);
+  assert.deepEqual(coerced.body.details, [{ field: 'name', message: 'must be a string' }]);
   const arr = await api.post('/tags', [{ name: 'x' }]);
   assert.equal(arr.status, 400);
   assert.equal(arr.body.error, 'validation_failed');
@@ -75,8 +75,9 @@ test('an unexpected failure is 500 internal_error with the request id and no int
   const r = await app.inject({ method: 'GET', url: '/api/v1/boom', headers: { 'x-api-key': apiKeys.full } });
   assert.equal(r.statusCode, 500);
   const body = r.json();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'requestId']);
+  assert.deepEqual(Object.keys(body).sort(), ['docUrl', 'error', 'message', 'requestId']);
   assert.equal(body.error, 'internal_error');
+  assert.equal(body.docUrl, '/docs#description/internal_error');
   assert.equal(body.requestId, r.headers['x-request-id']);
   assert.ok(!r.body.includes('SELECT') && !r.body.includes('/work/'));
   await app.close();

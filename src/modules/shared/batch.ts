@@ -169,7 +169,7 @@ function splitId(input: Record<string, unknown>, required: boolean): [string | u
   const { id, ...rest } = input;
   if (id === undefined && !required) return [undefined, rest];
   if (id === undefined) throw errors.field('id', 'is required');
-  if (typeof id !== 'string') throw errors.field('id', 'must be string');
+  if (typeof id !== 'string') throw errors.field('id', 'must be a string');
   return [id, rest];
 }
 
