@@ -16,6 +16,8 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   dynamicListIntervalMs: number;
   logLevel: string;
+  /** `LOG_FORMAT`: `json` lines, `pretty` one-line text, or `auto` (pretty when stderr is a terminal). */
+  logFormat: 'auto' | 'json' | 'pretty';
   noDemo: boolean;
   /** Base of public URLs (form embedUrl); unset: derived from each request's protocol and Host. */
   publicBaseUrl: string | undefined;
@@ -106,6 +108,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const logFormat = env.LOG_FORMAT || 'auto';
+  if (logFormat !== 'auto' && logFormat !== 'json' && logFormat !== 'pretty') throw new ConfigError('LOG_FORMAT must be one of auto, json, pretty');
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const rawSecret = env.CRM_SECRET_KEY || undefined;
   if (rawSecret !== undefined && !/^[0-9a-fA-F]{64}$/.test(rawSecret)) {
@@ -132,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     dynamicListIntervalMs: int(env, 'DYNAMIC_LIST_INTERVAL_MS', 60_000, 10, 86_400_000),
     logLevel,
+    logFormat,
     noDemo: bool(env, 'CRM_NO_DEMO', false),
     publicBaseUrl,
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 5_000, 1, 600_000),

@@ -23,11 +23,20 @@ export async function runDemo(database: Database, config: Config): Promise<Setup
   return result;
 }
 
-/** On an empty embedded database, `crm serve` provisions the demo tenant and prints its key once (A.2). */
-export async function maybeProvisionDemo(database: Database, config: Config): Promise<void> {
-  if (config.databaseUrl || config.noDemo) return;
+/** The demo tenant provisioned by this start, and its full-scope key (shown once, in the start-up banner). */
+export interface DemoKey {
+  tenantId: string;
+  key: string;
+}
+
+/**
+ * On an empty embedded database, `crm serve` provisions the demo tenant (A.2) and answers its key, which the
+ * start-up banner prints once the server listens (banner.ts); null when nothing was provisioned.
+ */
+export async function maybeProvisionDemo(database: Database, config: Config): Promise<DemoKey | null> {
+  if (config.databaseUrl || config.noDemo) return null;
   const any = await database.db.selectFrom('tenants').select('id').limit(1).executeTakeFirst();
-  if (any) return;
+  if (any) return null;
   const result = await runDemo(database, config);
-  progress(`\nDemo tenant ${result.tenantId} provisioned. Full-scope API key (shown once):\n\n  ${result.apiKeys.full}\n\nTry: curl -H "X-API-Key: ${result.apiKeys.full}" http://${config.host}:${config.port}/api/v1/contacts\n`);
+  return { tenantId: result.tenantId, key: result.apiKeys.full };
 }

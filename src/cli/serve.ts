@@ -7,7 +7,10 @@ import type { Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
 import { sealLegacyHeaders } from '../modules/webhooks/webhooks.service.js';
 import { startWorkers } from '../workers/index.js';
+import { processLogger } from '../plugins/logging.js';
+import { demoKeyLines, localBaseUrl, startBanner } from './banner.js';
 import { maybeProvisionDemo } from './demo.js';
+import { progress } from './output.js';
 import { connectionDrain, type ConnectionDrain } from './drain.js';
 import '../workers/all.js';
 
@@ -63,7 +66,7 @@ export async function serve(config: Config): Promise<void> {
   let app: FastifyInstance | undefined;
   let connections: ConnectionDrain | undefined;
   let workers: { stop(): Promise<void> } | null = null;
-  const log = pino({ level: config.logLevel }, pino.destination(2));
+  const log = processLogger(config);
 
   // Handlers go in first, so a signal during start-up (migrations, demo provisioning) also stops cleanly.
   let stopping = false;
@@ -120,8 +123,10 @@ export async function serve(config: Config): Promise<void> {
   await migrate(database);
   if (stopping) return;
   await sealLegacyHeaders(database.db, config.secretKey());
-  await maybeProvisionDemo(database, config);
-  if (stopping) return;
+  const demo = await maybeProvisionDemo(database, config);
+  // A key provisioned by this start is never lost: a stop before the banner prints it as the banner would.
+  const handOver = () => demo && progress(['', ...demoKeyLines(localBaseUrl(null, config.host, config.port), demo), ''].join('\n'));
+  if (stopping) return void handOver();
   app = await buildApp({ config, database });
   app.addHook('onSend', (_req, reply, payload, done) => {
     if (stopping) reply.header('connection', 'close');
@@ -131,6 +136,7 @@ export async function serve(config: Config): Promise<void> {
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
+    handOver();
     await app.close().catch(() => {});
     await database.close().catch(() => {});
     const e = err as NodeJS.ErrnoException;
@@ -149,4 +155,7 @@ export async function serve(config: Config): Promise<void> {
   optimize();
   setInterval(optimize, 3_600_000).unref();
   if (config.workers && !stopping) workers = startWorkers({ database, config, log: app.log as unknown as pino.Logger });
+  // Last, after the start-up logs, so that the key stays on screen (request logs on a terminal are one line each).
+  if (stopping) handOver();
+  else progress(startBanner(localBaseUrl(app.server.address(), config.host, config.port), demo));
 }

@@ -1,5 +1,8 @@
+import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fastify';
-import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
+import pino, { type Bindings, type ChildLoggerOptions, type Level, type Logger } from 'pino';
+import type PinoPretty from 'pino-pretty';
 import type { Config } from '../config.js';
 
 const REDACTED = '[redacted]';
@@ -67,6 +70,76 @@ export function serializeReq(req: FastifyRequest) {
 
 type LoggerOption = FastifyServerOptions['logger'];
 
+/** Pretty text instead of JSON lines: `LOG_FORMAT=pretty`, or `auto` (the default) while stderr is a terminal. */
+export function prettyLogs(config: Config): boolean {
+  return config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stderr.isTTY === true);
+}
+
+// Requests logged as started and not yet completed, kept to name the request on its one pretty line.
+const MAX_STARTED = 10_000;
+
+/**
+ * One pino JSON line as the pretty stream shows it. Fastify logs a request twice ("incoming request" with its
+ * method and URL, "request completed" with its status and time); on a terminal that is one short line,
+ * `GET /api/v1/contacts → 200 in 1.4 ms`, written at completion, so request logs do not push the start-up
+ * banner (and its key) off the screen. Every other line is pino-pretty's rendering of it. The line is already
+ * serialized and redacted by pino, so pretty text shows exactly what the JSON would.
+ */
+export function prettyLine(line: string, started: Map<unknown, string>, format: (log: Record<string, unknown>) => string): string {
+  let log: Record<string, any>;
+  try {
+    log = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (log.msg === 'incoming request' && log.req) {
+    if (started.size >= MAX_STARTED) started.delete(started.keys().next().value);
+    started.set(log.reqId, `${log.req.method} ${log.req.url}`);
+    return '';
+  }
+  if (log.msg === 'request completed' && log.res) {
+    const { req: _req, res, responseTime, reqId, ...rest } = log;
+    const what = started.get(reqId) ?? 'request';
+    started.delete(reqId);
+    const took = typeof responseTime === 'number' ? ` in ${responseTime.toFixed(1)} ms` : '';
+    return format({ ...rest, msg: `${what} → ${res.statusCode}${took}` });
+  }
+  return format(log);
+}
+
+let pretty: Writable | undefined;
+
+/** The process's one pretty stream: pino's lines in, pino-pretty's text out on stderr (synchronously, in order). */
+function prettyStream(): Writable {
+  if (pretty) return pretty;
+  // Loaded only here: a server logging JSON (in production, stderr is no terminal) never holds pino-pretty.
+  const { isColorSupported, prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+  const options = { colorize: process.stderr.isTTY === true && isColorSupported, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' };
+  // One line a log, its fields inline; a line with an error keeps pino-pretty's multi-line form (its stack).
+  const oneLine = prettyFactory({ ...options, singleLine: true }) as (log: object) => string;
+  const multiLine = prettyFactory(options) as (log: object) => string;
+  const format = (log: Record<string, unknown>) => (log.err ? multiLine(log) : oneLine(log));
+  const started = new Map<unknown, string>();
+  pretty = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      const text = prettyLine(String(chunk), started, format);
+      if (text) process.stderr.write(text);
+      done();
+    },
+  });
+  return pretty;
+}
+
+/** Where the server's logs go: stderr, as JSON lines or pretty text (prettyLogs). */
+export function logStream(config: Config): NodeJS.WritableStream {
+  return prettyLogs(config) ? prettyStream() : process.stderr;
+}
+
+/** A logger of the process outside the app (start-up, shutdown, workers of `crm serve`), in the app's format. */
+export function processLogger(config: Config): Logger {
+  return prettyLogs(config) ? pino({ level: config.logLevel }, prettyStream()) : pino({ level: config.logLevel }, pino.destination(2));
+}
+
 /**
  * The app's logger options; a logger given by the caller (tests, tools) keeps its own level and
  * stream but gets the same serializers and redaction, so no logger of the app can print a key.
@@ -76,8 +149,8 @@ export function loggerOptions(config: Config, given: LoggerOption): LoggerOption
   const base = {
     level: config.logLevel,
     redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.key'], censor: REDACTED },
-    // CONTRACT A.1: the CLI's stdout carries only its JSON answers; logs go to stderr.
-    stream: process.stderr as NodeJS.WritableStream,
+    // CONTRACT A.1: the CLI's stdout carries only its JSON answers; logs go to stderr (JSON, or pretty text on a terminal).
+    stream: logStream(config),
   };
   const custom = given && typeof given === 'object' ? (given as Record<string, any>) : {};
   return {
