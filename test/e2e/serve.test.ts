@@ -138,12 +138,15 @@ test('SIGTERM: no new connections, requests in flight finish with success, exit 
 
 test('SIGTERM: a request whose body never finishes arriving cannot hold the stop; exit 0 within 10 s', async () => {
   const s = await scratch();
+  // An authenticated request, so that it waits for its body (one without a key is answered 401 at once, and
+  // its connection is then idle).
+  const { apiKeys } = await provision(s.env, s.file('setup.json', sampleSetup()));
   const server = await start(s.env);
   const sock = net.connect(server.port, '127.0.0.1');
   await new Promise((resolve) => sock.once('connect', resolve));
   sock.on('error', () => {});
   // 10 of the 100 bytes announced, then nothing: the request stays in flight, its connection never idle.
-  sock.write('POST /api/v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"firstNam');
+  sock.write(`POST /api/v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKeys.full}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"firstNam`);
   await sleep(500);
   const signalled = Date.now();
   const code = await server.stop();
