@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Secrets at rest (CONTRACT A.2 `CRM_SECRET_KEY`): AES-256-GCM with a random 96-bit nonce.
@@ -54,33 +54,6 @@ export function standardSignature(secret: string, id: string, timestamp: number,
   const key = Buffer.from(secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret, 'base64');
   const mac = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
   return `v1,${mac}`;
-}
-
-/**
- * HMAC-SHA256 (RFC 2104) under a fixed key, by two one-shot hashes over the key's precomputed pads: what a
- * hot path signs per request (the list cursors). NOTE: by hand because `createHmac` builds a stream object
- * and looks the digest up in OpenSSL for each MAC; in the server, between requests, that cost ~8 µs of a page
- * of 50's CPU (its profile), where `hash()` keeps the digest fetched once. Same bytes as createHmac
- * (test/util/crypto.test.ts).
- */
-export function hmacSha256With(key: Buffer): (message: string) => Buffer {
-  const BLOCK = 64;
-  const block = Buffer.alloc(BLOCK);
-  (key.length > BLOCK ? hash('sha256', key, 'buffer') : key).copy(block);
-  const ipad = Buffer.alloc(BLOCK);
-  // The outer hash's input: the key's outer pad, then the inner digest (32 bytes), rewritten at each call.
-  const outer = Buffer.alloc(BLOCK + 32);
-  for (let i = 0; i < BLOCK; i++) {
-    ipad[i] = block[i] ^ 0x36;
-    outer[i] = block[i] ^ 0x5c;
-  }
-  return (message) => {
-    const inner = Buffer.allocUnsafe(BLOCK + Buffer.byteLength(message));
-    ipad.copy(inner);
-    inner.write(message, BLOCK);
-    hash('sha256', inner, 'buffer').copy(outer, BLOCK);
-    return hash('sha256', outer, 'buffer');
-  };
 }
 
 /**
