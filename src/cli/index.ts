@@ -122,6 +122,43 @@ program.command('demo').description('provision a demo tenant with realistic samp
   printJson(await withDatabase((d) => runDemo(d, config)));
 });
 
+/** What the SDK's `crm-listen` module offers the project's `crm listen` (see sdk/src/cli-listen.ts). */
+interface ListenCli {
+  main(argv: string[], resolveTenant?: (o: { apiKey: string }) => Promise<string | undefined>): Promise<number>;
+}
+
+/**
+ * The body of a delivery carries `tenantId`, which the event log does not: on the server's own machine it
+ * is read from the database the key belongs to (when there is one), so the forwarded bodies are the very
+ * bytes a delivery sends. Undefined when that database is not here.
+ */
+async function tenantOfKey(apiKey: string): Promise<string | undefined> {
+  const config = loadConfig();
+  if (!config.databaseUrl && !existsSync(databaseLabel(config))) return undefined;
+  const { hashApiKey } = await import('../auth/keys.js');
+  const database = createDatabase(config);
+  try {
+    const row = await database.db.selectFrom('api_keys').select('tenant_id').where('key_hash', '=', hashApiKey(apiKey)).executeTakeFirst();
+    return row?.tenant_id;
+  } finally {
+    await database.close();
+  }
+}
+
+program
+  .command('listen')
+  .description('forward new events to a local URL as signed webhook deliveries (the SDK\'s crm-listen; `crm listen --help` for its options)')
+  .helpOption(false)
+  .allowUnknownOption()
+  .allowExcessArguments()
+  .action(async (_opts, cmd: Command) => {
+    // The SDK's command parses its own options, so `npx crm-listen` and `crm listen` are one command. The
+    // specifier is a variable: the SDK is built after the root package (its types are not needed here).
+    const specifier = '@crm/sdk/cli-listen';
+    const { main } = (await import(specifier)) as ListenCli;
+    process.exit(await main(cmd.args, (o) => tenantOfKey(o.apiKey)));
+  });
+
 // Connection refused / unknown host, and PostgreSQL's bad password (28P01) / unknown database (3D000).
 const DB_UNREACHABLE = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', '28P01', '3D000', 'SQLITE_CANTOPEN'];
 

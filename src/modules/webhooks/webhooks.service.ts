@@ -62,6 +62,14 @@ const invalidUrl = (message: string) => new ApiError(400, 'invalid_url', `url ${
  */
 export const WEBHOOK_VALUE_RULES = { name: (v: string) => cleanName(v), headers: (v: Record<string, string>) => checkHeaders(v) } satisfies ValueRules;
 
+/**
+ * Deliveries go to `https://` only; for a receiver on a developer's machine the SDK's `listen` command
+ * follows the event log and delivers, signed the same way, to any local URL.
+ */
+const LISTEN_HINT = (target: string) =>
+  `to receive webhooks on localhost during development, run \`npx crm-listen --key <key> --forward-to ${target}\` ` +
+  `(\`npm run crm -- listen …\` in the service's repository): it forwards the event log as signed deliveries`;
+
 /** A present URL must be an absolute `https://` URL with a host; anything else is 400 `invalid_url`. */
 export function checkUrl(url: string): string {
   // NOTE: B.9 — the private-network rule is applied at delivery time (DNS can change), not here.
@@ -73,7 +81,7 @@ export function checkUrl(url: string): string {
   } catch {
     throw invalidUrl('is not a valid URL');
   }
-  if (u.protocol !== 'https:') throw invalidUrl('must use https://');
+  if (u.protocol !== 'https:') throw invalidUrl(`must use https://; ${LISTEN_HINT(u.protocol === 'http:' ? url : 'http://localhost:4000/hooks')}`);
   if (!u.hostname) throw invalidUrl('must name a host');
   if (u.username || u.password) throw invalidUrl('must not carry credentials; send them in `headers` instead');
   return url;
