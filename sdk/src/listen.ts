@@ -207,6 +207,23 @@ async function forward(o: ListenOptions, event: LoggedEvent): Promise<void> {
 }
 
 /**
+ * One long-poll. An empty answer long before the wait ends is retried with back-off, not at once: the
+ * service answers so for an `after` that is no event of the log (mistyped, or removed by retention), which
+ * no later event will ever follow, and while it shuts down.
+ */
+async function poll(o: ListenOptions, query: { types?: string; after?: string; limit: string; wait: string }): Promise<Page> {
+  const started = Date.now();
+  const page = await readEvents(o, query);
+  if (page.events.length === 0 && query.after !== undefined && Date.now() - started < Math.min(1000, Number(query.wait) * 500)) {
+    throw new Transient(
+      `the event log answered at once with no event after ${query.after}: not an event of the log (unknown, or removed by retention: ` +
+        'start again without --replay-from, or with --replay-from start), or the service is shutting down',
+    );
+  }
+  return page;
+}
+
+/**
  * Runs until `signal` aborts: follows the log from the start point and forwards each event, in the order
  * of the log, one at a time. A receiver's error or non-2xx answer is printed and not retried (the event
  * stays in the log: `replayFrom` sends it again). Throws ListenError on an answer no retry mends.
@@ -217,7 +234,7 @@ export async function listen(o: ListenOptions): Promise<void> {
   let after = o.replayFrom === 'start' ? undefined : (o.replayFrom ?? (await lastEventId(o, types)));
   if (!o.signal?.aborted) o.onReady?.();
   while (!o.signal?.aborted) {
-    const page = await withBackoff(o, () => readEvents(o, { types, after, limit: '100', wait }));
+    const page = await withBackoff(o, () => poll(o, { types, after, limit: '100', wait }));
     if (!page) break;
     for (const event of page.events) {
       if (o.signal?.aborted) break;

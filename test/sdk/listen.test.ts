@@ -111,3 +111,17 @@ test('invalid_url: an http:// webhook URL is still refused, and the message poin
   }
   assert.equal(checkUrl('https://hooks.example.com/crm'), 'https://hooks.example.com/crm');
 });
+
+test('listen(): an `after` the log does not know (answered at once, empty) is retried with back-off, not in a tight loop', async () => {
+  const stop = new AbortController();
+  const calls: string[] = [];
+  const f = (async (input: string | URL) => {
+    calls.push(String(input));
+    return page([]);
+  }) as typeof fetch;
+  const warnings: string[] = [];
+  setTimeout(() => stop.abort(), 1500);
+  await listen({ baseUrl: 'http://crm.local', apiKey: KEY, forwardTo: 'http://localhost:4000/hooks', secret: newSecret(), replayFrom: 'evt_gone', fetch: f, signal: stop.signal, warn: (l) => warnings.push(l) });
+  assert.ok(calls.length <= 4, `${calls.length} calls in 1.5 s`);
+  assert.match(warnings[0], /no event after evt_gone: not an event of the log .*--replay-from start/);
+});
