@@ -27,9 +27,12 @@ if (files.length === 0) {
 }
 
 // The test processes build the app from the compiled-on-the-fly sources (tsx); end-to-end tests run
-// the compiled CLI, so make sure dist/ is current.
-const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status ?? 1);
+// the compiled CLI, so make sure dist/ (and sdk/dist/) are current.
+// The SDK too: its commands (crm-listen) run from sdk/dist in the end-to-end tests.
+for (const project of ['tsconfig.json', 'sdk/tsconfig.json']) {
+  const build = spawnSync('npx', ['tsc', '-p', project], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
 
 const passes = [{ name: 'sqlite', env: { TEST_DB: 'sqlite', DATABASE_URL: '', REDIS_URL: '' } }];
 if (process.env.DATABASE_URL) {
