@@ -135,7 +135,7 @@ export const Pagination = Type.Object(
       Type.String({ description: 'Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page' }),
     ),
   },
-  { description: 'Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1)' },
+  { description: 'A page of records, with `nextCursor` to continue after it' },
 );
 export type PaginationT = Static<typeof Pagination>;
 

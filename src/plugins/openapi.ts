@@ -2,8 +2,10 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import { ErrorBody } from '../http/schemas.js';
+import { ERROR_CODES } from '../errors.js';
 import { SCOPES } from '../auth/scopes.js';
 import { addSdkCodeSamples } from '../http/code-samples.js';
+import { prepareReference } from '../http/reference-doc.js';
 
 export interface OpenApiOptions {
   /** Extra top-level document parts (the `webhooks` section of events). */
@@ -13,30 +15,179 @@ export interface OpenApiOptions {
 /** Name and version of the API, shared by the OpenAPI document and `GET /`. */
 export const API_INFO = { title: 'CRM Public API', version: '1.0.0' } as const;
 
-const DESCRIPTION = `Public REST API of the CRM. Every call carries \`X-API-Key: crm_live_…\`; a key sees one tenant's
-data, limited by its scopes and by its own rate limit (default 100 calls per minute,
-fixed 60-second window from the first call). Scopes are literal (\`write\` does not imply \`read\`); \`*\` covers every
-scope, present and future: ${SCOPES.map((s) => `\`${s}\``).join(', ')}. Each operation names its own in \`x-scopes\`.
-Errors are JSON \`{ error, message, … }\`; a 400 \`validation_failed\` names every invalid field of the request in
-\`details: [{ field, message }]\`, not only the first; every response carries
-\`X-Request-Id\`; authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`.
+/**
+ * How to fix each error code of the catalogue (ERROR_CODES, src/errors.ts). The reference's Errors section
+ * lists them in the catalogue's order, one heading each (errorTitle), which Scalar anchors as
+ * `#description/<code with hyphens>`; the `docUrl` of every error body (errorDocUrl, the code as it is) is
+ * led there by CODE_ANCHORS.
+ */
+export const ERROR_EXPLANATIONS: Readonly<Record<string, string>> = {
+  validation_failed: 'A field or query parameter is invalid: `details` names every one, with what is wrong. Fix them all and retry.',
+  invalid_json: 'The body is not well-formed JSON.',
+  invalid_format: 'A date or date-time is not in the expected format (`YYYY-MM-DD`, ISO 8601 with time zone).',
+  invalid_cursor: 'The `cursor` is malformed, from another endpoint, key or sort, or the other query parameters differ from the first page\'s.',
+  invalid_status: 'A proposal `status` that is not one of its statuses; the message lists them.',
+  invalid_url: 'A webhook `url` must be a well-formed `https://` URL.',
+  invalid_event: 'An event type is not in the catalogue (`GET /webhooks/event-types`).',
+  invalid_request: 'The request is malformed at the HTTP level (a `Content-Length` that does not match the body).',
+  bad_request: 'The request could not be parsed.',
+  duplicate_proposal_for_deal: 'The deal already has a proposal (at most one per deal); `existingProposalId` names it.',
+  missing_api_key: 'No `X-API-Key` header was sent.',
+  invalid_api_key: 'The key is malformed, unknown, revoked or expired.',
+  insufficient_scope: 'The key lacks a scope the operation requires; `required` names it.',
+  forbidden: 'The endpoint is not available to API keys.',
+  not_found: 'The record of the path, or a referenced id (the message names the field), does not exist.',
+  duplicate_email: 'Another contact has this e-mail; `existingContactId` names it.',
+  duplicate_phone: 'Another contact has this phone; `existingContactId` names it.',
+  duplicate_cnpj: 'Another company has this CNPJ; `existingCompanyId` names it.',
+  duplicate_domain: 'Another company has this domain; `existingCompanyId` names it.',
+  duplicate_name: 'Another tag has this name; `existingTagId` names it.',
+  stage_invalid: 'The `stageId` does not belong to the deal\'s pipeline.',
+  list_kind_mismatch: 'Dynamic lists are read-only through the API: members are added and removed only on static lists.',
+  delivery_in_progress: 'An attempt of this delivery is running; retry when it ends.',
+  concurrent_update: 'Another request changed the same records at the same moment; retry after `Retry-After`.',
+  idempotency_key_in_use: 'A request with this `Idempotency-Key` is still running; retry after `Retry-After`.',
+  payload_too_large: 'The body is over 1 MiB.',
+  unsupported_media_type: 'The body must be sent as `Content-Type: application/json`.',
+  business_rule_violation: 'The change breaks a business rule (a deal both won and lost, a stage of another pipeline); the message says which.',
+  idempotency_key_reused: 'This `Idempotency-Key` was used with another method, path or body; use a new key for a new request.',
+  rate_limit_exceeded: 'The key used its calls of the current minute; wait for `X-RateLimit-Reset`.',
+  too_many_concurrent_queries: 'Too many of your queries are waiting; retry after `Retry-After`.',
+  too_many_waiting_requests: 'Too many long-polls of `GET /events` are waiting; let one return first.',
+  internal_error: 'An unexpected failure; the body carries `requestId` for support.',
+  query_timeout: 'The query ran past its deadline and was stopped; narrow the filter or the page, retry after `Retry-After`.',
+  database_unavailable: 'The database did not answer in time; retry after `Retry-After`.',
+  query_abandoned: 'The client closed the connection, so its query was stopped (nobody reads this answer).',
+  request_timeout: 'The request did not arrive in full in time (a stalled upload); send it again.',
+  webhook_inactive: 'The webhook is inactive: activate it (`PATCH` with `isActive: true`) before retrying its deliveries.',
+  request_header_fields_too_large: 'The request line or headers are too large.',
+};
 
-Queries whose cost depends on the data (list pages, search, filters, totals) have a deadline (\`QUERY_TIMEOUT_MS\`,
-5 s by default, counted from arrival and including any wait for a free read connection): past it the query is
-stopped and the call answers **503 \`query_timeout\`** with \`Retry-After: 1\`; narrow the filter or the page. A query
-whose client disconnects is stopped too. So that no tenant can slow another, one tenant runs at most half of the
-server's read connections at once; a tenant with more than \`QUERY_QUEUE_PER_TENANT\` (200) queries waiting gets
-**429 \`too_many_concurrent_queries\`** with \`Retry-After: 1\`. Likewise a tenant's request bodies of 16 KiB or more
-share 64 KiB per server process (a larger one runs alone): the next ones wait their turn before they are read, with
-the same bound on waiting requests (429) and \`QUERY_TIMEOUT_MS\` on the wait (503 \`query_timeout\`).
+/** Words written in capitals in a code's title. */
+const ACRONYMS = new Set(['json', 'url', 'api', 'cnpj']);
 
-Every \`POST\` that changes data accepts an \`Idempotency-Key\` header (1–255 visible ASCII characters) so a retry
-never applies a change twice: the first request runs and its status and body are stored, in the transaction of its
-change, for \`IDEMPOTENCY_TTL_HOURS\` (24 h) per API key; a repeat answers them again with \`Idempotent-Replayed: true\`.
-The same key with another method, path or body is **422 \`idempotency_key_reused\`**; a repeat while the first is still
-running is **409 \`idempotency_key_in_use\`** with \`Retry-After: 1\`. Successes and business errors of a request that
-ran (404, 409, 422) are stored, as Stripe does; refusals before it ran (401, 403, 429, 400) and 5xx are not, so a
-corrected retry with the same key runs. Replays count against the rate limit.`;
+/**
+ * The heading of an error code: its words, as a title (`invalid_api_key` → "Invalid API key"). Scalar's sidebar
+ * reads `_…_` in a heading as emphasis, so the code itself cannot be the heading; the title's anchor is the
+ * code with hyphens (`#description/invalid-api-key`), the same in the sidebar and on the page.
+ */
+export function errorTitle(code: string): string {
+  const words = code.split('_').map((w) => (ACRONYMS.has(w) ? w.toUpperCase() : w));
+  return words.join(' ').replace(/^./, (c) => c.toUpperCase());
+}
+
+const errorsSection = (): string =>
+  Object.entries(ERROR_CODES)
+    .map(([code, status]) => `### ${errorTitle(code)}\n\n\`${code}\` · **${status}** — ${ERROR_EXPLANATIONS[code] ?? ''}`)
+    .join('\n\n');
+
+/**
+ * The reference's introduction: one `##` section per guide, written for integrators. Scalar makes each
+ * `##` heading an entry of its sidebar (and each `###` a child of it) when the description starts with a
+ * heading; otherwise they all fold under one "Introduction" entry. It names no server setting: what an
+ * operator may tune is said as "a deadline", "the key's rate limit".
+ */
+const DESCRIPTION = `## Introduction
+
+The CRM's public REST API: contacts, companies, deals and everything around them, as JSON over
+HTTPS. Every path starts with \`/api/v1\`. A TypeScript SDK (\`@crm/sdk\`) wraps every operation below; its
+example is the first of each operation's request examples.
+
+## Authentication
+
+Every call carries an API key in the \`X-API-Key\` header:
+
+\`\`\`sh
+curl -H "X-API-Key: crm_live_…" "$BASE/api/v1/contacts"
+\`\`\`
+
+A key (\`crm_live_\` and 32 or more letters and digits) sees one tenant's data, limited by its scopes. Scopes are
+literal (\`write\` does not imply \`read\`); \`*\` covers every scope, present and future:
+${SCOPES.map((s) => `\`${s}\``).join(', ')}. Each operation names the scope it requires. A missing key answers
+401 \`missing_api_key\`; an unknown, revoked or expired one 401 \`invalid_api_key\`; a key without the scope
+403 \`insufficient_scope\`. A revoked key stops working within 5 seconds.
+
+## Errors
+
+Every error is JSON \`{ "error": "<code>", "message": "…", "docUrl": "/docs#description/<code>" }\`, sometimes with
+more fields; \`docUrl\` links the code's entry below. Branch on \`error\`, show \`message\`. A 400
+\`validation_failed\` names every invalid field of the request in \`details: [{ field, message }]\`, not only the
+first. Every response carries \`X-Request-Id\`: quote it when you ask for help. Codes with \`Retry-After\` may be
+retried after that many seconds.
+
+${errorsSection()}
+
+## Pagination and sync
+
+Lists answer \`{ data, pagination }\` with \`page\`, \`pageSize\` (default 50, at most 100), \`total\`, \`totalPages\`,
+\`hasNext\`, \`hasPrev\` and \`nextCursor\`. To walk a whole list, send \`cursor=<nextCursor>\` (and the same other
+parameters) instead of \`page\` until \`nextCursor\` is \`null\`: every record that existed and did not change during
+the walk comes exactly once, and page 10,000 is as fast as page 1. Webhook deliveries give their next page in a
+\`Link\` header instead. The SDK's \`paginate\` follows both.
+
+To keep a copy in sync, list with \`updatedAfter=<last updatedAt you saw>&sortKey=updatedAt&sortOrder=asc\`, and add
+\`includeDeleted=true\` to see deletions (with \`deletedAt\`). Or follow the event log (below).
+
+## Rate limits
+
+Each key has its own rate limit: by default 100 calls per minute, in a fixed 60-second window that starts with its
+first call. Every authenticated answer carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
+\`X-RateLimit-Reset\`; past the limit, 429 \`rate_limit_exceeded\`. A batch call (up to 100 records) counts once.
+
+Queries whose cost depends on the data (list pages, search, filters, totals) have a deadline: past it the query is
+stopped and the call answers 503 \`query_timeout\` with \`Retry-After: 1\`; narrow the filter or the page. So that no
+tenant can slow another, each tenant has a fair share of the server: when too many of its queries are waiting, the
+next ones get 429 \`too_many_concurrent_queries\` with \`Retry-After: 1\`.
+
+## Idempotency
+
+Every \`POST\` that changes data accepts an \`Idempotency-Key\` header (1–255 visible ASCII characters, a UUID for
+example), so that a retry never applies a change twice. The first request runs; its status and body are kept for
+24 hours, and a repeat answers them again with \`Idempotent-Replayed: true\`, changing nothing. The same key with
+another method, path or body is 422 \`idempotency_key_reused\`; a repeat while the first is still running is 409
+\`idempotency_key_in_use\` with \`Retry-After: 1\`. Requests refused before they ran (400, 401, 403, 429) and 5xx
+answers are not kept, so a corrected retry with the same key runs. The SDK sends a key with every such \`POST\`.
+
+## Webhooks and the event log
+
+Every change is recorded as an event, in the same transaction as the change: \`contact.created\`, \`deal.won\`,
+\`company.deleted\`… (the catalogue: \`GET /webhooks/event-types\`; each event's body: under Webhook events).
+\`*.updated\` events carry \`data.changes\` (the changed fields) and \`data.previous\` (their values before).
+
+- **Webhooks** push events to your \`https://\` URL, at least once and in no guaranteed order, with up to 5 attempts
+  spread over about 2.5 hours. Each delivery carries the Standard Webhooks headers \`webhook-id\` (the event's id:
+  deduplicate on it), \`webhook-timestamp\` and \`webhook-signature\`, signed with the webhook's \`whsec_…\` secret:
+  verify them with the SDK's \`verifyWebhook\` or any Standard Webhooks library. During development, the SDK's
+  \`listen\` command forwards events to a local \`http://localhost\` receiver, signed the same way.
+- **The event log** (\`GET /events\`) lists the same events, oldest first, for 30 days. Pass \`after=<last event id>\`
+  to continue, and \`wait=<seconds>\` (up to 30) to long-poll: the call returns as soon as an event arrives.
+
+## Versioning
+
+This is version 1 of the API: every path starts with \`/api/v1\`. Within it, changes are additive only: new
+operations, new optional parameters, new fields in answers and new event types may appear, so ignore fields you do
+not know. A change that could break an integration comes with a new version prefix.`;
+
+/** What the reference page shows for the API key until the reader types their own. */
+export const KEY_PLACEHOLDER = 'crm_live_…';
+
+/** The placeholder Scalar's script puts in an empty API key field (replaced by KEY_PLACEHOLDER). */
+const SCALAR_KEY_PLACEHOLDER = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT';
+
+/**
+ * Scalar's generated clients hidden from the page (by target, `true` for all of one): what stays is curl,
+ * Node's fetch, Python's requests, Ruby, PHP's Guzzle, Go, Java's HttpClient and C#'s HttpClient.
+ */
+const HIDDEN_CLIENTS = {
+  c: true, clojure: true, dart: true, fsharp: true, http: true, js: true, julia: true, kotlin: true, objc: true,
+  ocaml: true, powershell: true, r: true, rust: true, swift: true,
+  shell: ['httpie', 'wget'],
+  node: ['axios', 'ofetch', 'undici'],
+  python: ['python3', 'aiohttp', 'httpx_sync', 'httpx_async'],
+  php: ['curl', 'laravel'],
+  java: ['asynchttp', 'nethttp', 'okhttp', 'unirest'],
+  csharp: ['restsharp'],
+};
 
 /** The reference's sections, in the spec's order, then what the API adds (CONTRACT Part C). */
 const TAGS = [
@@ -58,6 +209,58 @@ const TAGS = [
   ['Webhook events', 'The request each event sends to a subscribed webhook: headers, signature and body.'],
 ].map(([name, description]) => ({ name, description }));
 
+/**
+ * Error bodies link `/docs#description/<code>` (errorDocUrl), with the code's underscores; Scalar anchors a
+ * heading by its slug, with hyphens. This script, first in the page, turns the one into the other before
+ * Scalar reads the address (and on every later change of it, before Scalar's own listener).
+ */
+const CODE_ANCHORS = `<script>(function () {
+  var alias = function () {
+    var m = /^#description\\/([a-z0-9_]+)$/.exec(location.hash);
+    if (!m || m[1].indexOf('_') < 0) return false;
+    history.replaceState(history.state, '', '#description/' + m[1].replace(/_/g, '-'));
+    return true;
+  };
+  alias();
+  // A later change of the address (popstate, then hashchange) reaches Scalar rewritten: the event that
+  // carried the old form stops here and one with the new form follows.
+  addEventListener('popstate', function (e) {
+    if (!alias()) return;
+    e.stopImmediatePropagation();
+    dispatchEvent(new PopStateEvent('popstate', { state: history.state }));
+  });
+  addEventListener('hashchange', function (e) {
+    if (!alias() && e.newURL === location.href) return;
+    e.stopImmediatePropagation();
+    dispatchEvent(new HashChangeEvent('hashchange', { oldURL: e.oldURL, newURL: location.href }));
+  });
+})();</script>`;
+
+/** Scalar's answers patched once each (they are the same bytes on every request), by ETag and length. */
+const patched = new Map<string, Buffer>();
+
+/**
+ * Scalar's answer as the page serves it: its page with CODE_ANCHORS first in the head; its script with our
+ * API key placeholder instead of its own (a base64 joke) in an empty key field. Anything else as it is.
+ */
+function patchReference(page: { headers: Record<string, unknown>; rawPayload: Buffer }): Buffer {
+  const type = String(page.headers['content-type'] ?? '');
+  const edit = type.includes('javascript')
+    ? (text: string) => text.replaceAll(SCALAR_KEY_PLACEHOLDER, KEY_PLACEHOLDER)
+    : type.includes('text/html')
+      ? (text: string) => text.replace('<head>', `<head>\n${CODE_ANCHORS}`)
+      : undefined;
+  if (!edit) return page.rawPayload;
+  const key = `${type}:${String(page.headers.etag ?? '')}:${page.rawPayload.length}`;
+  let body = patched.get(key);
+  if (!body) {
+    body = Buffer.from(edit(page.rawPayload.toString('utf8')), 'utf8');
+    if (patched.size >= 16) patched.clear();
+    patched.set(key, body);
+  }
+  return body;
+}
+
 export const openapiPlugin = fp<OpenApiOptions>(
   async (app, opts) => {
     app.addSchema(ErrorBody);
@@ -71,7 +274,7 @@ export const openapiPlugin = fp<OpenApiOptions>(
         403: 'Insufficient scope',
         429: '`rate_limit_exceeded` (the key\'s rate limit), or `too_many_concurrent_queries` (too many of the tenant\'s queries waiting)',
         500: 'Unexpected failure',
-        503: '`query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn',
+        503: '`query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time',
       };
       for (const status of [401, 403, 429, 500, 503]) response[status] ??= { $ref: 'Error#', description: descriptions[status] };
       const scopes = route.config?.scopes ?? [];
@@ -84,7 +287,7 @@ export const openapiPlugin = fp<OpenApiOptions>(
         info: { ...API_INFO, description: DESCRIPTION },
         servers: [{ url: '/' }],
         components: {
-          securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+          securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Your API key: `crm_live_…`' } },
         },
         security: [{ ApiKey: [] }],
         // The reference page lists the sections in this order: the spec's, then what the API adds.
@@ -93,8 +296,10 @@ export const openapiPlugin = fp<OpenApiOptions>(
       } as any,
       refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
       hideUntagged: false,
-      // Each operation's SDK example (lang `typescript`, label `SDK`), shown by Scalar beside its curl.
-      transformObject: (document) => addSdkCodeSamples((document as { openapiObject: Record<string, any> }).openapiObject),
+      // Each operation's SDK example (lang `typescript`, label `SDK`), shown by Scalar beside its curl; the
+      // operations in the order List, Create, Get, Update, Delete; example answers; no narrowing pre-fills.
+      transformObject: (document) =>
+        prepareReference(addSdkCodeSamples((document as { openapiObject: Record<string, any> }).openapiObject)),
     });
     // NOTE: the reference page is Scalar, served from its npm package (its script is bundled in it): no
     // CDN, no web fonts, no telemetry, no hosted API client, and no CSP that upgrades requests to HTTPS,
@@ -120,6 +325,10 @@ export const openapiPlugin = fp<OpenApiOptions>(
           agent: { disabled: true },
           mcp: { disabled: true },
           defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+          // The SDK's example (x-codeSamples) heads the client list, then a few common clients, not forty.
+          hiddenClients: HIDDEN_CLIENTS,
+          // "Test Request" and the examples show a key of the right shape, not Scalar's own placeholder.
+          authentication: { preferredSecurityScheme: 'ApiKey', securitySchemes: { ApiKey: { value: KEY_PLACEHOLDER } } },
         } as any,
       });
       await docs.ready();
@@ -132,10 +341,10 @@ export const openapiPlugin = fp<OpenApiOptions>(
       });
       const page = await (await reference).inject({ method: 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
       for (const [name, value] of Object.entries(page.headers)) {
-        if (value !== undefined && !['connection', 'transfer-encoding', 'keep-alive', 'date'].includes(name)) reply.header(name, value);
+        if (value !== undefined && !['connection', 'transfer-encoding', 'keep-alive', 'date', 'content-length'].includes(name)) reply.header(name, value);
       }
       reply.code(page.statusCode);
-      return page.rawPayload;
+      return patchReference(page);
     };
     const hidden = { config: { public: true }, schema: { hide: true }, logLevel: 'silent' as const };
     app.get('/docs', hidden, serveReference);

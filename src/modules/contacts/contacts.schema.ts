@@ -112,7 +112,7 @@ condition 1 (each of those reads record_tags or every row's custom properties ag
 is 400 \`validation_failed\` on \`filters\`.
 
 Operators: \`eq\`, \`neq\`, \`gt\`, \`gte\`, \`lt\`, \`lte\`, \`after\`, \`before\`, \`contains\`, \`in\`, \`notIn\`, \`exists\`, \`notExists\`.
-\`gt\`/\`lt\`/\`after\`/\`before\` are strict, \`gte\`/\`lte\` inclusive; \`contains\` is a substring ignoring case and accents (CONTRACT C.5); \`eq\`/\`in\`
+\`gt\`/\`lt\`/\`after\`/\`before\` are strict, \`gte\`/\`lte\` inclusive; \`contains\` is a substring ignoring case and accents in every script; \`eq\`/\`in\`
 on text are exact after the field's normalization (e-mails lower-cased, phones to E.164); \`neq\`/\`notIn\` also match
 records where the field is empty; \`in\`/\`notIn\` take a non-empty array (≤ 1000); \`exists\`/\`notExists\` take no \`value\`.
 

@@ -79,7 +79,12 @@ export const ContactDeal = Type.Object(
     isLost: Type.Boolean(),
     updatedAt: Timestamp,
   },
-  { title: 'ContactDeal' },
+  {
+    title: 'ContactDeal',
+    examples: [
+      (({ id, title, stageId, pipelineId, value, currency, isWon, isLost, updatedAt }) => ({ id, title, stageId, pipelineId, value, currency, isWon, isLost, updatedAt }))(EXAMPLE),
+    ],
+  },
 );
 export type ContactDealT = Static<typeof ContactDeal>;
 

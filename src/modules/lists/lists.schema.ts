@@ -108,6 +108,7 @@ export const Member = Type.Object(
   {
     additionalProperties: true,
     title: 'ListMember',
+    examples: [{ id: 'con_3kT9xQ2mL8vB1nR7pW4z', firstName: 'Maria', lastName: 'Silva', email: 'maria@acme.com.br' }],
     description: "The member record exactly as `GET /contacts/:id`, `/companies/:id` or `/deals/:id` returns it, by the list's objectType.",
   },
 );
