@@ -48,6 +48,306 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List lists (static and dynamic)
+         * @description Requires scope `lists:read`. Ordered by `createdAt`, then `id`. Not paginated.
+         */
+        get: operations["listLists"];
+        put?: never;
+        /**
+         * Create a static list
+         * @description Requires scope `lists:write`. `kind` must be `static` (dynamic lists are created only in the CRM UI: 400 `validation_failed`).
+         */
+        post: operations["createList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List proposals
+         * @description Requires scope `proposals:read`. Paginated envelope; `limit` is the page size (default 50, max 100). Newest first by default (`createdAt` descending, then `id`; `sortKey`/`sortOrder` change it). Each proposal has the full single-read shape. An unknown `status` value is 400 `validation_failed`; id filters of another tenant simply match nothing; `updatedAfter` is strict. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
+         */
+        get: operations["listProposals"];
+        put?: never;
+        /**
+         * Create a proposal
+         * @description Requires scope `proposals:write`. `number` is generated (`PR-<year>-<seq>`). The proposal starts as `draft`. Item totals, `subtotal` and `total` are computed exactly. A `dealId` that already has a live proposal is 400 `duplicate_proposal_for_deal`; a reference that does not exist in the tenant is 404 naming the field.
+         */
+        post: operations["createProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deals
+         * @description Requires scope `deals:read`. Paginated (2.12 envelope). Filters combine with AND; `valueMin`/`valueMax` and `closedAtFrom`/`closedAtTo` are inclusive; `updatedAfter` is strict; empty values sort last in both directions. Ids of another tenant match nothing. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
+         */
+        get: operations["listDeals"];
+        put?: never;
+        /**
+         * Create a deal
+         * @description Requires scope `deals:write`. `stageId` must belong to `pipelineId` (409 `stage_invalid`). A stage with `isWonStage`/`isLostStage` wins/loses the deal. Emits `deal.created` (and `deal.won`/`deal.lost` when created closed).
+         */
+        post: operations["createDeal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Activities linked to a contact, company or deal
+         * @description Requires scope `activities:read`. Every activity linked to the record, `createdAt` descending (ties by id); not paginated. 404 when `relatedId` is missing or deleted in the tenant.
+         */
+        get: operations["listActivities"];
+        put?: never;
+        /**
+         * Create an activity
+         * @description Requires scope `activities:write`. `ownerId` defaults to the user of the API key. Linked ids must exist in the tenant (404 naming e.g. `dealIds[1]`). `dueDate`/`completedAt` not ISO 8601 → 400 `invalid_format`.
+         */
+        post: operations["createActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List contacts
+         * @description Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (a substring ignoring case and accents in every script: `joao` finds "João"); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
+         */
+        get: operations["listContacts"];
+        put?: never;
+        /**
+         * Create a contact
+         * @description Requires scope `contacts:write`.
+         */
+        post: operations["createContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks (secret shown as a prefix)
+         * @description Requires scope `webhooks:manage`.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Requires scope `webhooks:manage`. Answers 201 with the webhook and its full `secret`, shown only here and on rotation. A missing `name`/`url`/`events` is 400 `validation_failed`; a non-HTTPS or malformed `url` is 400 `invalid_url`; an unknown event key is 400 `invalid_event`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List companies
+         * @description Paginated; `search` matches name, CNPJ (with or without punctuation), website and domain; empty values sort last in both directions. Requires scope `companies:read`. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
+         */
+        get: operations["listCompanies"];
+        put?: never;
+        /**
+         * Create a company
+         * @description CNPJ and domain are unique per tenant among live companies (409 `duplicate_cnpj` / `duplicate_domain`). Requires scope `companies:write`.
+         */
+        post: operations["createCompany"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pipelines with their stages
+         * @description Ordered by displayOrder; stages too. Requires scope `pipelines:read`.
+         */
+        get: operations["listPipelines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/properties": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List custom property definitions of an object type
+         * @description `objectType` is required (400 `validation_failed` when missing or invalid). Ordered by displayOrder. Requires scope `properties:read`.
+         */
+        get: operations["listProperties"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List forms
+         * @description Requires scope `forms:read`.
+         */
+        get: operations["listForms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's users
+         * @description Requires scope `users:read`. Every user of the tenant as `{ id, name, email }`, by name (case-insensitive), then id. Not paginated.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (pull, with long-polling)
+         * @description The tenant's events, oldest first: every change an integrator syncs (the catalog of `GET /webhooks/event-types`), each with the same `data` a webhook delivery of it carries. Needs the `events:read` scope (`*` covers it).
+         *
+         *     **Following the log.** Keep the `id` of the last event you processed and ask for `after=<that id>`: you get every later event exactly once, in the order of the log, including events of changes that started earlier but committed later (events take their place in the log when their change commits, so none is ever skipped). Within one response, `pagination.nextCursor` continues the same query (same `types` and `after`); `after` alone is enough to follow the log.
+         *
+         *     **Long-polling.** With `wait=<seconds>` (at most 30) and no matching event yet, the request is held until one is committed (answered within milliseconds, on any server process) or the wait ends (200 with an empty `data`). Loop on it to get changes without a public HTTPS endpoint. At most 10 waiting requests per API key and 1000 per server process (by default): beyond, 429 `too_many_waiting_requests` with `Retry-After`. When the server shuts down, waiting requests are answered at once with what they have.
+         *
+         *     **Retention.** Events are kept for the retention period (30 days by default) and then deleted; an `after` id removed by retention, like any id that is no event of the tenant, matches nothing (200 with an empty `data`, at once even with `wait`): start again without `after`. An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.
+         *
+         *     `pagination.total` is always `null` (a count would cost what reading the log costs); `page`, `totalPages` and `hasPrev` are `null` too.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{tenantSlug}/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public HTML form
+         * @description A self-contained, accessible HTML page that posts back to the same URL. No API key. Unknown tenant or form: 404 HTML page.
+         */
+        get: operations["getPublicForm"];
+        put?: never;
+        /**
+         * Submit a form
+         * @description No API key. Validates the values against the form's fields, records the submission (with the client IP, User-Agent and Referer), creates or updates the contact matched by e-mail, else phone (firing `contact.created` / `contact.updated`), applies the field mappings and increments `submissionsCount`, all in one transaction. A JSON post answers 201; a urlencoded post (a browser) answers 200 with a thank-you page, and validation errors as the form again with the errors (400). At most 20 submissions a minute per client IP and form (429 with `Retry-After`).
+         */
+        post: operations["submitPublicForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tags/{id}": {
         parameters: {
             query?: never;
@@ -76,30 +376,6 @@ export interface paths {
         patch: operations["updateTag"];
         trace?: never;
     };
-    "/api/v1/lists": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List lists (static and dynamic)
-         * @description Requires scope `lists:read`. Ordered by `createdAt`, then `id`. Not paginated.
-         */
-        get: operations["listLists"];
-        put?: never;
-        /**
-         * Create a static list
-         * @description Requires scope `lists:write`. `kind` must be `static` (dynamic lists are created only in the CRM UI: 400 `validation_failed`).
-         */
-        post: operations["createList"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/lists/{id}": {
         parameters: {
             query?: never;
@@ -126,6 +402,214 @@ export interface paths {
          * @description Requires scope `lists:write`. Only `name` and `description` change; `kind` or `objectType` in the body is 400 `validation_failed`. Dynamic lists are read-only through the API: 409 `list_kind_mismatch`.
          */
         patch: operations["updateList"];
+        trace?: never;
+    };
+    "/api/v1/proposals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a proposal with items, totals and expanded deal, contact and company
+         * @description Requires scope `proposals:read`.
+         */
+        get: operations["getProposal"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a proposal (soft delete)
+         * @description Requires scope `proposals:write`. The linked deal is untouched and may get a new proposal.
+         */
+        delete: operations["deleteProposal"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a proposal or move its status
+         * @description Requires scope `proposals:write`. Partial update; `items` replaces the whole list. `status` outside the enum is 400 `invalid_status`; allowed moves are draft→sent, sent→accepted|declined|expired and declined|expired→draft (accepted is final; any other move is 422 `business_rule_violation`). Moving to `sent` sets `sentAt`. Each move raises `proposal.<status>` (none for a move back to draft); sending the current status changes nothing.
+         */
+        patch: operations["updateProposal"];
+        trace?: never;
+    };
+    "/api/v1/deals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a deal with its contact and company expanded
+         * @description Requires scope `deals:read`.
+         */
+        get: operations["getDeal"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a deal (soft delete; linked activities remain)
+         * @description Requires scope `deals:write`.
+         */
+        delete: operations["deleteDeal"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a deal: edit, move stage or pipeline, win, lose or reopen
+         * @description Requires scope `deals:write`. A `stageId` outside the deal’s pipeline is 422; `pipelineId` needs a `stageId` of that pipeline (400 without, 409 `stage_invalid` outside it). Both flags true in the result is 422. Winning sets `closedAt` (given or now); losing sets it to now; a flag set back to false reopens and clears `closedAt`, `lossReasonId`, `lossNotes`. Emits `deal.stage_changed` (with `previousStageId`), `deal.won`, `deal.lost`.
+         */
+        patch: operations["updateDeal"];
+        trace?: never;
+    };
+    "/api/v1/activities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an activity
+         * @description Requires scope `activities:read`.
+         */
+        get: operations["getActivity"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an activity (hard delete)
+         * @description Requires scope `activities:write`.
+         */
+        delete: operations["deleteActivity"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an activity
+         * @description Requires scope `activities:write`. Any subset of the fields; an id array given replaces that array.
+         */
+        patch: operations["updateActivity"];
+        trace?: never;
+    };
+    "/api/v1/contacts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a contact
+         * @description Requires scope `contacts:read`.
+         */
+        get: operations["getContact"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a contact (soft delete)
+         * @description Requires scope `contacts:write`.
+         */
+        delete: operations["deleteContact"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a contact
+         * @description Requires scope `contacts:write`.
+         */
+        patch: operations["updateContact"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook (secret shown as a prefix)
+         * @description Requires scope `webhooks:manage`.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook and its delivery history; nothing more is sent for it
+         * @description Requires scope `webhooks:manage`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook
+         * @description Requires scope `webhooks:manage`. Accepts `name`, `url`, `events`, `isActive`, `headers` (replaced as a whole), validated as on create. Deactivating stops the webhook at once: deliveries waiting for an attempt end as `permanent_failure` and are not sent even after reactivation (POST /webhooks/:id/recover sends them again on request). Activating (`isActive: true`) clears `disabledReason` and starts the endpoint's health count afresh.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/companies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a company
+         * @description Requires scope `companies:read`.
+         */
+        get: operations["getCompany"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a company (soft delete)
+         * @description Its contacts and deals stay and lose the reference (`companyId` becomes null, their `updatedAt` moves). Requires scope `companies:write`.
+         */
+        delete: operations["deleteCompany"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a company
+         * @description Any subset of the create fields; `null` clears an optional field; `tags` replaces the whole set; `customProperties` merges key by key. Requires scope `companies:write`.
+         */
+        patch: operations["updateCompany"];
+        trace?: never;
+    };
+    "/api/v1/pipelines/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a pipeline with its stages
+         * @description Requires scope `pipelines:read`.
+         */
+        get: operations["getPipeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a form with its full field structure
+         * @description Requires scope `forms:read`.
+         */
+        get: operations["getForm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/lists/{id}/members": {
@@ -170,110 +654,6 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
-        trace?: never;
-    };
-    "/api/v1/proposals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List proposals
-         * @description Requires scope `proposals:read`. Paginated envelope (spec 2.12); `limit` is the page size (default 50, max 100). Newest first by default (`createdAt` descending, then `id`; `sortKey`/`sortOrder` change it). Each proposal has the full single-read shape. An unknown `status` value is 400 `validation_failed`; id filters of another tenant simply match nothing; `updatedAfter` is strict. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
-         */
-        get: operations["listProposals"];
-        put?: never;
-        /**
-         * Create a proposal
-         * @description Requires scope `proposals:write`. `number` is generated (`PR-<year>-<seq>`). The proposal starts as `draft`. Item totals, `subtotal` and `total` are computed exactly. A `dealId` that already has a live proposal is 400 `duplicate_proposal_for_deal`; a reference that does not exist in the tenant is 404 naming the field.
-         */
-        post: operations["createProposal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/proposals/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a proposal with items, totals and expanded deal, contact and company
-         * @description Requires scope `proposals:read`.
-         */
-        get: operations["getProposal"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a proposal (soft delete)
-         * @description Requires scope `proposals:write`. The linked deal is untouched and may get a new proposal.
-         */
-        delete: operations["deleteProposal"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a proposal or move its status
-         * @description Requires scope `proposals:write`. Partial update; `items` replaces the whole list. `status` outside the enum is 400 `invalid_status`; allowed moves are draft→sent, sent→accepted|declined|expired and declined|expired→draft (accepted is final; any other move is 422 `business_rule_violation`). Moving to `sent` sets `sentAt`. Each move raises `proposal.<status>` (none for a move back to draft); sending the current status changes nothing.
-         */
-        patch: operations["updateProposal"];
-        trace?: never;
-    };
-    "/api/v1/deals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List deals
-         * @description Requires scope `deals:read`. Paginated (2.12 envelope). Filters combine with AND; `valueMin`/`valueMax` and `closedAtFrom`/`closedAtTo` are inclusive; `updatedAfter` is strict; empty values sort last in both directions. Ids of another tenant match nothing. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
-         */
-        get: operations["listDeals"];
-        put?: never;
-        /**
-         * Create a deal
-         * @description Requires scope `deals:write`. `stageId` must belong to `pipelineId` (409 `stage_invalid`). A stage with `isWonStage`/`isLostStage` wins/loses the deal. Emits `deal.created` (and `deal.won`/`deal.lost` when created closed).
-         */
-        post: operations["createDeal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/deals/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a deal with its contact and company expanded
-         * @description Requires scope `deals:read`.
-         */
-        get: operations["getDeal"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a deal (soft delete; linked activities remain)
-         * @description Requires scope `deals:write`.
-         */
-        delete: operations["deleteDeal"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a deal: edit, move stage or pipeline, win, lose or reopen
-         * @description Requires scope `deals:write`. A `stageId` outside the deal’s pipeline is 422; `pipelineId` needs a `stageId` of that pipeline (400 without, 409 `stage_invalid` outside it). Both flags true in the result is 422. Winning sets `closedAt` (given or now); losing sets it to now; a flag set back to false reopens and clears `closedAt`, `lossReasonId`, `lossNotes`. Emits `deal.stage_changed` (with `previousStageId`), `deal.won`, `deal.lost`.
-         */
-        patch: operations["updateDeal"];
         trace?: never;
     };
     "/api/v1/contacts/{id}/deals": {
@@ -396,58 +776,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/activities": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Activities linked to a contact, company or deal
-         * @description Requires scope `activities:read`. Every activity linked to the record, `createdAt` descending (ties by id); not paginated. 404 when `relatedId` is missing or deleted in the tenant.
-         */
-        get: operations["listActivities"];
-        put?: never;
-        /**
-         * Create an activity
-         * @description Requires scope `activities:write`. `ownerId` defaults to the user of the API key. Linked ids must exist in the tenant (404 naming e.g. `dealIds[1]`). `dueDate`/`completedAt` not ISO 8601 → 400 `invalid_format`.
-         */
-        post: operations["createActivity"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/activities/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an activity
-         * @description Requires scope `activities:read`.
-         */
-        get: operations["getActivity"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete an activity (hard delete)
-         * @description Requires scope `activities:write`.
-         */
-        delete: operations["deleteActivity"];
-        options?: never;
-        head?: never;
-        /**
-         * Update an activity
-         * @description Requires scope `activities:write`. Any subset of the fields; an id array given replaces that array.
-         */
-        patch: operations["updateActivity"];
-        trace?: never;
-    };
     "/api/v1/activities/bulk/complete": {
         parameters: {
             query?: never;
@@ -488,30 +816,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/contacts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List contacts
-         * @description Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (a substring ignoring case and accents in every script: `joao` finds "João"); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
-         */
-        get: operations["listContacts"];
-        put?: never;
-        /**
-         * Create a contact
-         * @description Requires scope `contacts:write`.
-         */
-        post: operations["createContact"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/contacts/search": {
         parameters: {
             query?: never;
@@ -530,34 +834,6 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
-        trace?: never;
-    };
-    "/api/v1/contacts/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a contact
-         * @description Requires scope `contacts:read`.
-         */
-        get: operations["getContact"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a contact (soft delete)
-         * @description Requires scope `contacts:write`.
-         */
-        delete: operations["deleteContact"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a contact
-         * @description Requires scope `contacts:write`.
-         */
-        patch: operations["updateContact"];
         trace?: never;
     };
     "/api/v1/contacts/batch/create": {
@@ -680,58 +956,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List webhooks (secret shown as a prefix)
-         * @description Requires scope `webhooks:manage`.
-         */
-        get: operations["listWebhooks"];
-        put?: never;
-        /**
-         * Create a webhook
-         * @description Requires scope `webhooks:manage`. Answers 201 with the webhook and its full `secret`, shown only here and on rotation. A missing `name`/`url`/`events` is 400 `validation_failed`; a non-HTTPS or malformed `url` is 400 `invalid_url`; an unknown event key is 400 `invalid_event`.
-         */
-        post: operations["createWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a webhook (secret shown as a prefix)
-         * @description Requires scope `webhooks:manage`.
-         */
-        get: operations["getWebhook"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a webhook and its delivery history; nothing more is sent for it
-         * @description Requires scope `webhooks:manage`.
-         */
-        delete: operations["deleteWebhook"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a webhook
-         * @description Requires scope `webhooks:manage`. Accepts `name`, `url`, `events`, `isActive`, `headers` (replaced as a whole), validated as on create. Deactivating stops the webhook at once: deliveries waiting for an attempt end as `permanent_failure` and are not sent even after reactivation (POST /webhooks/:id/recover sends them again on request). Activating (`isActive: true`) clears `disabledReason` and starts the endpoint's health count afresh.
-         */
-        patch: operations["updateWebhook"];
-        trace?: never;
-    };
     "/api/v1/webhooks/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -823,65 +1047,13 @@ export interface paths {
         put?: never;
         /**
          * Schedule failed deliveries again (after an outage)
-         * @description Requires scope `webhooks:manage`. Every `permanent_failure` delivery of this webhook created at or after `since` becomes due now (status `retry_scheduled`) with a fresh cycle of 5 automatic attempts (WEBHOOK_RETRY_DELAYS apply from the first again); `attempts` keeps counting. Webhook tests (`webhook.test`) are not included. Answers `{ scheduled }`, the number of deliveries scheduled; the worker makes the attempts. A non-ISO `since` is 400 `validation_failed`; an inactive webhook is 409 `webhook_inactive` (deliveries that ended because it was deactivated can be recovered once it is active again).
+         * @description Requires scope `webhooks:manage`. Every `permanent_failure` delivery of this webhook created at or after `since` becomes due now (status `retry_scheduled`) with a fresh cycle of 5 automatic attempts (the retry delays start again from the first); `attempts` keeps counting. Webhook tests (`webhook.test`) are not included. Answers `{ scheduled }`, the number of deliveries scheduled; the worker makes the attempts. A non-ISO `since` is 400 `validation_failed`; an inactive webhook is 409 `webhook_inactive` (deliveries that ended because it was deactivated can be recovered once it is active again).
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
-        trace?: never;
-    };
-    "/api/v1/companies": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List companies
-         * @description Paginated; `search` matches name, CNPJ (with or without punctuation), website and domain; empty values sort last in both directions. Requires scope `companies:read`. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
-         */
-        get: operations["listCompanies"];
-        put?: never;
-        /**
-         * Create a company
-         * @description CNPJ and domain are unique per tenant among live companies (409 `duplicate_cnpj` / `duplicate_domain`). Requires scope `companies:write`.
-         */
-        post: operations["createCompany"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/companies/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a company
-         * @description Requires scope `companies:read`.
-         */
-        get: operations["getCompany"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a company (soft delete)
-         * @description Its contacts and deals stay and lose the reference (`companyId` becomes null, their `updatedAt` moves). Requires scope `companies:write`.
-         */
-        delete: operations["deleteCompany"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a company
-         * @description Any subset of the create fields; `null` clears an optional field; `tags` replaces the whole set; `customProperties` merges key by key. Requires scope `companies:write`.
-         */
-        patch: operations["updateCompany"];
         trace?: never;
     };
     "/api/v1/companies/batch/create": {
@@ -984,106 +1156,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/pipelines": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List pipelines with their stages
-         * @description Ordered by displayOrder; stages too. Requires scope `pipelines:read`.
-         */
-        get: operations["listPipelines"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/pipelines/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a pipeline with its stages
-         * @description Requires scope `pipelines:read`.
-         */
-        get: operations["getPipeline"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/properties": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List custom property definitions of an object type
-         * @description `objectType` is required (400 `validation_failed` when missing or invalid). Ordered by displayOrder. Requires scope `properties:read`.
-         */
-        get: operations["listProperties"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/forms": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List forms
-         * @description Requires scope `forms:read`.
-         */
-        get: operations["listForms"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/forms/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a form with its full field structure
-         * @description Requires scope `forms:read`.
-         */
-        get: operations["getForm"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/forms/{id}/submissions": {
         parameters: {
             query?: never;
@@ -1096,26 +1168,6 @@ export interface paths {
          * @description Requires scope `forms:submissions:read`. Newest first, then by id; `limit` is the page size. Every answer carries `pagination.nextCursor` (`null` on the last page). Send it back as `cursor` (instead of `page`; both: 400 `validation_failed`) with the same other parameters to get the next page by keyset: each record that exists and does not change during the walk is returned exactly once, however deep. With `cursor`, `page`, `totalPages` and `hasPrev` are `null`. A malformed or altered cursor, or one from another tenant, API key, endpoint, sort or set of filters, is 400 `invalid_cursor`.
          */
         get: operations["listFormSubmissions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the tenant's users
-         * @description Requires scope `users:read`. Every user of the tenant as `{ id, name, email }`, by name (case-insensitive), then id. Not paginated.
-         */
-        get: operations["listUsers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1138,58 +1190,6 @@ export interface paths {
         get: operations["listLossReasons"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List events (pull, with long-polling)
-         * @description The tenant's events, oldest first: every change an integrator syncs (the catalog of `GET /webhooks/event-types`), each with the same `data` a webhook delivery of it carries. Needs the `events:read` scope (`*` covers it).
-         *
-         *     **Following the log.** Keep the `id` of the last event you processed and ask for `after=<that id>`: you get every later event exactly once, in the order of the log, including events of changes that started earlier but committed later (events take their place in the log when their change commits, so none is ever skipped). Within one response, `pagination.nextCursor` continues the same query (same `types` and `after`); `after` alone is enough to follow the log.
-         *
-         *     **Long-polling.** With `wait=<seconds>` (at most 30) and no matching event yet, the request is held until one is committed (answered within milliseconds, on any server process) or the wait ends (200 with an empty `data`). Loop on it to get changes without a public HTTPS endpoint. At most 10 waiting requests per API key and 1000 per server process (`EVENT_WAIT_PER_KEY`, `EVENT_WAIT_MAX`): beyond, 429 `too_many_waiting_requests` with `Retry-After`. When the server shuts down, waiting requests are answered at once with what they have.
-         *
-         *     **Retention.** Events are kept `EVENT_RETENTION_DAYS` days (default 30) and then deleted; an `after` id removed by retention, like any id that is no event of the tenant, matches nothing (200 with an empty `data`, at once even with `wait`): start again without `after`. An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.
-         *
-         *     `pagination.total` is always `null` (a count would cost what reading the log costs); `page`, `totalPages` and `hasPrev` are `null` too.
-         */
-        get: operations["listEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/f/{tenantSlug}/{slug}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The public HTML form
-         * @description A self-contained, accessible HTML page that posts back to the same URL. No API key. Unknown tenant or form: 404 HTML page.
-         */
-        get: operations["getPublicForm"];
-        put?: never;
-        /**
-         * Submit a form
-         * @description No API key. Validates the values against the form's fields, records the submission (with the client IP, User-Agent and Referer), creates or updates the contact matched by e-mail, else phone (firing `contact.created` / `contact.updated`), applies the field mappings and increments `submissionsCount`, all in one transaction. A JSON post answers 201; a urlencoded post (a browser) answers 200 with a thank-you page, and validation errors as the form again with the errors (400). At most 20 submissions a minute per client IP and form (429 with `Retry-After`).
-         */
-        post: operations["submitPublicForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1759,7 +1759,7 @@ export interface webhooks {
         put?: never;
         /**
          * Webhook disabled after failing too long
-         * @description A webhook was deactivated after failing for `WEBHOOK_DISABLE_AFTER_HOURS`; `data.webhook` carries `disabledReason`. Sent to the tenant's other webhooks subscribed to it.
+         * @description A webhook was deactivated after failing for 120 hours (by default) without a success; `data.webhook` carries `disabledReason`. Sent to the tenant's other webhooks subscribed to it.
          *
          *     Sent to every active webhook subscribed to `webhook.disabled` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
          */
@@ -2364,7 +2364,7 @@ export interface components {
             events: string[];
             isActive: boolean;
             /**
-             * @description Why the webhook was deactivated automatically: every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS` (default 120) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
+             * @description Why the webhook was deactivated automatically: every attempt failed for 120 hours (by default) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
              * @example no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503
              */
             disabledReason: string | null;
@@ -2526,7 +2526,7 @@ export interface components {
             internalName: string;
             label: string;
             /**
-             * @description Value type (spec 2.8)
+             * @description Value type
              * @enum {string}
              */
             type: "text" | "textarea" | "email" | "phone" | "url" | "number" | "date" | "datetime" | "select" | "multi_select" | "boolean";
@@ -2569,7 +2569,7 @@ export interface components {
                 /** @description Key of the value in submissions and in the intake body */
                 name: string;
                 label: string;
-                /** @description Property type of the value (spec 2.8) */
+                /** @description Property type of the value */
                 type: "text" | "textarea" | "email" | "phone" | "url" | "number" | "date" | "datetime" | "select" | "multi_select" | "boolean";
                 required: boolean;
             }[];
@@ -2708,6 +2708,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "tag_8Fq2…",
+                     *         "name": "VIP",
+                     *         "color": "#e53935",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Tag"][];
                 };
             };
@@ -2756,7 +2767,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2771,7 +2782,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -2898,312 +2909,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getTag: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "tag_8Fq2…",
-                     *       "name": "VIP",
-                     *       "color": "#e53935",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        color: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    };
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteTag: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted; no body */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    updateTag: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Unique per tenant, case-insensitive */
-                    name?: string;
-                    /**
-                     * @description Hex color `#rrggbb`
-                     * @example #1e88e5
-                     */
-                    color?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "tag_8Fq2…",
-                     *       "name": "VIP",
-                     *       "color": "#e53935",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        color: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3232,6 +2938,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "lst_7Hc2pQ9mX4vK1nB8sT3L",
+                     *         "name": "Event attendees",
+                     *         "objectType": "contact",
+                     *         "kind": "static",
+                     *         "description": "People met at the 2026 fair",
+                     *         "filters": null,
+                     *         "memberCount": 42,
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["List"][];
                 };
             };
@@ -3280,7 +3001,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3295,7 +3016,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3448,702 +3169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getList: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "lst_7Hc2pQ9mX4vK1nB8sT3L",
-                     *       "name": "Event attendees",
-                     *       "objectType": "contact",
-                     *       "kind": "static",
-                     *       "description": "People met at the 2026 fair",
-                     *       "filters": null,
-                     *       "memberCount": 42,
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        /**
-                         * @description Type of the member records; immutable
-                         * @enum {string}
-                         */
-                        objectType: "contact" | "company" | "deal";
-                        /**
-                         * @description `static` (members managed through the API) or `dynamic` (members follow `filters`); immutable
-                         * @enum {string}
-                         */
-                        kind: "static" | "dynamic";
-                        description: string | null;
-                        /** @description Read-only. For a dynamic list, the filter that defines its members (`{ operator, conditions }`, the language of `POST /contacts/search`); `null` for a static list. */
-                        filters: unknown;
-                        /** @description Members that are not soft-deleted records */
-                        memberCount: number;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    };
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteList: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Done; no body */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    updateList: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description `objectType` and `kind` never change (400 `validation_failed`). */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Fair 2026 attendees"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Required; not blank */
-                    name?: string;
-                    description?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "lst_7Hc2pQ9mX4vK1nB8sT3L",
-                     *       "name": "Event attendees",
-                     *       "objectType": "contact",
-                     *       "kind": "static",
-                     *       "description": "People met at the 2026 fair",
-                     *       "filters": null,
-                     *       "memberCount": 42,
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        /**
-                         * @description Type of the member records; immutable
-                         * @enum {string}
-                         */
-                        objectType: "contact" | "company" | "deal";
-                        /**
-                         * @description `static` (members managed through the API) or `dynamic` (members follow `filters`); immutable
-                         * @enum {string}
-                         */
-                        kind: "static" | "dynamic";
-                        description: string | null;
-                        /** @description Read-only. For a dynamic list, the filter that defines its members (`{ operator, conditions }`, the language of `POST /contacts/search`); `null` for a static list. */
-                        filters: unknown;
-                        /** @description Members that are not soft-deleted records */
-                        memberCount: number;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listListMembers: {
-        parameters: {
-            query?: {
-                /** @description Page number, 1-based (default 1) */
-                page?: number;
-                /** @description Records per page (default 50, max 100); `limit` is an alias */
-                pageSize?: number;
-                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
-                limit?: number;
-                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
-                cursor?: string;
-            };
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: ({
-                            /** @description Id of the contact, company or deal (not of the membership) */
-                            id: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                        /** @description Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1) */
-                        pagination: {
-                            /** @description Page number; `null` when the request used `cursor` */
-                            page: number | null;
-                            pageSize: number;
-                            /** @description Records matching the filters */
-                            total: number;
-                            /** @description `null` when the request used `cursor` */
-                            totalPages: number | null;
-                            hasNext: boolean;
-                            /** @description `null` when the request used `cursor` */
-                            hasPrev: boolean | null;
-                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    addListMembers: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "objectIds": [
-                 *         "con_3kT9mQ2pX7vB1nR8sW4L"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Ids of records of the list's objectType (1 to 1000). All-or-nothing: any missing, deleted or other-type id is a 404 naming the ids, and nothing is added. Ids already members are ignored. */
-                    objectIds: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "added": 2,
-                     *       "memberCount": 44
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Records that were not members before this call */
-                        added: number;
-                        /** @description Members of the list after this call */
-                        memberCount: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    removeListMember: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description List id */
-                id: string;
-                /** @description Id of the member record */
-                objectId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Done; no body */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4168,10 +3194,7 @@ export interface operations {
                 page?: number;
                 /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
                 cursor?: string;
-                /**
-                 * @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table
-                 * @example 2026-11-22T10:00:00Z
-                 */
+                /** @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table */
                 updatedAfter?: string;
                 /** @description `true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible */
                 includeDeleted?: boolean;
@@ -4196,9 +3219,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "prp_9Kd2mQ7pX1vB4nT8sR3L",
+                     *           "number": "PR-2026-0042",
+                     *           "subject": "CRM licenses for Acme",
+                     *           "status": "draft",
+                     *           "sentAt": null,
+                     *           "dealId": null,
+                     *           "deal": null,
+                     *           "contactId": null,
+                     *           "contact": null,
+                     *           "clientId": null,
+                     *           "company": null,
+                     *           "recipientName": null,
+                     *           "recipientEmail": "buyer@acme.com.br",
+                     *           "items": [
+                     *             {
+                     *               "id": "pit_2Lm8qR4tW9xN1pK7vB3Z",
+                     *               "order": 0,
+                     *               "name": "CRM license",
+                     *               "description": "Annual, per seat",
+                     *               "qty": 3,
+                     *               "unit": "Unidade",
+                     *               "rate": 19.99,
+                     *               "discountPct": 10,
+                     *               "taxPct": 5,
+                     *               "total": 56.67
+                     *             }
+                     *           ],
+                     *           "discount": 6.67,
+                     *           "adjustment": 0,
+                     *           "subtotal": 56.67,
+                     *           "total": 50,
+                     *           "notes": null,
+                     *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": 1,
+                     *         "pageSize": 50,
+                     *         "total": 132,
+                     *         "totalPages": 3,
+                     *         "hasNext": true,
+                     *         "hasPrev": false,
+                     *         "nextCursor": "q3Xk9Tz1mW8bR2cL7yPa0vN5sE4hJ6gD8fK1uQ3w.Hq4pL8sV2kT9mW1xR7bC3n"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Proposal"][];
-                        /** @description Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1) */
+                        /** @description A page of records, with `nextCursor` to continue after it */
                         pagination: {
                             /** @description Page number; `null` when the request used `cursor` */
                             page: number | null;
@@ -4261,7 +3336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4276,7 +3351,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4602,7 +3677,3095 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDeals: {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-based (default 1) */
+                page?: number;
+                /** @description Records per page (default 50, max 100); `limit` is an alias */
+                pageSize?: number;
+                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
+                limit?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+                /** @description Only deals of this pipeline */
+                pipelineId?: string;
+                /** @description Only deals in this stage */
+                stageId?: string;
+                /** @description Only deals of this owner */
+                ownerId?: string;
+                /** @description Only deals of this contact */
+                contactId?: string;
+                /** @description Only deals of this company */
+                companyId?: string;
+                /** @description `true` or `false` */
+                isWon?: boolean;
+                /** @description `true` or `false` */
+                isLost?: boolean;
+                /** @description Inclusive lower bound of `value` */
+                valueMin?: number;
+                /** @description Inclusive upper bound of `value` */
+                valueMax?: number;
+                /** @description ISO 8601 date-time; inclusive lower bound of `closedAt` */
+                closedAtFrom?: string;
+                /** @description ISO 8601 date-time; inclusive upper bound of `closedAt` */
+                closedAtTo?: string;
+                /** @description Substring of the title, ignoring case and accents (`expansao` finds "Expansão") */
+                search?: string;
+                /** @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table */
+                updatedAfter?: string;
+                /** @description `true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible */
+                includeDeleted?: boolean;
+                /** @description Sort field (default `updatedAt`); empty values sort last in both directions; ties break by id */
+                sortKey?: "updatedAt" | "createdAt" | "title" | "value" | "expectedCloseDate" | "closedAt";
+                /** @description Sort direction */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "title": "Acme — 50 licenses",
+                     *           "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *           "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *           "value": 12500.5,
+                     *           "currency": "BRL",
+                     *           "contactId": null,
+                     *           "contact": null,
+                     *           "companyId": null,
+                     *           "company": null,
+                     *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *           "expectedCloseDate": "2026-12-15",
+                     *           "customProperties": {},
+                     *           "tags": [],
+                     *           "isWon": false,
+                     *           "isLost": false,
+                     *           "closedAt": null,
+                     *           "lossReasonId": null,
+                     *           "lossNotes": null,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": 1,
+                     *         "pageSize": 50,
+                     *         "total": 132,
+                     *         "totalPages": 3,
+                     *         "hasNext": true,
+                     *         "hasPrev": false,
+                     *         "nextCursor": "q3Xk9Tz1mW8bR2cL7yPa0vN5sE4hJ6gD8fK1uQ3w.Hq4pL8sV2kT9mW1xR7bC3n"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Deal"][];
+                        /** @description A page of records, with `nextCursor` to continue after it */
+                        pagination: {
+                            /** @description Page number; `null` when the request used `cursor` */
+                            page: number | null;
+                            pageSize: number;
+                            /** @description Records matching the filters */
+                            total: number;
+                            /** @description `null` when the request used `cursor` */
+                            totalPages: number | null;
+                            hasNext: boolean;
+                            /** @description `null` when the request used `cursor` */
+                            hasPrev: boolean | null;
+                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createDeal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Acme — 50 licenses",
+                 *       "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                 *       "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                 *       "value": 12500.5,
+                 *       "currency": "BRL",
+                 *       "expectedCloseDate": "2026-12-15"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Required; not blank */
+                    title: string;
+                    /** @description A pipeline of the tenant */
+                    pipelineId: string;
+                    /** @description A stage of `pipelineId` (409 stage_invalid otherwise) */
+                    stageId: string;
+                    /**
+                     * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
+                     * @example 19.99
+                     */
+                    value?: number | null;
+                    /**
+                     * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
+                     * @example BRL
+                     */
+                    currency?: string;
+                    /** @description A contact of the tenant */
+                    contactId?: string | null;
+                    /** @description A company of the tenant */
+                    companyId?: string | null;
+                    /** @description A user of the tenant */
+                    ownerId?: string | null;
+                    /**
+                     * @description YYYY-MM-DD
+                     * @example 2026-12-15
+                     */
+                    expectedCloseDate?: string | null;
+                    /**
+                     * @description Custom property values keyed by property id (never by internalName)
+                     * @example {
+                     *       "prop_segment": "smb"
+                     *     }
+                     */
+                    customProperties?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Tag ids; replaces the whole set on PATCH */
+                    tags?: string[];
+                    /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                    isWon?: boolean;
+                    /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                    isLost?: boolean;
+                    /**
+                     * @description ISO 8601 date-time; only for a won deal (default: now)
+                     * @example 2026-11-22T10:00:00Z
+                     */
+                    closedAt?: string | null;
+                    /** @description A loss reason of the tenant; only for a lost deal */
+                    lossReasonId?: string | null;
+                    /** @description Only for a lost deal */
+                    lossNotes?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *       "title": "Acme — 50 licenses",
+                     *       "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *       "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *       "value": 12500.5,
+                     *       "currency": "BRL",
+                     *       "contactId": null,
+                     *       "contact": null,
+                     *       "companyId": null,
+                     *       "company": null,
+                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "expectedCloseDate": "2026-12-15",
+                     *       "customProperties": {},
+                     *       "tags": [],
+                     *       "isWon": false,
+                     *       "isLost": false,
+                     *       "closedAt": null,
+                     *       "lossReasonId": null,
+                     *       "lossNotes": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        title: string;
+                        pipelineId: string;
+                        stageId: string;
+                        /** @description Amount with at most 2 decimals, exact */
+                        value: number | null;
+                        /** @description ISO 4217 code */
+                        currency: string;
+                        contactId: string | null;
+                        contact: components["schemas"]["Contact"] | null;
+                        companyId: string | null;
+                        company: components["schemas"]["Company"] | null;
+                        ownerId: string | null;
+                        /** @description YYYY-MM-DD */
+                        expectedCloseDate: string | null;
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Tag ids */
+                        tags: string[];
+                        isWon: boolean;
+                        isLost: boolean;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        closedAt: string | null;
+                        lossReasonId: string | null;
+                        lossNotes: string | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listActivities: {
+        parameters: {
+            query: {
+                /** @description Type of the linked record (required) */
+                relatedType: "contact" | "company" | "deal";
+                /** @description Id of the linked record (required; 404 when missing or deleted) */
+                relatedId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "act_3kT9mQ2xR7pW1nB5zL8V",
+                     *         "type": "task",
+                     *         "title": "Send the revised quote",
+                     *         "description": "<p>Include the <strong>annual</strong> plan.</p>",
+                     *         "dueDate": "2026-11-25T15:00:00.000Z",
+                     *         "completed": false,
+                     *         "completedAt": null,
+                     *         "priority": "high",
+                     *         "assignedToId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *         "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *         "contactIds": [
+                     *           "con_4hW9sQ2mZ8xK1pLr7TcB"
+                     *         ],
+                     *         "companyIds": [],
+                     *         "dealIds": [
+                     *           "deal_7Hq3nW2xK9mR4tB1pZ6C"
+                     *         ],
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Activity"][];
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createActivity: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "task",
+                 *       "title": "Send the revised quote",
+                 *       "dueDate": "2026-11-25T15:00:00Z",
+                 *       "priority": "high",
+                 *       "contactIds": [
+                 *         "con_4hW9sQ2mZ8xK1pLr7TcB"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Kind of activity
+                     * @enum {string}
+                     */
+                    type: "task" | "call" | "email" | "meeting" | "note" | "whatsapp" | "linkedin" | "custom";
+                    /** @description Short title; not blank */
+                    title: string;
+                    /** @description HTML or markdown. HTML is sanitized on write (scripts, event-handler attributes, `javascript:` URLs removed); text without `<` is kept as given. */
+                    description?: string | null;
+                    /**
+                     * @description Due date: ISO 8601 date-time with time zone (a bare YYYY-MM-DD means midnight UTC); returned in UTC with milliseconds. Otherwise 400 `invalid_format`.
+                     * @example 2026-11-25T15:00:00Z
+                     */
+                    dueDate?: string | null;
+                    /** @description true sets completedAt (given, else now); false clears it */
+                    completed?: boolean;
+                    /**
+                     * @description Completion time; only with completed true: ISO 8601 date-time with time zone (a bare YYYY-MM-DD means midnight UTC); returned in UTC with milliseconds. Otherwise 400 `invalid_format`.
+                     * @example 2026-11-25T15:00:00Z
+                     */
+                    completedAt?: string | null;
+                    /**
+                     * @description Priority
+                     * @enum {string|null}
+                     */
+                    priority?: "low" | "medium" | "high" | null;
+                    /** @description A user of the tenant; null unassigns */
+                    assignedToId?: string | null;
+                    /** @description A user of the tenant; default: the user of the API key */
+                    ownerId?: string | null;
+                    /** @description Contact ids of the tenant (404 naming the item otherwise); PATCH replaces the array */
+                    contactIds?: string[];
+                    /** @description Company ids of the tenant (404 naming the item otherwise); PATCH replaces the array */
+                    companyIds?: string[];
+                    /** @description Deal ids of the tenant (404 naming the item otherwise); PATCH replaces the array */
+                    dealIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "act_3kT9mQ2xR7pW1nB5zL8V",
+                     *       "type": "task",
+                     *       "title": "Send the revised quote",
+                     *       "description": "<p>Include the <strong>annual</strong> plan.</p>",
+                     *       "dueDate": "2026-11-25T15:00:00.000Z",
+                     *       "completed": false,
+                     *       "completedAt": null,
+                     *       "priority": "high",
+                     *       "assignedToId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "contactIds": [
+                     *         "con_4hW9sQ2mZ8xK1pLr7TcB"
+                     *       ],
+                     *       "companyIds": [],
+                     *       "dealIds": [
+                     *         "deal_7Hq3nW2xK9mR4tB1pZ6C"
+                     *       ],
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /**
+                         * @description Kind of activity
+                         * @enum {string}
+                         */
+                        type: "task" | "call" | "email" | "meeting" | "note" | "whatsapp" | "linkedin" | "custom";
+                        title: string;
+                        /** @description Sanitized HTML, or plain text / markdown as given */
+                        description: string | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        dueDate: string | null;
+                        completed: boolean;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        completedAt: string | null;
+                        /**
+                         * @description Priority (tasks)
+                         * @enum {string|null}
+                         */
+                        priority: "low" | "medium" | "high" | null;
+                        /** @description Responsible user */
+                        assignedToId: string | null;
+                        /** @description Owning user; defaults to the user of the API key */
+                        ownerId: string | null;
+                        /** @description Linked contacts, in the order given */
+                        contactIds: string[];
+                        /** @description Linked companies, in the order given */
+                        companyIds: string[];
+                        /** @description Linked deals, in the order given */
+                        dealIds: string[];
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContacts: {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-based (default 1) */
+                page?: number;
+                /** @description Records per page (default 50, max 100); `limit` is an alias */
+                pageSize?: number;
+                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
+                limit?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+                /** @description Substring of first name, last name, full name or e-mail, ignoring case and accents (`joao` finds "João", `ZOË` finds "zoë"); also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not */
+                search?: string;
+                /** @description Only contacts of this owner */
+                ownerId?: string;
+                /** @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table */
+                updatedAfter?: string;
+                /** @description `true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible */
+                includeDeleted?: boolean;
+                /** @description Sort field (default `createdAt`); ties break by `id`; empty values sort last */
+                sortKey?: "createdAt" | "updatedAt" | "firstName" | "lastName" | "email" | "score";
+                /** @description Sort direction */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "firstName": "Maria",
+                     *           "lastName": "Silva",
+                     *           "email": "maria@acme.com.br",
+                     *           "phone": "+5511987654321",
+                     *           "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *           "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *           "tags": [
+                     *             "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *           ],
+                     *           "customProperties": {
+                     *             "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *           },
+                     *           "score": 72,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": 1,
+                     *         "pageSize": 50,
+                     *         "total": 132,
+                     *         "totalPages": 3,
+                     *         "hasNext": true,
+                     *         "hasPrev": false,
+                     *         "nextCursor": "q3Xk9Tz1mW8bR2cL7yPa0vN5sE4hJ6gD8fK1uQ3w.Hq4pL8sV2kT9mW1xR7bC3n"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Contact"][];
+                        /** @description A page of records, with `nextCursor` to continue after it */
+                        pagination: {
+                            /** @description Page number; `null` when the request used `cursor` */
+                            page: number | null;
+                            pageSize: number;
+                            /** @description Records matching the filters */
+                            total: number;
+                            /** @description `null` when the request used `cursor` */
+                            totalPages: number | null;
+                            hasNext: boolean;
+                            /** @description `null` when the request used `cursor` */
+                            hasPrev: boolean | null;
+                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "firstName": "Maria",
+                 *       "lastName": "Silva",
+                 *       "email": "Maria@Acme.com.br",
+                 *       "phone": "(11) 98765-4321",
+                 *       "tags": [],
+                 *       "score": 72
+                 *     }
+                 */
+                "application/json": {
+                    firstName: string;
+                    lastName?: string | null;
+                    /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
+                    email?: string | null;
+                    /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
+                    phone?: string | null;
+                    /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
+                    companyId?: string | null;
+                    /** @description Owning user id (404 when missing); no default: unset unless given */
+                    ownerId?: string | null;
+                    /** @description Tag ids; on PATCH the array replaces the whole set */
+                    tags?: string[];
+                    /**
+                     * @description Custom property values keyed by property id (never by internalName)
+                     * @example {
+                     *       "prop_segment": "smb"
+                     *     }
+                     */
+                    customProperties?: {
+                        [key: string]: unknown;
+                    };
+                    score?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *       "firstName": "Maria",
+                     *       "lastName": "Silva",
+                     *       "email": "maria@acme.com.br",
+                     *       "phone": "+5511987654321",
+                     *       "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *       "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *       "tags": [
+                     *         "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *       ],
+                     *       "customProperties": {
+                     *         "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *       },
+                     *       "score": 72,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        firstName: string;
+                        lastName: string | null;
+                        /** @description Trimmed and lower-cased; unique per tenant */
+                        email: string | null;
+                        /** @description E.164 (`+5511987654321`); unique per tenant */
+                        phone: string | null;
+                        /** @description Associated company */
+                        companyId: string | null;
+                        /** @description Owning user */
+                        ownerId: string | null;
+                        /** @description Tag ids */
+                        tags: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        score: number | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "whk_4Jd8sQ1mZpLkV0aN3rTb",
+                     *         "name": "Deals to the ERP",
+                     *         "url": "https://erp.example.com/hooks/crm",
+                     *         "events": [
+                     *           "deal.won",
+                     *           "deal.lost"
+                     *         ],
+                     *         "isActive": true,
+                     *         "disabledReason": null,
+                     *         "headers": {
+                     *           "Authorization": "••••"
+                     *         },
+                     *         "secret": "whsec_q3Zk",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Deals to the ERP",
+                 *       "url": "https://erp.example.com/hooks/crm",
+                 *       "events": [
+                 *         "deal.won",
+                 *         "deal.lost"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Human reference
+                     * @example Deals to the ERP
+                     */
+                    name: string;
+                    /**
+                     * @description HTTPS destination (`https://` only; checked against the private-network rule at delivery time)
+                     * @example https://erp.example.com/hooks/crm
+                     */
+                    url: string;
+                    /**
+                     * @description Event keys from GET /webhooks/event-types (duplicates are dropped)
+                     * @example [
+                     *       "deal.won",
+                     *       "deal.lost"
+                     *     ]
+                     */
+                    events: string[];
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    isActive?: boolean;
+                    /**
+                     * @description Custom headers sent with every delivery. Names must be valid HTTP header names; `Content-Type`, `User-Agent`, `Host`, `Content-Length`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Transfer-Encoding`, `Upgrade`, `TE`, `Trailer`, `Expect`), `X-Service-*` and `webhook-*` are reserved. Values are write-only: every read shows them masked as `"••••"`.
+                     * @example {
+                     *       "Authorization": "Bearer 8c1f…"
+                     *     }
+                     */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_4Jd8sQ1mZpLkV0aN3rTb",
+                     *       "name": "Deals to the ERP",
+                     *       "url": "https://erp.example.com/hooks/crm",
+                     *       "events": [
+                     *         "deal.won",
+                     *         "deal.lost"
+                     *       ],
+                     *       "isActive": true,
+                     *       "disabledReason": null,
+                     *       "headers": {
+                     *         "Authorization": "••••"
+                     *       },
+                     *       "secret": "whsec_q3Zk",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        url: string;
+                        events: string[];
+                        isActive: boolean;
+                        /**
+                         * @description Why the webhook was deactivated automatically: every attempt failed for 120 hours (by default) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
+                         * @example no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503
+                         */
+                        disabledReason: string | null;
+                        /**
+                         * @description The custom header names, each value masked as `"••••"`: values are write-only after creation (every read, the answers of POST, PATCH and rotate-secret included). Deliveries send the real values. To change one, PATCH `headers` with all of them.
+                         * @example {
+                         *       "Authorization": "••••"
+                         *     }
+                         */
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /** @description Signing secret. The full value (`whsec_` + base64 of 24 random bytes) is returned only by POST /webhooks and POST /webhooks/:id/rotate-secret; every other read shows `whsec_` + its first 4 characters. */
+                        secret: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCompanies: {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-based (default 1) */
+                page?: number;
+                /** @description Records per page (default 50, max 100); `limit` is an alias */
+                pageSize?: number;
+                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
+                limit?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+                /** @description Substring of name, CNPJ (with or without punctuation), website or domain, ignoring case and accents (`acai` finds "Açaí") */
+                search?: string;
+                /** @description Only companies of this owner */
+                ownerId?: string;
+                /** @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table */
+                updatedAfter?: string;
+                /** @description `true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible */
+                includeDeleted?: boolean;
+                /** @description Sort field (default `createdAt`); empty values sort last in both directions; ties break by id */
+                sortKey?: "createdAt" | "updatedAt" | "name" | "domain" | "cnpj" | "industry";
+                /** @description Sort direction */
+                sortOrder?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "name": "Acme Ltda",
+                     *           "cnpj": "11222333000181",
+                     *           "website": "https://www.acme.com.br",
+                     *           "domain": "acme.com.br",
+                     *           "phone": "+551133334444",
+                     *           "industry": "Manufacturing",
+                     *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *           "tags": [
+                     *             "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *           ],
+                     *           "customProperties": {
+                     *             "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *           },
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": 1,
+                     *         "pageSize": 50,
+                     *         "total": 132,
+                     *         "totalPages": 3,
+                     *         "hasNext": true,
+                     *         "hasPrev": false,
+                     *         "nextCursor": "q3Xk9Tz1mW8bR2cL7yPa0vN5sE4hJ6gD8fK1uQ3w.Hq4pL8sV2kT9mW1xR7bC3n"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Company"][];
+                        /** @description A page of records, with `nextCursor` to continue after it */
+                        pagination: {
+                            /** @description Page number; `null` when the request used `cursor` */
+                            page: number | null;
+                            pageSize: number;
+                            /** @description Records matching the filters */
+                            total: number;
+                            /** @description `null` when the request used `cursor` */
+                            totalPages: number | null;
+                            hasNext: boolean;
+                            /** @description `null` when the request used `cursor` */
+                            hasPrev: boolean | null;
+                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Ltda",
+                 *       "cnpj": "11.222.333/0001-81",
+                 *       "website": "https://www.acme.com.br",
+                 *       "domain": "acme.com.br",
+                 *       "industry": "Manufacturing"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Required; not blank */
+                    name: string;
+                    /**
+                     * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
+                     * @example 11.222.333/0001-81
+                     */
+                    cnpj?: string | null;
+                    /**
+                     * @description Full http(s) URL
+                     * @example https://www.acme.com.br
+                     */
+                    website?: string | null;
+                    /**
+                     * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
+                     * @example acme.com.br
+                     */
+                    domain?: string | null;
+                    /** @description Normalized to E.164 (Brazil is the default region); not unique */
+                    phone?: string | null;
+                    industry?: string | null;
+                    /** @description A user of the tenant */
+                    ownerId?: string | null;
+                    /** @description Tag ids; replaces the whole set on PATCH */
+                    tags?: string[];
+                    /**
+                     * @description Custom property values keyed by property id (never by internalName)
+                     * @example {
+                     *       "prop_segment": "smb"
+                     *     }
+                     */
+                    customProperties?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *       "name": "Acme Ltda",
+                     *       "cnpj": "11222333000181",
+                     *       "website": "https://www.acme.com.br",
+                     *       "domain": "acme.com.br",
+                     *       "phone": "+551133334444",
+                     *       "industry": "Manufacturing",
+                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "tags": [
+                     *         "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *       ],
+                     *       "customProperties": {
+                     *         "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *       },
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @description 14 characters, punctuation stripped (digits only for a numeric CNPJ) */
+                        cnpj: string | null;
+                        /** @description Full http(s) URL */
+                        website: string | null;
+                        /** @description Bare lower-case host name; matches contacts by e-mail domain */
+                        domain: string | null;
+                        /** @description E.164 */
+                        phone: string | null;
+                        industry: string | null;
+                        ownerId: string | null;
+                        /** @description Tag ids */
+                        tags: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPipelines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "pip_7Hq2mX9kL4tR1vB8nC3Z",
+                     *         "name": "Sales",
+                     *         "isDefault": true,
+                     *         "displayOrder": 0,
+                     *         "stages": [
+                     *           {
+                     *             "id": "stg_2Lk8pQ4mW7xT1nR9vB3C",
+                     *             "name": "Lead",
+                     *             "displayOrder": 0,
+                     *             "probability": 10,
+                     *             "isWonStage": false,
+                     *             "isLostStage": false
+                     *           },
+                     *           {
+                     *             "id": "stg_9Vb3nC7xK2mQ8tL4pW1R",
+                     *             "name": "Won",
+                     *             "displayOrder": 1,
+                     *             "probability": 100,
+                     *             "isWonStage": true,
+                     *             "isLostStage": false
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Pipeline"][];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listProperties: {
+        parameters: {
+            query: {
+                /** @description Required: `contact`, `company` or `deal` */
+                objectType: "contact" | "company" | "deal";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "prp_3Nx8kQ2mL7vT4pR9wB1C",
+                     *         "objectType": "contact",
+                     *         "internalName": "segment",
+                     *         "label": "Segment",
+                     *         "type": "select",
+                     *         "group": "Sales",
+                     *         "displayOrder": 0,
+                     *         "isDefaultInForm": false,
+                     *         "options": [
+                     *           {
+                     *             "value": "smb",
+                     *             "label": "SMB"
+                     *           },
+                     *           {
+                     *             "value": "ent",
+                     *             "label": "Enterprise"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Property"][];
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listForms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "frm_4ZkQ9aT2mX8bW1cR7yLp",
+                     *         "name": "Contact us",
+                     *         "slug": "contact-us",
+                     *         "embedUrl": "https://crm.example.com/f/acme-ltda-x8k2p1/contact-us",
+                     *         "submissionsCount": 12,
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "fields": [
+                     *           {
+                     *             "name": "email",
+                     *             "label": "E-mail",
+                     *             "type": "email",
+                     *             "required": true
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Form"][];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "usr_3Fk9pL2mQ8xV1nB7tR4Z",
+                     *         "name": "Ana Souza",
+                     *         "email": "ana@acme.test"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["User"][];
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated event keys to return (default: every type). An unknown key is 400 `validation_failed`. Keys: `contact.created`, `contact.updated`, `contact.deleted`, `company.created`, `company.updated`, `company.deleted`, `deal.created`, `deal.updated`, `deal.stage_changed`, `deal.won`, `deal.lost`, `deal.deleted`, `activity.created`, `activity.updated`, `activity.deleted`, `tag.created`, `tag.updated`, `tag.deleted`, `list.member_added`, `list.member_removed`, `proposal.sent`, `proposal.accepted`, `proposal.declined`, `proposal.expired`, `form.submitted`, `webhook.disabled` */
+                types?: string;
+                /** @description An event id: only events strictly after it in the log. Pass the `id` of the last event you processed. An id that is not an event of the tenant (or that retention removed) matches nothing, as any filter naming a missing id (200 with an empty `data`, at once even with `wait`): start again without it */
+                after?: string;
+                /** @description Events per page (default 100, max 1000) */
+                limit?: number;
+                /** @description Alias of `limit` (C.5); both given and different: 400 `validation_failed` */
+                pageSize?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+                /** @description Long-poll, in seconds (0–30): when no event matches yet, hold the request until one is committed or the wait ends (then 200 with an empty `data`). At most 10 waiting requests per API key and 1000 per server process (by default); beyond, 429 `too_many_waiting_requests` with `Retry-After` */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_01hx5k2m9v8c3b7n6q4r0s1t2u",
+                     *           "type": "contact.created",
+                     *           "occurredAt": "2026-11-22T10:00:00.000Z",
+                     *           "data": {
+                     *             "contact": {
+                     *               "id": "ct_01hx5k2m9v",
+                     *               "firstName": "Ana",
+                     *               "lastName": "Souza",
+                     *               "email": "ana@example.com"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": null,
+                     *         "pageSize": 100,
+                     *         "total": null,
+                     *         "totalPages": null,
+                     *         "hasNext": false,
+                     *         "hasPrev": null,
+                     *         "nextCursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description Event id; the `webhook-id` header and `eventId` of its webhook deliveries
+                             * @example evt_01hx5k2m9v8c3b7n6q4r0s1t2u
+                             */
+                            id: string;
+                            /**
+                             * @description Event key of the catalog (`GET /webhooks/event-types`)
+                             * @example contact.updated
+                             */
+                            type: string;
+                            /**
+                             * @description When the change was made, UTC ISO-8601 (the `timestamp` of the webhook body)
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            occurredAt: string;
+                            /**
+                             * @description Exactly the `data` of the webhook delivery body of this event: the record under its object type (`contact`, `deal`, …) and the extra fields of the type
+                             * @example {
+                             *       "contact": {
+                             *         "id": "ct_01hx5k2m9v",
+                             *         "firstName": "Ana",
+                             *         "lastName": "Souza",
+                             *         "email": "ana@example.com"
+                             *       }
+                             *     }
+                             */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description The envelope of C.1 for a log: keyset only, no total */
+                        pagination: {
+                            /** @description Always `null`: the log is paged by `after` or `cursor` */
+                            page: null;
+                            pageSize: number;
+                            /** @description Always `null`: counting a log of millions of events would cost what reading it costs */
+                            total: null;
+                            totalPages: null;
+                            /** @description More events are readable now */
+                            hasNext: boolean;
+                            hasPrev: null;
+                            /** @description Pass as `cursor` (with the same other parameters) for the next page; `null` when no more events are readable now */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPublicForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Slug of the tenant (tenants may share form slugs) */
+                tenantSlug: string;
+                /** @description Slug of the form, unique per tenant */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such form */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    submitPublicForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Slug of the tenant (tenants may share form slugs) */
+                tenantSlug: string;
+                /** @description Slug of the form, unique per tenant */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        /** @description Field name → value. JSON values must have their field type (not coerced); urlencoded values are text and are converted per field type (numbers, `on`/`true`/`1` for booleans, repeated keys for multi_select). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "maria@example.com",
+                 *       "name": "Maria",
+                 *       "plan": "pro"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @example {
+                 *       "email": "maria@example.com",
+                 *       "name": "Maria",
+                 *       "plan": "pro"
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Thank-you page (urlencoded post) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "submissionId": "sub_9bT3kQ1mZ7xW2cR8yLpA",
+                     *       "contactId": "con_3kT9aZ1mQ7xW2cR8yLpB"
+                     *     }
+                     */
+                    "application/json": {
+                        submissionId: string;
+                        contactId: string;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tag_8Fq2…",
+                     *       "name": "VIP",
+                     *       "color": "#e53935",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        color: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique per tenant, case-insensitive */
+                    name?: string;
+                    /**
+                     * @description Hex color `#rrggbb`
+                     * @example #1e88e5
+                     */
+                    color?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tag_8Fq2…",
+                     *       "name": "VIP",
+                     *       "color": "#e53935",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        color: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Hc2pQ9mX4vK1nB8sT3L",
+                     *       "name": "Event attendees",
+                     *       "objectType": "contact",
+                     *       "kind": "static",
+                     *       "description": "People met at the 2026 fair",
+                     *       "filters": null,
+                     *       "memberCount": 42,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /**
+                         * @description Type of the member records; immutable
+                         * @enum {string}
+                         */
+                        objectType: "contact" | "company" | "deal";
+                        /**
+                         * @description `static` (members managed through the API) or `dynamic` (members follow `filters`); immutable
+                         * @enum {string}
+                         */
+                        kind: "static" | "dynamic";
+                        description: string | null;
+                        /** @description Read-only. For a dynamic list, the filter that defines its members (`{ operator, conditions }`, the language of `POST /contacts/search`); `null` for a static list. */
+                        filters: unknown;
+                        /** @description Members that are not soft-deleted records */
+                        memberCount: number;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description `objectType` and `kind` never change (400 `validation_failed`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Fair 2026 attendees"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Required; not blank */
+                    name?: string;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Hc2pQ9mX4vK1nB8sT3L",
+                     *       "name": "Event attendees",
+                     *       "objectType": "contact",
+                     *       "kind": "static",
+                     *       "description": "People met at the 2026 fair",
+                     *       "filters": null,
+                     *       "memberCount": 42,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /**
+                         * @description Type of the member records; immutable
+                         * @enum {string}
+                         */
+                        objectType: "contact" | "company" | "deal";
+                        /**
+                         * @description `static` (members managed through the API) or `dynamic` (members follow `filters`); immutable
+                         * @enum {string}
+                         */
+                        kind: "static" | "dynamic";
+                        description: string | null;
+                        /** @description Read-only. For a dynamic list, the filter that defines its members (`{ operator, conditions }`, the language of `POST /contacts/search`); `null` for a static list. */
+                        filters: unknown;
+                        /** @description Members that are not soft-deleted records */
+                        memberCount: number;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4850,7 +7013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4925,7 +7088,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5247,399 +7410,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listDeals: {
-        parameters: {
-            query?: {
-                /** @description Page number, 1-based (default 1) */
-                page?: number;
-                /** @description Records per page (default 50, max 100); `limit` is an alias */
-                pageSize?: number;
-                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
-                limit?: number;
-                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
-                cursor?: string;
-                /** @description Only deals of this pipeline */
-                pipelineId?: string;
-                /** @description Only deals in this stage */
-                stageId?: string;
-                /** @description Only deals of this owner */
-                ownerId?: string;
-                /** @description Only deals of this contact */
-                contactId?: string;
-                /** @description Only deals of this company */
-                companyId?: string;
-                /** @description `true` or `false` */
-                isWon?: boolean;
-                /** @description `true` or `false` */
-                isLost?: boolean;
-                /** @description Inclusive lower bound of `value` */
-                valueMin?: number;
-                /** @description Inclusive upper bound of `value` */
-                valueMax?: number;
-                /**
-                 * @description ISO 8601 date-time; inclusive lower bound of `closedAt`
-                 * @example 2026-11-01T00:00:00Z
-                 */
-                closedAtFrom?: string;
-                /**
-                 * @description ISO 8601 date-time; inclusive upper bound of `closedAt`
-                 * @example 2026-11-30T23:59:59Z
-                 */
-                closedAtTo?: string;
-                /** @description Substring of the title, ignoring case and accents (`expansao` finds "Expansão") */
-                search?: string;
-                /**
-                 * @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table
-                 * @example 2026-11-22T10:00:00Z
-                 */
-                updatedAfter?: string;
-                /** @description `true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible */
-                includeDeleted?: boolean;
-                /** @description Sort field (default `updatedAt`); empty values sort last in both directions; ties break by id */
-                sortKey?: "updatedAt" | "createdAt" | "title" | "value" | "expectedCloseDate" | "closedAt";
-                /** @description Sort direction */
-                sortOrder?: "asc" | "desc";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Deal"][];
-                        /** @description Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1) */
-                        pagination: {
-                            /** @description Page number; `null` when the request used `cursor` */
-                            page: number | null;
-                            pageSize: number;
-                            /** @description Records matching the filters */
-                            total: number;
-                            /** @description `null` when the request used `cursor` */
-                            totalPages: number | null;
-                            hasNext: boolean;
-                            /** @description `null` when the request used `cursor` */
-                            hasPrev: boolean | null;
-                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createDeal: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "title": "Acme — 50 licenses",
-                 *       "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
-                 *       "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
-                 *       "value": 12500.5,
-                 *       "currency": "BRL",
-                 *       "expectedCloseDate": "2026-12-15"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Required; not blank */
-                    title: string;
-                    /** @description A pipeline of the tenant */
-                    pipelineId: string;
-                    /** @description A stage of `pipelineId` (409 stage_invalid otherwise) */
-                    stageId: string;
-                    /**
-                     * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
-                     * @example 19.99
-                     */
-                    value?: number | null;
-                    /**
-                     * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
-                     * @example BRL
-                     */
-                    currency?: string;
-                    /** @description A contact of the tenant */
-                    contactId?: string | null;
-                    /** @description A company of the tenant */
-                    companyId?: string | null;
-                    /** @description A user of the tenant */
-                    ownerId?: string | null;
-                    /**
-                     * @description YYYY-MM-DD
-                     * @example 2026-12-15
-                     */
-                    expectedCloseDate?: string | null;
-                    /**
-                     * @description Custom property values keyed by property id (never by internalName)
-                     * @example {
-                     *       "prop_segment": "smb"
-                     *     }
-                     */
-                    customProperties?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Tag ids; replaces the whole set on PATCH */
-                    tags?: string[];
-                    /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                    isWon?: boolean;
-                    /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                    isLost?: boolean;
-                    /**
-                     * @description ISO 8601 date-time; only for a won deal (default: now)
-                     * @example 2026-11-22T10:00:00Z
-                     */
-                    closedAt?: string | null;
-                    /** @description A loss reason of the tenant; only for a lost deal */
-                    lossReasonId?: string | null;
-                    /** @description Only for a lost deal */
-                    lossNotes?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
-                     *       "title": "Acme — 50 licenses",
-                     *       "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
-                     *       "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
-                     *       "value": 12500.5,
-                     *       "currency": "BRL",
-                     *       "contactId": null,
-                     *       "contact": null,
-                     *       "companyId": null,
-                     *       "company": null,
-                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
-                     *       "expectedCloseDate": "2026-12-15",
-                     *       "customProperties": {},
-                     *       "tags": [],
-                     *       "isWon": false,
-                     *       "isLost": false,
-                     *       "closedAt": null,
-                     *       "lossReasonId": null,
-                     *       "lossNotes": null,
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        title: string;
-                        pipelineId: string;
-                        stageId: string;
-                        /** @description Amount with at most 2 decimals, exact */
-                        value: number | null;
-                        /** @description ISO 4217 code */
-                        currency: string;
-                        contactId: string | null;
-                        contact: components["schemas"]["Contact"] | null;
-                        companyId: string | null;
-                        company: components["schemas"]["Company"] | null;
-                        ownerId: string | null;
-                        /** @description YYYY-MM-DD */
-                        expectedCloseDate: string | null;
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Tag ids */
-                        tags: string[];
-                        isWon: boolean;
-                        isLost: boolean;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        closedAt: string | null;
-                        lossReasonId: string | null;
-                        lossNotes: string | null;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
-                        deletedAt?: string | null;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5789,7 +7560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5864,7 +7635,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6097,1339 +7868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listContactDeals: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        id: string;
-                        title: string;
-                        stageId: string;
-                        pipelineId: string;
-                        value: number | null;
-                        currency: string;
-                        isWon: boolean;
-                        isLost: boolean;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    }[];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createDealsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "inputs": [
-                 *         {
-                 *           "title": "Acme — 50 licenses",
-                 *           "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
-                 *           "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
-                 *           "value": 12500.5,
-                 *           "currency": "BRL",
-                 *           "expectedCloseDate": "2026-12-15"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @description 1–100 inputs, each a `POST /deals` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description Required; not blank */
-                        title: string;
-                        /** @description A pipeline of the tenant */
-                        pipelineId: string;
-                        /** @description A stage of `pipelineId` (409 stage_invalid otherwise) */
-                        stageId: string;
-                        /**
-                         * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
-                         * @example 19.99
-                         */
-                        value?: number | null;
-                        /**
-                         * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
-                         * @example BRL
-                         */
-                        currency?: string;
-                        /** @description A contact of the tenant */
-                        contactId?: string | null;
-                        /** @description A company of the tenant */
-                        companyId?: string | null;
-                        /** @description A user of the tenant */
-                        ownerId?: string | null;
-                        /**
-                         * @description YYYY-MM-DD
-                         * @example 2026-12-15
-                         */
-                        expectedCloseDate?: string | null;
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Tag ids; replaces the whole set on PATCH */
-                        tags?: string[];
-                        /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                        isWon?: boolean;
-                        /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                        isLost?: boolean;
-                        /**
-                         * @description ISO 8601 date-time; only for a won deal (default: now)
-                         * @example 2026-11-22T10:00:00Z
-                         */
-                        closedAt?: string | null;
-                        /** @description A loss reason of the tenant; only for a lost deal */
-                        lossReasonId?: string | null;
-                        /** @description Only for a lost deal */
-                        lossNotes?: string | null;
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    updateDealsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 inputs, each `{ id, ...PATCH body }`. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description The deal to update */
-                        id: string;
-                        /** @description Required; not blank */
-                        title?: string;
-                        /** @description Moves the deal to another pipeline; requires `stageId` of that pipeline */
-                        pipelineId?: string;
-                        /** @description A stage of the deal’s pipeline (or of `pipelineId` when given) */
-                        stageId?: string;
-                        /**
-                         * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
-                         * @example 19.99
-                         */
-                        value?: number | null;
-                        /**
-                         * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
-                         * @example BRL
-                         */
-                        currency?: string;
-                        /** @description A contact of the tenant */
-                        contactId?: string | null;
-                        /** @description A company of the tenant */
-                        companyId?: string | null;
-                        /** @description A user of the tenant */
-                        ownerId?: string | null;
-                        /**
-                         * @description YYYY-MM-DD
-                         * @example 2026-12-15
-                         */
-                        expectedCloseDate?: string | null;
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Tag ids; replaces the whole set on PATCH */
-                        tags?: string[];
-                        /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                        isWon?: boolean;
-                        /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                        isLost?: boolean;
-                        /**
-                         * @description ISO 8601 date-time; only for a won deal (default: now)
-                         * @example 2026-11-22T10:00:00Z
-                         */
-                        closedAt?: string | null;
-                        /** @description A loss reason of the tenant; only for a lost deal */
-                        lossReasonId?: string | null;
-                        /** @description Only for a lost deal */
-                        lossNotes?: string | null;
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    upsertDealsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "idProperty": "id",
-                 *       "inputs": [
-                 *         {
-                 *           "title": "Acme — 50 licenses",
-                 *           "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
-                 *           "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
-                 *           "value": 12500.5,
-                 *           "currency": "BRL",
-                 *           "expectedCloseDate": "2026-12-15"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The property inputs are matched on
-                     * @enum {string}
-                     */
-                    idProperty: "id";
-                    /** @description 1–100 inputs, each a `POST /deals` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description Only with `idProperty: "id"`: the record to update (404 when missing); absent: create */
-                        id?: string;
-                        /** @description Required; not blank */
-                        title: string;
-                        /** @description A pipeline of the tenant */
-                        pipelineId: string;
-                        /** @description A stage of `pipelineId` (409 stage_invalid otherwise) */
-                        stageId: string;
-                        /**
-                         * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
-                         * @example 19.99
-                         */
-                        value?: number | null;
-                        /**
-                         * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
-                         * @example BRL
-                         */
-                        currency?: string;
-                        /** @description A contact of the tenant */
-                        contactId?: string | null;
-                        /** @description A company of the tenant */
-                        companyId?: string | null;
-                        /** @description A user of the tenant */
-                        ownerId?: string | null;
-                        /**
-                         * @description YYYY-MM-DD
-                         * @example 2026-12-15
-                         */
-                        expectedCloseDate?: string | null;
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Tag ids; replaces the whole set on PATCH */
-                        tags?: string[];
-                        /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                        isWon?: boolean;
-                        /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
-                        isLost?: boolean;
-                        /**
-                         * @description ISO 8601 date-time; only for a won deal (default: now)
-                         * @example 2026-11-22T10:00:00Z
-                         */
-                        closedAt?: string | null;
-                        /** @description A loss reason of the tenant; only for a lost deal */
-                        lossReasonId?: string | null;
-                        /** @description Only for a lost deal */
-                        lossNotes?: string | null;
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            action?: "created" | "updated";
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            action?: "created" | "updated";
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    readDealsBatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 deal ids (another tenant's ids are simply not found) */
-                    ids: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        results: components["schemas"]["Deal"][];
-                        missing: string[];
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteDealsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 deal ids (another tenant's ids are simply not found) */
-                    ids: string[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The deal's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Deal"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listActivities: {
-        parameters: {
-            query: {
-                /** @description Type of the linked record (required) */
-                relatedType: "contact" | "company" | "deal";
-                /** @description Id of the linked record (required; 404 when missing or deleted) */
-                relatedId: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Activity"][];
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createActivity: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "type": "task",
-                 *       "title": "Send the revised quote",
-                 *       "dueDate": "2026-11-25T15:00:00Z",
-                 *       "priority": "high",
-                 *       "contactIds": [
-                 *         "con_4hW9sQ2mZ8xK1pLr7TcB"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Kind of activity
-                     * @enum {string}
-                     */
-                    type: "task" | "call" | "email" | "meeting" | "note" | "whatsapp" | "linkedin" | "custom";
-                    /** @description Short title; not blank */
-                    title: string;
-                    /** @description HTML or markdown. HTML is sanitized on write (scripts, event-handler attributes, `javascript:` URLs removed); text without `<` is kept as given. */
-                    description?: string | null;
-                    /**
-                     * @description Due date: ISO 8601 date-time with time zone (a bare YYYY-MM-DD means midnight UTC); returned in UTC with milliseconds. Otherwise 400 `invalid_format`.
-                     * @example 2026-11-25T15:00:00Z
-                     */
-                    dueDate?: string | null;
-                    /** @description true sets completedAt (given, else now); false clears it */
-                    completed?: boolean;
-                    /**
-                     * @description Completion time; only with completed true: ISO 8601 date-time with time zone (a bare YYYY-MM-DD means midnight UTC); returned in UTC with milliseconds. Otherwise 400 `invalid_format`.
-                     * @example 2026-11-25T15:00:00Z
-                     */
-                    completedAt?: string | null;
-                    /**
-                     * @description Priority
-                     * @enum {string|null}
-                     */
-                    priority?: "low" | "medium" | "high" | null;
-                    /** @description A user of the tenant; null unassigns */
-                    assignedToId?: string | null;
-                    /** @description A user of the tenant; default: the user of the API key */
-                    ownerId?: string | null;
-                    /** @description Contact ids of the tenant (404 naming the item otherwise); PATCH replaces the array */
-                    contactIds?: string[];
-                    /** @description Company ids of the tenant (404 naming the item otherwise); PATCH replaces the array */
-                    companyIds?: string[];
-                    /** @description Deal ids of the tenant (404 naming the item otherwise); PATCH replaces the array */
-                    dealIds?: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "act_3kT9mQ2xR7pW1nB5zL8V",
-                     *       "type": "task",
-                     *       "title": "Send the revised quote",
-                     *       "description": "<p>Include the <strong>annual</strong> plan.</p>",
-                     *       "dueDate": "2026-11-25T15:00:00.000Z",
-                     *       "completed": false,
-                     *       "completedAt": null,
-                     *       "priority": "high",
-                     *       "assignedToId": "usr_9dK2mQ7pX1vB4nT8sR3L",
-                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
-                     *       "contactIds": [
-                     *         "con_4hW9sQ2mZ8xK1pLr7TcB"
-                     *       ],
-                     *       "companyIds": [],
-                     *       "dealIds": [
-                     *         "deal_7Hq3nW2xK9mR4tB1pZ6C"
-                     *       ],
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /**
-                         * @description Kind of activity
-                         * @enum {string}
-                         */
-                        type: "task" | "call" | "email" | "meeting" | "note" | "whatsapp" | "linkedin" | "custom";
-                        title: string;
-                        /** @description Sanitized HTML, or plain text / markdown as given */
-                        description: string | null;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        dueDate: string | null;
-                        completed: boolean;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        completedAt: string | null;
-                        /**
-                         * @description Priority (tasks)
-                         * @enum {string|null}
-                         */
-                        priority: "low" | "medium" | "high" | null;
-                        /** @description Responsible user */
-                        assignedToId: string | null;
-                        /** @description Owning user; defaults to the user of the API key */
-                        ownerId: string | null;
-                        /** @description Linked contacts, in the order given */
-                        contactIds: string[];
-                        /** @description Linked companies, in the order given */
-                        companyIds: string[];
-                        /** @description Linked deals, in the order given */
-                        dealIds: string[];
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7575,7 +8014,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7650,7 +8089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7846,769 +8285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    completeActivities: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "ids": [
-                 *         "act_3kT9mQ2xR7pW1nB5zL8V"
-                 *       ],
-                 *       "completed": true
-                 *     }
-                 */
-                "application/json": {
-                    /** @description 1 to 500 activity ids; ids not found in the tenant are skipped */
-                    ids: string[];
-                    /** @description true completes (completedAt = now unless already completed); false reopens */
-                    completed: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "updated": 2
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Activities of the tenant changed by the call */
-                        updated: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    assignActivities: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "ids": [
-                 *         "act_3kT9mQ2xR7pW1nB5zL8V"
-                 *       ],
-                 *       "assignedToId": null
-                 *     }
-                 */
-                "application/json": {
-                    /** @description 1 to 500 activity ids; ids not found in the tenant are skipped */
-                    ids: string[];
-                    /** @description A user of the tenant (404 otherwise); null unassigns */
-                    assignedToId: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "updated": 2
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Activities of the tenant changed by the call */
-                        updated: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listContacts: {
-        parameters: {
-            query?: {
-                /** @description Page number, 1-based (default 1) */
-                page?: number;
-                /** @description Records per page (default 50, max 100); `limit` is an alias */
-                pageSize?: number;
-                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
-                limit?: number;
-                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
-                cursor?: string;
-                /** @description Substring of first name, last name, full name or e-mail, ignoring case and accents (`joao` finds "João", `ZOË` finds "zoë"); also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not */
-                search?: string;
-                /** @description Only contacts of this owner */
-                ownerId?: string;
-                /**
-                 * @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table
-                 * @example 2026-11-22T10:00:00Z
-                 */
-                updatedAfter?: string;
-                /** @description `true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible */
-                includeDeleted?: boolean;
-                /** @description Sort field (default `createdAt`); ties break by `id`; empty values sort last */
-                sortKey?: "createdAt" | "updatedAt" | "firstName" | "lastName" | "email" | "score";
-                /** @description Sort direction */
-                sortOrder?: "asc" | "desc";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Contact"][];
-                        /** @description Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1) */
-                        pagination: {
-                            /** @description Page number; `null` when the request used `cursor` */
-                            page: number | null;
-                            pageSize: number;
-                            /** @description Records matching the filters */
-                            total: number;
-                            /** @description `null` when the request used `cursor` */
-                            totalPages: number | null;
-                            hasNext: boolean;
-                            /** @description `null` when the request used `cursor` */
-                            hasPrev: boolean | null;
-                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createContact: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "firstName": "Maria",
-                 *       "lastName": "Silva",
-                 *       "email": "Maria@Acme.com.br",
-                 *       "phone": "(11) 98765-4321",
-                 *       "tags": [],
-                 *       "score": 72
-                 *     }
-                 */
-                "application/json": {
-                    firstName: string;
-                    lastName?: string | null;
-                    /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
-                    email?: string | null;
-                    /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
-                    phone?: string | null;
-                    /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
-                    companyId?: string | null;
-                    /** @description Owning user id (404 when missing); no default: unset unless given */
-                    ownerId?: string | null;
-                    /** @description Tag ids; on PATCH the array replaces the whole set */
-                    tags?: string[];
-                    /**
-                     * @description Custom property values keyed by property id (never by internalName)
-                     * @example {
-                     *       "prop_segment": "smb"
-                     *     }
-                     */
-                    customProperties?: {
-                        [key: string]: unknown;
-                    };
-                    score?: number | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "con_3kT9xQ2mL8vB1nR7pW4z",
-                     *       "firstName": "Maria",
-                     *       "lastName": "Silva",
-                     *       "email": "maria@acme.com.br",
-                     *       "phone": "+5511987654321",
-                     *       "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
-                     *       "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
-                     *       "tags": [
-                     *         "tag_8Fq2kL0pX9wR3tY6uI1o"
-                     *       ],
-                     *       "customProperties": {
-                     *         "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
-                     *       },
-                     *       "score": 72,
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        firstName: string;
-                        lastName: string | null;
-                        /** @description Trimmed and lower-cased; unique per tenant */
-                        email: string | null;
-                        /** @description E.164 (`+5511987654321`); unique per tenant */
-                        phone: string | null;
-                        /** @description Associated company */
-                        companyId: string | null;
-                        /** @description Owning user */
-                        ownerId: string | null;
-                        /** @description Tag ids */
-                        tags: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties: {
-                            [key: string]: unknown;
-                        };
-                        score: number | null;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
-                        deletedAt?: string | null;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    searchContacts: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "filters": {
-                 *         "operator": "AND",
-                 *         "conditions": [
-                 *           {
-                 *             "field": "score",
-                 *             "operator": "gte",
-                 *             "value": 80
-                 *           }
-                 *         ]
-                 *       },
-                 *       "page": 1,
-                 *       "pageSize": 50,
-                 *       "sortKey": "score",
-                 *       "sortOrder": "desc"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Filter group: `{ operator: "AND" | "OR", conditions: [Condition | Group] }`; a condition is
-                     *     `{ field, operator, value? }`. Groups nest up to 3 levels (the root is level 1); at most 50 conditions and 10,000
-                     *     values in total. Complexity budget: 100, where a condition on `tags` or on a custom property costs 12 and any other
-                     *     condition 1 (each of those reads record_tags or every row's custom properties again), so at most 8 of them; over budget
-                     *     is 400 `validation_failed` on `filters`.
-                     *
-                     *     Operators: `eq`, `neq`, `gt`, `gte`, `lt`, `lte`, `after`, `before`, `contains`, `in`, `notIn`, `exists`, `notExists`.
-                     *     `gt`/`lt`/`after`/`before` are strict, `gte`/`lte` inclusive; `contains` is a substring ignoring case and accents (CONTRACT C.5); `eq`/`in`
-                     *     on text are exact after the field's normalization (e-mails lower-cased, phones to E.164); `neq`/`notIn` also match
-                     *     records where the field is empty; `in`/`notIn` take a non-empty array (≤ 1000); `exists`/`notExists` take no `value`.
-                     *
-                     *     Contact fields: `id`, `firstName`, `lastName`, `email`, `phone`, `ownerId`, `companyId`, `score` (number),
-                     *     `createdAt`, `updatedAt` (ISO 8601 date-times, compared in UTC), `tags` (`contains` one tag id, `in` any of the ids,
-                     *     `notIn` none of them, `exists`, `notExists`) and `customProperties.<propertyId>` (operators by property type: number →
-                     *     comparisons; text, textarea, email, phone, url, select → eq/neq/contains/in/notIn; date, datetime → comparisons and
-                     *     after/before; boolean → eq/neq; multi_select → contains/in/notIn; every type → exists/notExists).
-                     * @example {
-                     *       "operator": "AND",
-                     *       "conditions": [
-                     *         {
-                     *           "field": "ownerId",
-                     *           "operator": "eq",
-                     *           "value": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg"
-                     *         },
-                     *         {
-                     *           "field": "score",
-                     *           "operator": "gte",
-                     *           "value": 80
-                     *         },
-                     *         {
-                     *           "operator": "OR",
-                     *           "conditions": [
-                     *             {
-                     *               "field": "createdAt",
-                     *               "operator": "after",
-                     *               "value": "2026-01-01T00:00:00Z"
-                     *             },
-                     *             {
-                     *               "field": "tags",
-                     *               "operator": "contains",
-                     *               "value": "tag_8Fq2kL0pX9wR3tY6uI1o"
-                     *             }
-                     *           ]
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    filters?: {
-                        operator: "AND" | "OR";
-                        /** @description Conditions `{ field, operator, value? }` or nested groups */
-                        conditions: unknown[];
-                    };
-                    /** @description Page number, 1-based (default 1) */
-                    page?: number;
-                    /** @description Records per page (default 50, max 100); `limit` is an alias */
-                    pageSize?: number;
-                    /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
-                    limit?: number;
-                    /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
-                    cursor?: string;
-                    /** @description Sort field (default `createdAt`); ties break by `id`; empty values sort last */
-                    sortKey?: "createdAt" | "updatedAt" | "firstName" | "lastName" | "email" | "score";
-                    /** @description Sort direction */
-                    sortOrder?: "asc" | "desc";
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Contact"][];
-                        /** @description Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1) */
-                        pagination: {
-                            /** @description Page number; `null` when the request used `cursor` */
-                            page: number | null;
-                            pageSize: number;
-                            /** @description Records matching the filters */
-                            total: number;
-                            /** @description `null` when the request used `cursor` */
-                            totalPages: number | null;
-                            hasNext: boolean;
-                            /** @description `null` when the request used `cursor` */
-                            hasPrev: boolean | null;
-                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8741,7 +8418,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8816,7 +8493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8995,1173 +8672,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createContactsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "inputs": [
-                 *         {
-                 *           "firstName": "Maria",
-                 *           "lastName": "Silva",
-                 *           "email": "Maria@Acme.com.br",
-                 *           "phone": "(11) 98765-4321",
-                 *           "tags": [],
-                 *           "score": 72
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @description 1–100 inputs, each a `POST /contacts` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        firstName: string;
-                        lastName?: string | null;
-                        /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
-                        email?: string | null;
-                        /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
-                        phone?: string | null;
-                        /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
-                        companyId?: string | null;
-                        /** @description Owning user id (404 when missing); no default: unset unless given */
-                        ownerId?: string | null;
-                        /** @description Tag ids; on PATCH the array replaces the whole set */
-                        tags?: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                        score?: number | null;
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    updateContactsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 inputs, each `{ id, ...PATCH body }`. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description The contact to update */
-                        id: string;
-                        firstName?: string;
-                        lastName?: string | null;
-                        /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
-                        email?: string | null;
-                        /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
-                        phone?: string | null;
-                        /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
-                        companyId?: string | null;
-                        /** @description Owning user id (404 when missing); no default: unset unless given */
-                        ownerId?: string | null;
-                        /** @description Tag ids; on PATCH the array replaces the whole set */
-                        tags?: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                        score?: number | null;
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    upsertContactsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "idProperty": "email",
-                 *       "inputs": [
-                 *         {
-                 *           "firstName": "Maria",
-                 *           "lastName": "Silva",
-                 *           "email": "Maria@Acme.com.br",
-                 *           "phone": "(11) 98765-4321",
-                 *           "tags": [],
-                 *           "score": 72
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The property inputs are matched on
-                     * @enum {string}
-                     */
-                    idProperty: "email" | "phone" | "id";
-                    /** @description 1–100 inputs, each a `POST /contacts` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description Only with `idProperty: "id"`: the record to update (404 when missing); absent: create */
-                        id?: string;
-                        firstName: string;
-                        lastName?: string | null;
-                        /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
-                        email?: string | null;
-                        /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
-                        phone?: string | null;
-                        /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
-                        companyId?: string | null;
-                        /** @description Owning user id (404 when missing); no default: unset unless given */
-                        ownerId?: string | null;
-                        /** @description Tag ids; on PATCH the array replaces the whole set */
-                        tags?: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                        score?: number | null;
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            action?: "created" | "updated";
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            action?: "created" | "updated";
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    readContactsBatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 contact ids (another tenant's ids are simply not found) */
-                    ids: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        results: components["schemas"]["Contact"][];
-                        missing: string[];
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteContactsBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 contact ids (another tenant's ids are simply not found) */
-                    ids: string[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The contact's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Contact"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listWebhookEventTypes: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        key: string;
-                        label: string;
-                        objectType: string;
-                    }[];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listWebhooks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"][];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createWebhook: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Deals to the ERP",
-                 *       "url": "https://erp.example.com/hooks/crm",
-                 *       "events": [
-                 *         "deal.won",
-                 *         "deal.lost"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Human reference
-                     * @example Deals to the ERP
-                     */
-                    name: string;
-                    /**
-                     * @description HTTPS destination (`https://` only; checked against the private-network rule at delivery time)
-                     * @example https://erp.example.com/hooks/crm
-                     */
-                    url: string;
-                    /**
-                     * @description Event keys from GET /webhooks/event-types (duplicates are dropped)
-                     * @example [
-                     *       "deal.won",
-                     *       "deal.lost"
-                     *     ]
-                     */
-                    events: string[];
-                    /**
-                     * @description Default true
-                     * @default true
-                     */
-                    isActive?: boolean;
-                    /**
-                     * @description Custom headers sent with every delivery. Names must be valid HTTP header names; `Content-Type`, `User-Agent`, `Host`, `Content-Length`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Transfer-Encoding`, `Upgrade`, `TE`, `Trailer`, `Expect`), `X-Service-*` and `webhook-*` are reserved. Values are write-only: every read shows them masked as `"••••"`.
-                     * @example {
-                     *       "Authorization": "Bearer 8c1f…"
-                     *     }
-                     */
-                    headers?: {
-                        [key: string]: string;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "whk_4Jd8sQ1mZpLkV0aN3rTb",
-                     *       "name": "Deals to the ERP",
-                     *       "url": "https://erp.example.com/hooks/crm",
-                     *       "events": [
-                     *         "deal.won",
-                     *         "deal.lost"
-                     *       ],
-                     *       "isActive": true,
-                     *       "disabledReason": null,
-                     *       "headers": {
-                     *         "Authorization": "••••"
-                     *       },
-                     *       "secret": "whsec_q3Zk",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        url: string;
-                        events: string[];
-                        isActive: boolean;
-                        /**
-                         * @description Why the webhook was deactivated automatically: every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS` (default 120) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
-                         * @example no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503
-                         */
-                        disabledReason: string | null;
-                        /**
-                         * @description The custom header names, each value masked as `"••••"`: values are write-only after creation (every read, the answers of POST, PATCH and rotate-secret included). Deliveries send the real values. To change one, PATCH `headers` with all of them.
-                         * @example {
-                         *       "Authorization": "••••"
-                         *     }
-                         */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        /** @description Signing secret. The full value (`whsec_` + base64 of 24 random bytes) is returned only by POST /webhooks and POST /webhooks/:id/rotate-secret; every other read shows `whsec_` + its first 4 characters. */
-                        secret: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10216,7 +8727,7 @@ export interface operations {
                         events: string[];
                         isActive: boolean;
                         /**
-                         * @description Why the webhook was deactivated automatically: every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS` (default 120) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
+                         * @description Why the webhook was deactivated automatically: every attempt failed for 120 hours (by default) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
                          * @example no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503
                          */
                         disabledReason: string | null;
@@ -10289,7 +8800,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10364,7 +8875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10457,7 +8968,7 @@ export interface operations {
                         events: string[];
                         isActive: boolean;
                         /**
-                         * @description Why the webhook was deactivated automatically: every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS` (default 120) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
+                         * @description Why the webhook was deactivated automatically: every attempt failed for 120 hours (by default) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
                          * @example no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503
                          */
                         disabledReason: string | null;
@@ -10539,1020 +9050,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    rotateWebhookSecret: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "whk_4Jd8sQ1mZpLkV0aN3rTb",
-                     *       "name": "Deals to the ERP",
-                     *       "url": "https://erp.example.com/hooks/crm",
-                     *       "events": [
-                     *         "deal.won",
-                     *         "deal.lost"
-                     *       ],
-                     *       "isActive": true,
-                     *       "disabledReason": null,
-                     *       "headers": {
-                     *         "Authorization": "••••"
-                     *       },
-                     *       "secret": "whsec_q3Zk",
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        url: string;
-                        events: string[];
-                        isActive: boolean;
-                        /**
-                         * @description Why the webhook was deactivated automatically: every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS` (default 120) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
-                         * @example no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503
-                         */
-                        disabledReason: string | null;
-                        /**
-                         * @description The custom header names, each value masked as `"••••"`: values are write-only after creation (every read, the answers of POST, PATCH and rotate-secret included). Deliveries send the real values. To change one, PATCH `headers` with all of them.
-                         * @example {
-                         *       "Authorization": "••••"
-                         *     }
-                         */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        /** @description Signing secret. The full value (`whsec_` + base64 of 24 random bytes) is returned only by POST /webhooks and POST /webhooks/:id/rotate-secret; every other read shows `whsec_` + its first 4 characters. */
-                        secret: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                    };
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    testWebhook: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "deliveryId": "dlv_9sD2kLmQ0pZx7VbN1cRt",
-                     *       "success": true,
-                     *       "statusCode": 200,
-                     *       "durationMs": 84,
-                     *       "responseSnippet": "ok"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The delivery record of this test in GET /webhooks/:id/deliveries */
-                        deliveryId: string;
-                        /** @description True for a 2xx answer */
-                        success: boolean;
-                        statusCode: number | null;
-                        durationMs: number;
-                        responseSnippet: string | null;
-                        error?: string;
-                    };
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listWebhookDeliveries: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Only deliveries in this status
-                 * @example permanent_failure
-                 */
-                status?: "pending" | "retry_scheduled" | "delivered" | "permanent_failure";
-                /**
-                 * @description Only deliveries of this event type (a key of GET /webhooks/event-types, or `webhook.test`)
-                 * @example deal.won
-                 */
-                event?: "contact.created" | "contact.updated" | "contact.deleted" | "company.created" | "company.updated" | "company.deleted" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.deleted" | "activity.created" | "activity.updated" | "activity.deleted" | "tag.created" | "tag.updated" | "tag.deleted" | "list.member_added" | "list.member_removed" | "proposal.sent" | "proposal.accepted" | "proposal.declined" | "proposal.expired" | "form.submitted" | "webhook.disabled" | "webhook.test";
-                /** @description Alias of `limit` (same range); both given with different values: 400 `validation_failed` */
-                pageSize?: number;
-                /** @description Deliveries per page, newest first (default 50, max 100); `pageSize` is an alias */
-                limit?: number;
-                /** @description The `cursor` of the `Link: <…>; rel="next"` header of the previous page: continues after its last delivery. Bound to the tenant, the API key, the webhook and the filters (`status`, `event`), which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
-                cursor?: string;
-            };
-            header?: never;
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page of deliveries, newest first */
-            200: {
-                headers: {
-                    /** @description The next page: `<https://…/api/v1/webhooks/{id}/deliveries?limit=50&cursor=…>; rel="next"`; absent on the last page */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDelivery"][];
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    retryWebhookDelivery: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description Webhook id */
-                id: string;
-                /** @description Delivery id (`id` of a record of GET /webhooks/:id/deliveries) */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "dlv_9sD2kLmQ0pZx7VbN1cRt",
-                     *       "webhookId": "whk_4Jd8sQ1mZpLkV0aN3rTb",
-                     *       "eventId": "evt_Q8s1LmZ0pKx3VbN7cRt2",
-                     *       "event": "deal.won",
-                     *       "status": "retry_scheduled",
-                     *       "statusCode": 503,
-                     *       "responseSnippet": "Service Unavailable",
-                     *       "durationMs": 212,
-                     *       "attempts": 1,
-                     *       "lastError": "HTTP 503",
-                     *       "nextAttemptAt": "2026-11-22T10:01:00.212Z",
-                     *       "deliveredAt": null,
-                     *       "createdAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        webhookId: string;
-                        /** @description Stable across attempts; sent as the `webhook-id` header */
-                        eventId: string;
-                        /** @description Event key */
-                        event: string;
-                        /** @description `pending` (first attempt due), `retry_scheduled`, `delivered` (a 2xx answer), `permanent_failure` (no further attempts) */
-                        status: "pending" | "retry_scheduled" | "delivered" | "permanent_failure";
-                        /** @description HTTP status of the last attempt; null before any answer */
-                        statusCode: number | null;
-                        /** @description First 1 KiB (at most) of the last answer body */
-                        responseSnippet: string | null;
-                        /** @description Duration of the last attempt */
-                        durationMs: number | null;
-                        /** @description Attempts made so far. Automatic attempts stop at 5 (then `permanent_failure`); a manual retry adds one, and a recovery gives the delivery 5 more automatic attempts, so the count keeps growing across them */
-                        attempts: number;
-                        /** @description Why the last attempt failed */
-                        lastError?: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        nextAttemptAt: string | null;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        deliveredAt: string | null;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                    };
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    recoverWebhookDeliveries: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description Record id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "since": "2026-11-21T00:00:00Z"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description ISO 8601 date-time: deliveries created at or after it are scheduled again (non-ISO: 400 `validation_failed`)
-                     * @example 2026-11-21T00:00:00Z
-                     */
-                    since: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "scheduled": 12
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Deliveries in `permanent_failure` scheduled for a fresh attempt now */
-                        scheduled: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listCompanies: {
-        parameters: {
-            query?: {
-                /** @description Page number, 1-based (default 1) */
-                page?: number;
-                /** @description Records per page (default 50, max 100); `limit` is an alias */
-                pageSize?: number;
-                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
-                limit?: number;
-                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
-                cursor?: string;
-                /** @description Substring of name, CNPJ (with or without punctuation), website or domain, ignoring case and accents (`acai` finds "Açaí") */
-                search?: string;
-                /** @description Only companies of this owner */
-                ownerId?: string;
-                /**
-                 * @description ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table
-                 * @example 2026-11-22T10:00:00Z
-                 */
-                updatedAfter?: string;
-                /** @description `true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible */
-                includeDeleted?: boolean;
-                /** @description Sort field (default `createdAt`); empty values sort last in both directions; ties break by id */
-                sortKey?: "createdAt" | "updatedAt" | "name" | "domain" | "cnpj" | "industry";
-                /** @description Sort direction */
-                sortOrder?: "asc" | "desc";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Company"][];
-                        /** @description Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1) */
-                        pagination: {
-                            /** @description Page number; `null` when the request used `cursor` */
-                            page: number | null;
-                            pageSize: number;
-                            /** @description Records matching the filters */
-                            total: number;
-                            /** @description `null` when the request used `cursor` */
-                            totalPages: number | null;
-                            hasNext: boolean;
-                            /** @description `null` when the request used `cursor` */
-                            hasPrev: boolean | null;
-                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createCompany: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Acme Ltda",
-                 *       "cnpj": "11.222.333/0001-81",
-                 *       "website": "https://www.acme.com.br",
-                 *       "domain": "acme.com.br",
-                 *       "industry": "Manufacturing"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Required; not blank */
-                    name: string;
-                    /**
-                     * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
-                     * @example 11.222.333/0001-81
-                     */
-                    cnpj?: string | null;
-                    /**
-                     * @description Full http(s) URL
-                     * @example https://www.acme.com.br
-                     */
-                    website?: string | null;
-                    /**
-                     * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
-                     * @example acme.com.br
-                     */
-                    domain?: string | null;
-                    /** @description Normalized to E.164 (Brazil is the default region); not unique */
-                    phone?: string | null;
-                    industry?: string | null;
-                    /** @description A user of the tenant */
-                    ownerId?: string | null;
-                    /** @description Tag ids; replaces the whole set on PATCH */
-                    tags?: string[];
-                    /**
-                     * @description Custom property values keyed by property id (never by internalName)
-                     * @example {
-                     *       "prop_segment": "smb"
-                     *     }
-                     */
-                    customProperties?: {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
-                     *       "name": "Acme Ltda",
-                     *       "cnpj": "11222333000181",
-                     *       "website": "https://www.acme.com.br",
-                     *       "domain": "acme.com.br",
-                     *       "phone": "+551133334444",
-                     *       "industry": "Manufacturing",
-                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
-                     *       "tags": [
-                     *         "tag_8Fq2nR5tK1mW3pZ7xC9V"
-                     *       ],
-                     *       "customProperties": {
-                     *         "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
-                     *       },
-                     *       "createdAt": "2026-11-22T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        /** @description 14 characters, punctuation stripped (digits only for a numeric CNPJ) */
-                        cnpj: string | null;
-                        /** @description Full http(s) URL */
-                        website: string | null;
-                        /** @description Bare lower-case host name; matches contacts by e-mail domain */
-                        domain: string | null;
-                        /** @description E.164 */
-                        phone: string | null;
-                        industry: string | null;
-                        ownerId: string | null;
-                        /** @description Tag ids */
-                        tags: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties: {
-                            [key: string]: unknown;
-                        };
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        createdAt: string;
-                        /**
-                         * @description UTC ISO-8601 timestamp with milliseconds
-                         * @example 2026-11-22T10:00:00.000Z
-                         */
-                        updatedAt: string;
-                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
-                        deletedAt?: string | null;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11685,7 +9183,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11760,7 +9258,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11955,936 +9453,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createCompaniesBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "inputs": [
-                 *         {
-                 *           "name": "Acme Ltda",
-                 *           "cnpj": "11.222.333/0001-81",
-                 *           "website": "https://www.acme.com.br",
-                 *           "domain": "acme.com.br",
-                 *           "industry": "Manufacturing"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @description 1–100 inputs, each a `POST /companies` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description Required; not blank */
-                        name: string;
-                        /**
-                         * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
-                         * @example 11.222.333/0001-81
-                         */
-                        cnpj?: string | null;
-                        /**
-                         * @description Full http(s) URL
-                         * @example https://www.acme.com.br
-                         */
-                        website?: string | null;
-                        /**
-                         * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
-                         * @example acme.com.br
-                         */
-                        domain?: string | null;
-                        /** @description Normalized to E.164 (Brazil is the default region); not unique */
-                        phone?: string | null;
-                        industry?: string | null;
-                        /** @description A user of the tenant */
-                        ownerId?: string | null;
-                        /** @description Tag ids; replaces the whole set on PATCH */
-                        tags?: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    updateCompaniesBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 inputs, each `{ id, ...PATCH body }`. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description The company to update */
-                        id: string;
-                        /** @description Required; not blank */
-                        name?: string;
-                        /**
-                         * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
-                         * @example 11.222.333/0001-81
-                         */
-                        cnpj?: string | null;
-                        /**
-                         * @description Full http(s) URL
-                         * @example https://www.acme.com.br
-                         */
-                        website?: string | null;
-                        /**
-                         * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
-                         * @example acme.com.br
-                         */
-                        domain?: string | null;
-                        /** @description Normalized to E.164 (Brazil is the default region); not unique */
-                        phone?: string | null;
-                        industry?: string | null;
-                        /** @description A user of the tenant */
-                        ownerId?: string | null;
-                        /** @description Tag ids; replaces the whole set on PATCH */
-                        tags?: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    upsertCompaniesBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "idProperty": "cnpj",
-                 *       "inputs": [
-                 *         {
-                 *           "name": "Acme Ltda",
-                 *           "cnpj": "11.222.333/0001-81",
-                 *           "website": "https://www.acme.com.br",
-                 *           "domain": "acme.com.br",
-                 *           "industry": "Manufacturing"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description The property inputs are matched on
-                     * @enum {string}
-                     */
-                    idProperty: "cnpj" | "domain" | "id";
-                    /** @description 1–100 inputs, each a `POST /companies` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
-                    inputs: {
-                        /** @description Only with `idProperty: "id"`: the record to update (404 when missing); absent: create */
-                        id?: string;
-                        /** @description Required; not blank */
-                        name: string;
-                        /**
-                         * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
-                         * @example 11.222.333/0001-81
-                         */
-                        cnpj?: string | null;
-                        /**
-                         * @description Full http(s) URL
-                         * @example https://www.acme.com.br
-                         */
-                        website?: string | null;
-                        /**
-                         * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
-                         * @example acme.com.br
-                         */
-                        domain?: string | null;
-                        /** @description Normalized to E.164 (Brazil is the default region); not unique */
-                        phone?: string | null;
-                        industry?: string | null;
-                        /** @description A user of the tenant */
-                        ownerId?: string | null;
-                        /** @description Tag ids; replaces the whole set on PATCH */
-                        tags?: string[];
-                        /**
-                         * @description Custom property values keyed by property id (never by internalName)
-                         * @example {
-                         *       "prop_segment": "smb"
-                         *     }
-                         */
-                        customProperties?: {
-                            [key: string]: unknown;
-                        };
-                    }[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            action?: "created" | "updated";
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            action?: "created" | "updated";
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    readCompaniesBatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 company ids (another tenant's ids are simply not found) */
-                    ids: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        results: components["schemas"]["Company"][];
-                        missing: string[];
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteCompaniesBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` (24 h) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1–100 company ids (another tenant's ids are simply not found) */
-                    ids: string[];
-                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
-                    atomic?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            200: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
-            207: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One per input, in input order */
-                        results: {
-                            /** @description Position of the input */
-                            index: number;
-                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
-                            status: number;
-                            /** @description The company's id (when known) */
-                            id?: string;
-                            record?: components["schemas"]["Company"];
-                            error?: components["schemas"]["Error"];
-                        }[];
-                        succeeded: number;
-                        failed: number;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
-            409: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
-            422: {
-                headers: {
-                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listPipelines: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Pipeline"][];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12995,149 +9564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listProperties: {
-        parameters: {
-            query: {
-                /** @description Required: `contact`, `company` or `deal` */
-                objectType: "contact" | "company" | "deal";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Property"][];
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listForms: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Form"][];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13216,7 +9643,7 @@ export interface operations {
                             /** @description Key of the value in submissions and in the intake body */
                             name: string;
                             label: string;
-                            /** @description Property type of the value (spec 2.8) */
+                            /** @description Property type of the value */
                             type: "text" | "textarea" | "email" | "phone" | "url" | "number" | "date" | "datetime" | "select" | "multi_select" | "boolean";
                             required: boolean;
                             /** @description Choices of `select` and `multi_select` fields */
@@ -13292,7 +9719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13303,14 +9730,14 @@ export interface operations {
             };
         };
     };
-    listFormSubmissions: {
+    listListMembers: {
         parameters: {
             query?: {
                 /** @description Page number, 1-based (default 1) */
                 page?: number;
-                /** @description Alias of `limit` (same range); both given with different values: 400 `validation_failed` */
+                /** @description Records per page (default 50, max 100); `limit` is an alias */
                 pageSize?: number;
-                /** @description Submissions per page; `pagination.pageSize` echoes it (default 50, max 100); `pageSize` is an alias */
+                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
                 limit?: number;
                 /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
                 cursor?: string;
@@ -13330,9 +9757,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "firstName": "Maria",
+                     *           "lastName": "Silva",
+                     *           "email": "maria@acme.com.br"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": 1,
+                     *         "pageSize": 50,
+                     *         "total": 132,
+                     *         "totalPages": 3,
+                     *         "hasNext": true,
+                     *         "hasPrev": false,
+                     *         "nextCursor": "q3Xk9Tz1mW8bR2cL7yPa0vN5sE4hJ6gD8fK1uQ3w.Hq4pL8sV2kT9mW1xR7bC3n"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
-                        data: components["schemas"]["FormSubmission"][];
-                        /** @description Spec 2.12 envelope plus `nextCursor` (CONTRACT C.1) */
+                        data: ({
+                            /** @description Id of the contact, company or deal (not of the membership) */
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description A page of records, with `nextCursor` to continue after it */
                         pagination: {
                             /** @description Page number; `null` when the request used `cursor` */
                             page: number | null;
@@ -13404,7 +9857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13415,11 +9868,240 @@ export interface operations {
             };
         };
     };
-    listUsers: {
+    addListMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "objectIds": [
+                 *         "con_3kT9mQ2pX7vB1nR8sW4L"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Ids of records of the list's objectType (1 to 1000). All-or-nothing: any missing, deleted or other-type id is a 404 naming the ids, and nothing is added. Ids already members are ignored. */
+                    objectIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "added": 2,
+                     *       "memberCount": 44
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Records that were not members before this call */
+                        added: number;
+                        /** @description Members of the list after this call */
+                        memberCount: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeListMember: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                /** @description List id */
+                id: string;
+                /** @description Id of the member record */
+                objectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listContactDeals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
@@ -13430,7 +10112,1070 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"][];
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *         "title": "Acme — 50 licenses",
+                     *         "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *         "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *         "value": 12500.5,
+                     *         "currency": "BRL",
+                     *         "isWon": false,
+                     *         "isLost": false,
+                     *         "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        id: string;
+                        title: string;
+                        stageId: string;
+                        pipelineId: string;
+                        value: number | null;
+                        currency: string;
+                        isWon: boolean;
+                        isLost: boolean;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    }[];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createDealsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "inputs": [
+                 *         {
+                 *           "title": "Acme — 50 licenses",
+                 *           "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                 *           "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                 *           "value": 12500.5,
+                 *           "currency": "BRL",
+                 *           "expectedCloseDate": "2026-12-15"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1–100 inputs, each a `POST /deals` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description Required; not blank */
+                        title: string;
+                        /** @description A pipeline of the tenant */
+                        pipelineId: string;
+                        /** @description A stage of `pipelineId` (409 stage_invalid otherwise) */
+                        stageId: string;
+                        /**
+                         * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
+                         * @example 19.99
+                         */
+                        value?: number | null;
+                        /**
+                         * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
+                         * @example BRL
+                         */
+                        currency?: string;
+                        /** @description A contact of the tenant */
+                        contactId?: string | null;
+                        /** @description A company of the tenant */
+                        companyId?: string | null;
+                        /** @description A user of the tenant */
+                        ownerId?: string | null;
+                        /**
+                         * @description YYYY-MM-DD
+                         * @example 2026-12-15
+                         */
+                        expectedCloseDate?: string | null;
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Tag ids; replaces the whole set on PATCH */
+                        tags?: string[];
+                        /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                        isWon?: boolean;
+                        /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                        isLost?: boolean;
+                        /**
+                         * @description ISO 8601 date-time; only for a won deal (default: now)
+                         * @example 2026-11-22T10:00:00Z
+                         */
+                        closedAt?: string | null;
+                        /** @description A loss reason of the tenant; only for a lost deal */
+                        lossReasonId?: string | null;
+                        /** @description Only for a lost deal */
+                        lossNotes?: string | null;
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateDealsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 inputs, each `{ id, ...PATCH body }`. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description The deal to update */
+                        id: string;
+                        /** @description Required; not blank */
+                        title?: string;
+                        /** @description Moves the deal to another pipeline; requires `stageId` of that pipeline */
+                        pipelineId?: string;
+                        /** @description A stage of the deal’s pipeline (or of `pipelineId` when given) */
+                        stageId?: string;
+                        /**
+                         * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
+                         * @example 19.99
+                         */
+                        value?: number | null;
+                        /**
+                         * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
+                         * @example BRL
+                         */
+                        currency?: string;
+                        /** @description A contact of the tenant */
+                        contactId?: string | null;
+                        /** @description A company of the tenant */
+                        companyId?: string | null;
+                        /** @description A user of the tenant */
+                        ownerId?: string | null;
+                        /**
+                         * @description YYYY-MM-DD
+                         * @example 2026-12-15
+                         */
+                        expectedCloseDate?: string | null;
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Tag ids; replaces the whole set on PATCH */
+                        tags?: string[];
+                        /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                        isWon?: boolean;
+                        /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                        isLost?: boolean;
+                        /**
+                         * @description ISO 8601 date-time; only for a won deal (default: now)
+                         * @example 2026-11-22T10:00:00Z
+                         */
+                        closedAt?: string | null;
+                        /** @description A loss reason of the tenant; only for a lost deal */
+                        lossReasonId?: string | null;
+                        /** @description Only for a lost deal */
+                        lossNotes?: string | null;
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upsertDealsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "idProperty": "id",
+                 *       "inputs": [
+                 *         {
+                 *           "title": "Acme — 50 licenses",
+                 *           "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                 *           "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                 *           "value": 12500.5,
+                 *           "currency": "BRL",
+                 *           "expectedCloseDate": "2026-12-15"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The property inputs are matched on
+                     * @enum {string}
+                     */
+                    idProperty: "id";
+                    /** @description 1–100 inputs, each a `POST /deals` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description Only with `idProperty: "id"`: the record to update (404 when missing); absent: create */
+                        id?: string;
+                        /** @description Required; not blank */
+                        title: string;
+                        /** @description A pipeline of the tenant */
+                        pipelineId: string;
+                        /** @description A stage of `pipelineId` (409 stage_invalid otherwise) */
+                        stageId: string;
+                        /**
+                         * @description Amount (≥ 0) with at most 2 decimals; stored exactly in minor units
+                         * @example 19.99
+                         */
+                        value?: number | null;
+                        /**
+                         * @description ISO 4217 code (case-insensitive on input, returned upper-case); default BRL
+                         * @example BRL
+                         */
+                        currency?: string;
+                        /** @description A contact of the tenant */
+                        contactId?: string | null;
+                        /** @description A company of the tenant */
+                        companyId?: string | null;
+                        /** @description A user of the tenant */
+                        ownerId?: string | null;
+                        /**
+                         * @description YYYY-MM-DD
+                         * @example 2026-12-15
+                         */
+                        expectedCloseDate?: string | null;
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Tag ids; replaces the whole set on PATCH */
+                        tags?: string[];
+                        /** @description Closing flag; true wins the deal (sets closedAt), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                        isWon?: boolean;
+                        /** @description Closing flag; true loses the deal (closedAt = now), false reopens it. A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise). */
+                        isLost?: boolean;
+                        /**
+                         * @description ISO 8601 date-time; only for a won deal (default: now)
+                         * @example 2026-11-22T10:00:00Z
+                         */
+                        closedAt?: string | null;
+                        /** @description A loss reason of the tenant; only for a lost deal */
+                        lossReasonId?: string | null;
+                        /** @description Only for a lost deal */
+                        lossNotes?: string | null;
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "action": "created",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            action?: "created" | "updated";
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "action": "created",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            action?: "created" | "updated";
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readDealsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 deal ids (another tenant's ids are simply not found) */
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "title": "Acme — 50 licenses",
+                     *           "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *           "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *           "value": 12500.5,
+                     *           "currency": "BRL",
+                     *           "contactId": null,
+                     *           "contact": null,
+                     *           "companyId": null,
+                     *           "company": null,
+                     *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *           "expectedCloseDate": "2026-12-15",
+                     *           "customProperties": {},
+                     *           "tags": [],
+                     *           "isWon": false,
+                     *           "isLost": false,
+                     *           "closedAt": null,
+                     *           "lossReasonId": null,
+                     *           "lossNotes": null,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "missing": [
+                     *         "deal_7Hq3nW2xK9mR4tB1pZ6C"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["Deal"][];
+                        missing: string[];
+                    };
                 };
             };
             /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
@@ -13478,7 +11223,3954 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteDealsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 deal ids (another tenant's ids are simply not found) */
+                    ids: string[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *           "record": {
+                     *             "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *             "title": "Acme — 50 licenses",
+                     *             "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *             "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *             "value": 12500.5,
+                     *             "currency": "BRL",
+                     *             "contactId": null,
+                     *             "contact": null,
+                     *             "companyId": null,
+                     *             "company": null,
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "expectedCloseDate": "2026-12-15",
+                     *             "customProperties": {},
+                     *             "tags": [],
+                     *             "isWon": false,
+                     *             "isLost": false,
+                     *             "closedAt": null,
+                     *             "lossReasonId": null,
+                     *             "lossNotes": null,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The deal's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Deal"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completeActivities: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "act_3kT9mQ2xR7pW1nB5zL8V"
+                 *       ],
+                 *       "completed": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1 to 500 activity ids; ids not found in the tenant are skipped */
+                    ids: string[];
+                    /** @description true completes (completedAt = now unless already completed); false reopens */
+                    completed: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "updated": 2
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Activities of the tenant changed by the call */
+                        updated: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    assignActivities: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "act_3kT9mQ2xR7pW1nB5zL8V"
+                 *       ],
+                 *       "assignedToId": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1 to 500 activity ids; ids not found in the tenant are skipped */
+                    ids: string[];
+                    /** @description A user of the tenant (404 otherwise); null unassigns */
+                    assignedToId: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "updated": 2
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Activities of the tenant changed by the call */
+                        updated: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filters": {
+                 *         "operator": "AND",
+                 *         "conditions": [
+                 *           {
+                 *             "field": "score",
+                 *             "operator": "gte",
+                 *             "value": 80
+                 *           }
+                 *         ]
+                 *       },
+                 *       "page": 1,
+                 *       "pageSize": 50,
+                 *       "sortKey": "score",
+                 *       "sortOrder": "desc"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Filter group: `{ operator: "AND" | "OR", conditions: [Condition | Group] }`; a condition is
+                     *     `{ field, operator, value? }`. Groups nest up to 3 levels (the root is level 1); at most 50 conditions and 10,000
+                     *     values in total. Complexity budget: 100, where a condition on `tags` or on a custom property costs 12 and any other
+                     *     condition 1 (each of those reads record_tags or every row's custom properties again), so at most 8 of them; over budget
+                     *     is 400 `validation_failed` on `filters`.
+                     *
+                     *     Operators: `eq`, `neq`, `gt`, `gte`, `lt`, `lte`, `after`, `before`, `contains`, `in`, `notIn`, `exists`, `notExists`.
+                     *     `gt`/`lt`/`after`/`before` are strict, `gte`/`lte` inclusive; `contains` is a substring ignoring case and accents in every script; `eq`/`in`
+                     *     on text are exact after the field's normalization (e-mails lower-cased, phones to E.164); `neq`/`notIn` also match
+                     *     records where the field is empty; `in`/`notIn` take a non-empty array (≤ 1000); `exists`/`notExists` take no `value`.
+                     *
+                     *     Contact fields: `id`, `firstName`, `lastName`, `email`, `phone`, `ownerId`, `companyId`, `score` (number),
+                     *     `createdAt`, `updatedAt` (ISO 8601 date-times, compared in UTC), `tags` (`contains` one tag id, `in` any of the ids,
+                     *     `notIn` none of them, `exists`, `notExists`) and `customProperties.<propertyId>` (operators by property type: number →
+                     *     comparisons; text, textarea, email, phone, url, select → eq/neq/contains/in/notIn; date, datetime → comparisons and
+                     *     after/before; boolean → eq/neq; multi_select → contains/in/notIn; every type → exists/notExists).
+                     * @example {
+                     *       "operator": "AND",
+                     *       "conditions": [
+                     *         {
+                     *           "field": "ownerId",
+                     *           "operator": "eq",
+                     *           "value": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg"
+                     *         },
+                     *         {
+                     *           "field": "score",
+                     *           "operator": "gte",
+                     *           "value": 80
+                     *         },
+                     *         {
+                     *           "operator": "OR",
+                     *           "conditions": [
+                     *             {
+                     *               "field": "createdAt",
+                     *               "operator": "after",
+                     *               "value": "2026-01-01T00:00:00Z"
+                     *             },
+                     *             {
+                     *               "field": "tags",
+                     *               "operator": "contains",
+                     *               "value": "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    filters?: {
+                        operator: "AND" | "OR";
+                        /** @description Conditions `{ field, operator, value? }` or nested groups */
+                        conditions: unknown[];
+                    };
+                    /** @description Page number, 1-based (default 1) */
+                    page?: number;
+                    /** @description Records per page (default 50, max 100); `limit` is an alias */
+                    pageSize?: number;
+                    /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
+                    limit?: number;
+                    /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                    cursor?: string;
+                    /** @description Sort field (default `createdAt`); ties break by `id`; empty values sort last */
+                    sortKey?: "createdAt" | "updatedAt" | "firstName" | "lastName" | "email" | "score";
+                    /** @description Sort direction */
+                    sortOrder?: "asc" | "desc";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "firstName": "Maria",
+                     *           "lastName": "Silva",
+                     *           "email": "maria@acme.com.br",
+                     *           "phone": "+5511987654321",
+                     *           "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *           "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *           "tags": [
+                     *             "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *           ],
+                     *           "customProperties": {
+                     *             "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *           },
+                     *           "score": 72,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": 1,
+                     *         "pageSize": 50,
+                     *         "total": 132,
+                     *         "totalPages": 3,
+                     *         "hasNext": true,
+                     *         "hasPrev": false,
+                     *         "nextCursor": "q3Xk9Tz1mW8bR2cL7yPa0vN5sE4hJ6gD8fK1uQ3w.Hq4pL8sV2kT9mW1xR7bC3n"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Contact"][];
+                        /** @description A page of records, with `nextCursor` to continue after it */
+                        pagination: {
+                            /** @description Page number; `null` when the request used `cursor` */
+                            page: number | null;
+                            pageSize: number;
+                            /** @description Records matching the filters */
+                            total: number;
+                            /** @description `null` when the request used `cursor` */
+                            totalPages: number | null;
+                            hasNext: boolean;
+                            /** @description `null` when the request used `cursor` */
+                            hasPrev: boolean | null;
+                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createContactsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "inputs": [
+                 *         {
+                 *           "firstName": "Maria",
+                 *           "lastName": "Silva",
+                 *           "email": "Maria@Acme.com.br",
+                 *           "phone": "(11) 98765-4321",
+                 *           "tags": [],
+                 *           "score": 72
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1–100 inputs, each a `POST /contacts` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        firstName: string;
+                        lastName?: string | null;
+                        /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
+                        email?: string | null;
+                        /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
+                        phone?: string | null;
+                        /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
+                        companyId?: string | null;
+                        /** @description Owning user id (404 when missing); no default: unset unless given */
+                        ownerId?: string | null;
+                        /** @description Tag ids; on PATCH the array replaces the whole set */
+                        tags?: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                        score?: number | null;
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateContactsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 inputs, each `{ id, ...PATCH body }`. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description The contact to update */
+                        id: string;
+                        firstName?: string;
+                        lastName?: string | null;
+                        /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
+                        email?: string | null;
+                        /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
+                        phone?: string | null;
+                        /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
+                        companyId?: string | null;
+                        /** @description Owning user id (404 when missing); no default: unset unless given */
+                        ownerId?: string | null;
+                        /** @description Tag ids; on PATCH the array replaces the whole set */
+                        tags?: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                        score?: number | null;
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upsertContactsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "idProperty": "email",
+                 *       "inputs": [
+                 *         {
+                 *           "firstName": "Maria",
+                 *           "lastName": "Silva",
+                 *           "email": "Maria@Acme.com.br",
+                 *           "phone": "(11) 98765-4321",
+                 *           "tags": [],
+                 *           "score": 72
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The property inputs are matched on
+                     * @enum {string}
+                     */
+                    idProperty: "email" | "phone" | "id";
+                    /** @description 1–100 inputs, each a `POST /contacts` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description Only with `idProperty: "id"`: the record to update (404 when missing); absent: create */
+                        id?: string;
+                        firstName: string;
+                        lastName?: string | null;
+                        /** @description Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email) */
+                        email?: string | null;
+                        /** @description Normalized to E.164; numbers without `+` are read as Brazilian; unique per tenant (409 duplicate_phone) */
+                        phone?: string | null;
+                        /** @description Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one) */
+                        companyId?: string | null;
+                        /** @description Owning user id (404 when missing); no default: unset unless given */
+                        ownerId?: string | null;
+                        /** @description Tag ids; on PATCH the array replaces the whole set */
+                        tags?: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                        score?: number | null;
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "action": "created",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            action?: "created" | "updated";
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "action": "created",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            action?: "created" | "updated";
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readContactsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 contact ids (another tenant's ids are simply not found) */
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "firstName": "Maria",
+                     *           "lastName": "Silva",
+                     *           "email": "maria@acme.com.br",
+                     *           "phone": "+5511987654321",
+                     *           "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *           "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *           "tags": [
+                     *             "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *           ],
+                     *           "customProperties": {
+                     *             "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *           },
+                     *           "score": 72,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "missing": [
+                     *         "con_3kT9xQ2mL8vB1nR7pW4z"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["Contact"][];
+                        missing: string[];
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteContactsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 contact ids (another tenant's ids are simply not found) */
+                    ids: string[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *           "record": {
+                     *             "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *             "firstName": "Maria",
+                     *             "lastName": "Silva",
+                     *             "email": "maria@acme.com.br",
+                     *             "phone": "+5511987654321",
+                     *             "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *             "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *             "tags": [
+                     *               "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *             },
+                     *             "score": 72,
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The contact's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Contact"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "key": "deal.won",
+                     *         "label": "Deal won",
+                     *         "objectType": "deal"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        key: string;
+                        label: string;
+                        objectType: string;
+                    }[];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_4Jd8sQ1mZpLkV0aN3rTb",
+                     *       "name": "Deals to the ERP",
+                     *       "url": "https://erp.example.com/hooks/crm",
+                     *       "events": [
+                     *         "deal.won",
+                     *         "deal.lost"
+                     *       ],
+                     *       "isActive": true,
+                     *       "disabledReason": null,
+                     *       "headers": {
+                     *         "Authorization": "••••"
+                     *       },
+                     *       "secret": "whsec_q3Zk",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        url: string;
+                        events: string[];
+                        isActive: boolean;
+                        /**
+                         * @description Why the webhook was deactivated automatically: every attempt failed for 120 hours (by default) since the first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated by hand; cleared by PATCH `isActive: true`.
+                         * @example no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503
+                         */
+                        disabledReason: string | null;
+                        /**
+                         * @description The custom header names, each value masked as `"••••"`: values are write-only after creation (every read, the answers of POST, PATCH and rotate-secret included). Deliveries send the real values. To change one, PATCH `headers` with all of them.
+                         * @example {
+                         *       "Authorization": "••••"
+                         *     }
+                         */
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /** @description Signing secret. The full value (`whsec_` + base64 of 24 random bytes) is returned only by POST /webhooks and POST /webhooks/:id/rotate-secret; every other read shows `whsec_` + its first 4 characters. */
+                        secret: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveryId": "dlv_9sD2kLmQ0pZx7VbN1cRt",
+                     *       "success": true,
+                     *       "statusCode": 200,
+                     *       "durationMs": 84,
+                     *       "responseSnippet": "ok"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The delivery record of this test in GET /webhooks/:id/deliveries */
+                        deliveryId: string;
+                        /** @description True for a 2xx answer */
+                        success: boolean;
+                        statusCode: number | null;
+                        durationMs: number;
+                        responseSnippet: string | null;
+                        error?: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status */
+                status?: "pending" | "retry_scheduled" | "delivered" | "permanent_failure";
+                /** @description Only deliveries of this event type (a key of GET /webhooks/event-types, or `webhook.test`) */
+                event?: "contact.created" | "contact.updated" | "contact.deleted" | "company.created" | "company.updated" | "company.deleted" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.deleted" | "activity.created" | "activity.updated" | "activity.deleted" | "tag.created" | "tag.updated" | "tag.deleted" | "list.member_added" | "list.member_removed" | "proposal.sent" | "proposal.accepted" | "proposal.declined" | "proposal.expired" | "form.submitted" | "webhook.disabled" | "webhook.test";
+                /** @description Alias of `limit` (same range); both given with different values: 400 `validation_failed` */
+                pageSize?: number;
+                /** @description Deliveries per page, newest first (default 50, max 100); `pageSize` is an alias */
+                limit?: number;
+                /** @description The `cursor` of the `Link: <…>; rel="next"` header of the previous page: continues after its last delivery. Bound to the tenant, the API key, the webhook and the filters (`status`, `event`), which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of deliveries, newest first */
+            200: {
+                headers: {
+                    /** @description The next page: `<https://…/api/v1/webhooks/{id}/deliveries?limit=50&cursor=…>; rel="next"`; absent on the last page */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "dlv_9sD2kLmQ0pZx7VbN1cRt",
+                     *         "webhookId": "whk_4Jd8sQ1mZpLkV0aN3rTb",
+                     *         "eventId": "evt_Q8s1LmZ0pKx3VbN7cRt2",
+                     *         "event": "deal.won",
+                     *         "status": "retry_scheduled",
+                     *         "statusCode": 503,
+                     *         "responseSnippet": "Service Unavailable",
+                     *         "durationMs": 212,
+                     *         "attempts": 1,
+                     *         "lastError": "HTTP 503",
+                     *         "nextAttemptAt": "2026-11-22T10:01:00.212Z",
+                     *         "deliveredAt": null,
+                     *         "createdAt": "2026-11-22T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Webhook id */
+                id: string;
+                /** @description Delivery id (`id` of a record of GET /webhooks/:id/deliveries) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_9sD2kLmQ0pZx7VbN1cRt",
+                     *       "webhookId": "whk_4Jd8sQ1mZpLkV0aN3rTb",
+                     *       "eventId": "evt_Q8s1LmZ0pKx3VbN7cRt2",
+                     *       "event": "deal.won",
+                     *       "status": "retry_scheduled",
+                     *       "statusCode": 503,
+                     *       "responseSnippet": "Service Unavailable",
+                     *       "durationMs": 212,
+                     *       "attempts": 1,
+                     *       "lastError": "HTTP 503",
+                     *       "nextAttemptAt": "2026-11-22T10:01:00.212Z",
+                     *       "deliveredAt": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        webhookId: string;
+                        /** @description Stable across attempts; sent as the `webhook-id` header */
+                        eventId: string;
+                        /** @description Event key */
+                        event: string;
+                        /** @description `pending` (first attempt due), `retry_scheduled`, `delivered` (a 2xx answer), `permanent_failure` (no further attempts) */
+                        status: "pending" | "retry_scheduled" | "delivered" | "permanent_failure";
+                        /** @description HTTP status of the last attempt; null before any answer */
+                        statusCode: number | null;
+                        /** @description First 1 KiB (at most) of the last answer body */
+                        responseSnippet: string | null;
+                        /** @description Duration of the last attempt */
+                        durationMs: number | null;
+                        /** @description Attempts made so far. Automatic attempts stop at 5 (then `permanent_failure`); a manual retry adds one, and a recovery gives the delivery 5 more automatic attempts, so the count keeps growing across them */
+                        attempts: number;
+                        /** @description Why the last attempt failed */
+                        lastError?: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        nextAttemptAt: string | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        deliveredAt: string | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-21T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description ISO 8601 date-time: deliveries created at or after it are scheduled again (non-ISO: 400 `validation_failed`)
+                     * @example 2026-11-21T00:00:00Z
+                     */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "scheduled": 12
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Deliveries in `permanent_failure` scheduled for a fresh attempt now */
+                        scheduled: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCompaniesBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "inputs": [
+                 *         {
+                 *           "name": "Acme Ltda",
+                 *           "cnpj": "11.222.333/0001-81",
+                 *           "website": "https://www.acme.com.br",
+                 *           "domain": "acme.com.br",
+                 *           "industry": "Manufacturing"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1–100 inputs, each a `POST /companies` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description Required; not blank */
+                        name: string;
+                        /**
+                         * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
+                         * @example 11.222.333/0001-81
+                         */
+                        cnpj?: string | null;
+                        /**
+                         * @description Full http(s) URL
+                         * @example https://www.acme.com.br
+                         */
+                        website?: string | null;
+                        /**
+                         * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
+                         * @example acme.com.br
+                         */
+                        domain?: string | null;
+                        /** @description Normalized to E.164 (Brazil is the default region); not unique */
+                        phone?: string | null;
+                        industry?: string | null;
+                        /** @description A user of the tenant */
+                        ownerId?: string | null;
+                        /** @description Tag ids; replaces the whole set on PATCH */
+                        tags?: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCompaniesBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 inputs, each `{ id, ...PATCH body }`. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description The company to update */
+                        id: string;
+                        /** @description Required; not blank */
+                        name?: string;
+                        /**
+                         * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
+                         * @example 11.222.333/0001-81
+                         */
+                        cnpj?: string | null;
+                        /**
+                         * @description Full http(s) URL
+                         * @example https://www.acme.com.br
+                         */
+                        website?: string | null;
+                        /**
+                         * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
+                         * @example acme.com.br
+                         */
+                        domain?: string | null;
+                        /** @description Normalized to E.164 (Brazil is the default region); not unique */
+                        phone?: string | null;
+                        industry?: string | null;
+                        /** @description A user of the tenant */
+                        ownerId?: string | null;
+                        /** @description Tag ids; replaces the whole set on PATCH */
+                        tags?: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upsertCompaniesBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "idProperty": "cnpj",
+                 *       "inputs": [
+                 *         {
+                 *           "name": "Acme Ltda",
+                 *           "cnpj": "11.222.333/0001-81",
+                 *           "website": "https://www.acme.com.br",
+                 *           "domain": "acme.com.br",
+                 *           "industry": "Manufacturing"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The property inputs are matched on
+                     * @enum {string}
+                     */
+                    idProperty: "cnpj" | "domain" | "id";
+                    /** @description 1–100 inputs, each a `POST /companies` body. Each input is validated and applied on its own: a bad input fails alone, with the answer the single call would give */
+                    inputs: {
+                        /** @description Only with `idProperty: "id"`: the record to update (404 when missing); absent: create */
+                        id?: string;
+                        /** @description Required; not blank */
+                        name: string;
+                        /**
+                         * @description Punctuation is stripped and letters upper-cased; both check digits are verified (numeric or alphanumeric CNPJ). Unique per tenant.
+                         * @example 11.222.333/0001-81
+                         */
+                        cnpj?: string | null;
+                        /**
+                         * @description Full http(s) URL
+                         * @example https://www.acme.com.br
+                         */
+                        website?: string | null;
+                        /**
+                         * @description Host name; a scheme, `www.`, port or path given is stripped and it is lower-cased. Unique per tenant.
+                         * @example acme.com.br
+                         */
+                        domain?: string | null;
+                        /** @description Normalized to E.164 (Brazil is the default region); not unique */
+                        phone?: string | null;
+                        industry?: string | null;
+                        /** @description A user of the tenant */
+                        ownerId?: string | null;
+                        /** @description Tag ids; replaces the whole set on PATCH */
+                        tags?: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "action": "created",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            action?: "created" | "updated";
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "action": "created",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            action?: "created" | "updated";
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Business rule violated; or `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readCompaniesBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 company ids (another tenant's ids are simply not found) */
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "name": "Acme Ltda",
+                     *           "cnpj": "11222333000181",
+                     *           "website": "https://www.acme.com.br",
+                     *           "domain": "acme.com.br",
+                     *           "phone": "+551133334444",
+                     *           "industry": "Manufacturing",
+                     *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *           "tags": [
+                     *             "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *           ],
+                     *           "customProperties": {
+                     *             "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *           },
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "missing": [
+                     *         "com_4hW9sQ2mZ8xK1pLr7TcB"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        results: components["schemas"]["Company"][];
+                        missing: string[];
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCompaniesBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1–100 company ids (another tenant's ids are simply not found) */
+                    ids: string[];
+                    /** @description `true`: all or nothing. The first failing input fails the call with its own status and error body (`details[].field` prefixed `inputs[<i>].`) and nothing is changed. Default `false`: partial success */
+                    atomic?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description 200 when every input succeeded; 207 when at least one failed (even all) */
+            207: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 200,
+                     *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *           "record": {
+                     *             "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *             "name": "Acme Ltda",
+                     *             "cnpj": "11222333000181",
+                     *             "website": "https://www.acme.com.br",
+                     *             "domain": "acme.com.br",
+                     *             "phone": "+551133334444",
+                     *             "industry": "Manufacturing",
+                     *             "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *             "tags": [
+                     *               "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *             ],
+                     *             "customProperties": {
+                     *               "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *             },
+                     *             "createdAt": "2026-11-22T10:00:00.000Z",
+                     *             "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *           },
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Contact not found"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "succeeded": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description One per input, in input order */
+                        results: {
+                            /** @description Position of the input */
+                            index: number;
+                            /** @description What the single call would have answered: 201 created, 200 updated, 204 deleted, or its error status */
+                            status: number;
+                            /** @description The company's id (when known) */
+                            id?: string;
+                            record?: components["schemas"]["Company"];
+                            error?: components["schemas"]["Error"];
+                        }[];
+                        succeeded: number;
+                        failed: number;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listFormSubmissions: {
+        parameters: {
+            query?: {
+                /** @description Page number, 1-based (default 1) */
+                page?: number;
+                /** @description Alias of `limit` (same range); both given with different values: 400 `validation_failed` */
+                pageSize?: number;
+                /** @description Submissions per page; `pagination.pageSize` echoes it (default 50, max 100); `pageSize` is an alias */
+                limit?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "sub_9bT3kQ1mZ7xW2cR8yLpA",
+                     *           "formId": "frm_4ZkQ9aT2mX8bW1cR7yLp",
+                     *           "contactId": "con_3kT9aZ1mQ7xW2cR8yLpB",
+                     *           "values": {
+                     *             "email": "maria@example.com",
+                     *             "name": "Maria",
+                     *             "plan": "pro"
+                     *           },
+                     *           "metadata": {
+                     *             "ipAddress": "203.0.113.7",
+                     *             "userAgent": "Mozilla/5.0 …",
+                     *             "referrer": "https://www.example.com/contact"
+                     *           },
+                     *           "createdAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": 1,
+                     *         "pageSize": 50,
+                     *         "total": 132,
+                     *         "totalPages": 3,
+                     *         "hasNext": true,
+                     *         "hasPrev": false,
+                     *         "nextCursor": "q3Xk9Tz1mW8bR2cL7yPa0vN5sE4hJ6gD8fK1uQ3w.Hq4pL8sV2kT9mW1xR7bC3n"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["FormSubmission"][];
+                        /** @description A page of records, with `nextCursor` to continue after it */
+                        pagination: {
+                            /** @description Page number; `null` when the request used `cursor` */
+                            page: number | null;
+                            pageSize: number;
+                            /** @description Records matching the filters */
+                            total: number;
+                            /** @description `null` when the request used `cursor` */
+                            totalPages: number | null;
+                            hasNext: boolean;
+                            /** @description `null` when the request used `cursor` */
+                            hasPrev: boolean | null;
+                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13504,6 +15196,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "lsr_8Qw2nX5kT1mL9vC3pB7R",
+                     *         "name": "Price too high"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["LossReason"][];
                 };
             };
@@ -13552,324 +15252,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listEvents: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Comma-separated event keys to return (default: every type). An unknown key is 400 `validation_failed`. Keys: `contact.created`, `contact.updated`, `contact.deleted`, `company.created`, `company.updated`, `company.deleted`, `deal.created`, `deal.updated`, `deal.stage_changed`, `deal.won`, `deal.lost`, `deal.deleted`, `activity.created`, `activity.updated`, `activity.deleted`, `tag.created`, `tag.updated`, `tag.deleted`, `list.member_added`, `list.member_removed`, `proposal.sent`, `proposal.accepted`, `proposal.declined`, `proposal.expired`, `form.submitted`, `webhook.disabled`
-                 * @example contact.created,contact.updated,deal.won
-                 */
-                types?: string;
-                /**
-                 * @description An event id: only events strictly after it in the log. Pass the `id` of the last event you processed. An id that is not an event of the tenant (or that retention removed) matches nothing, as any filter naming a missing id (200 with an empty `data`, at once even with `wait`): start again without it
-                 * @example evt_01hx5k2m9v8c3b7n6q4r0s1t2u
-                 */
-                after?: string;
-                /** @description Events per page (default 100, max 1000) */
-                limit?: number;
-                /** @description Alias of `limit` (C.5); both given and different: 400 `validation_failed` */
-                pageSize?: number;
-                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
-                cursor?: string;
-                /**
-                 * @description Long-poll, in seconds (0–30): when no event matches yet, hold the request until one is committed or the wait ends (then 200 with an empty `data`). At most `EVENT_WAIT_PER_KEY` (10) waiting requests per API key and `EVENT_WAIT_MAX` (1000) per server process; beyond, 429 `too_many_waiting_requests` with `Retry-After`
-                 * @example 30
-                 */
-                wait?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "evt_01hx5k2m9v8c3b7n6q4r0s1t2u",
-                     *           "type": "contact.created",
-                     *           "occurredAt": "2026-11-22T10:00:00.000Z",
-                     *           "data": {
-                     *             "contact": {
-                     *               "id": "ct_01hx5k2m9v",
-                     *               "firstName": "Ana",
-                     *               "lastName": "Souza",
-                     *               "email": "ana@example.com"
-                     *             }
-                     *           }
-                     *         }
-                     *       ],
-                     *       "pagination": {
-                     *         "page": null,
-                     *         "pageSize": 100,
-                     *         "total": null,
-                     *         "totalPages": null,
-                     *         "hasNext": false,
-                     *         "hasPrev": null,
-                     *         "nextCursor": null
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: {
-                            /**
-                             * @description Event id; the `webhook-id` header and `eventId` of its webhook deliveries
-                             * @example evt_01hx5k2m9v8c3b7n6q4r0s1t2u
-                             */
-                            id: string;
-                            /**
-                             * @description Event key of the catalog (`GET /webhooks/event-types`)
-                             * @example contact.updated
-                             */
-                            type: string;
-                            /**
-                             * @description When the change was made, UTC ISO-8601 (the `timestamp` of the webhook body)
-                             * @example 2026-11-22T10:00:00.000Z
-                             */
-                            occurredAt: string;
-                            /**
-                             * @description Exactly the `data` of the webhook delivery body of this event: the record under its object type (`contact`, `deal`, …) and the extra fields of the type
-                             * @example {
-                             *       "contact": {
-                             *         "id": "ct_01hx5k2m9v",
-                             *         "firstName": "Ana",
-                             *         "lastName": "Souza",
-                             *         "email": "ana@example.com"
-                             *       }
-                             *     }
-                             */
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        }[];
-                        /** @description The envelope of C.1 for a log: keyset only, no total */
-                        pagination: {
-                            /** @description Always `null`: the log is paged by `after` or `cursor` */
-                            page: null;
-                            pageSize: number;
-                            /** @description Always `null`: counting a log of millions of events would cost what reading it costs */
-                            total: null;
-                            totalPages: null;
-                            /** @description More events are readable now */
-                            hasNext: boolean;
-                            hasPrev: null;
-                            /** @description Pass as `cursor` (with the same other parameters) for the next page; `null` when no more events are readable now */
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries` */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected failure */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `query_timeout`: a data-dependent query ran past `QUERY_TIMEOUT_MS` and was stopped, or a large body waited that long for its turn */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getPublicForm: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Slug of the tenant (tenants may share form slugs) */
-                tenantSlug: string;
-                /** @description Slug of the form, unique per tenant */
-                slug: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The form page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description No such form */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-        };
-    };
-    submitPublicForm: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Slug of the tenant (tenants may share form slugs) */
-                tenantSlug: string;
-                /** @description Slug of the form, unique per tenant */
-                slug: string;
-            };
-            cookie?: never;
-        };
-        /** @description Field name → value. JSON values must have their field type (not coerced); urlencoded values are text and are converted per field type (numbers, `on`/`true`/`1` for booleans, repeated keys for multi_select). */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "email": "maria@example.com",
-                 *       "name": "Maria",
-                 *       "plan": "pro"
-                 *     }
-                 */
-                "application/x-www-form-urlencoded": {
-                    [key: string]: unknown;
-                };
-                /**
-                 * @example {
-                 *       "email": "maria@example.com",
-                 *       "name": "Maria",
-                 *       "plan": "pro"
-                 *     }
-                 */
-                "application/json": {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Thank-you page (urlencoded post) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Default Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "submissionId": "sub_9bT3kQ1mZ7xW2cR8yLpA",
-                     *       "contactId": "con_3kT9aZ1mQ7xW2cR8yLpB"
-                     *     }
-                     */
-                    "application/json": {
-                        submissionId: string;
-                        contactId: string;
-                    };
-                };
-            };
-            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Body over 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Body is not JSON */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
                 headers: {
                     [name: string]: unknown;
                 };

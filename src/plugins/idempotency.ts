@@ -71,8 +71,8 @@ function errorCodeOf(body: string): string {
 
 export const IDEMPOTENCY_DOC =
   'Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key ' +
-  'runs, and its status and body are stored with its change, in the same transaction, for `IDEMPOTENCY_TTL_HOURS` ' +
-  '(24 h) per API key. A repeat with the same method, path and body answers the stored status and body with ' +
+  'runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) ' +
+  'per API key. A repeat with the same method, path and body answers the stored status and body with ' +
   '`Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 ' +
   '`idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. ' +
   'Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as ' +

@@ -369,7 +369,8 @@ test('OpenAPI: GET /events is listEvents under the tag Events, with retention an
   const op = doc.paths['/api/v1/events'].get;
   assert.equal(op.operationId, 'listEvents');
   assert.deepEqual(op.tags, ['Events']);
-  assert.match(op.description, /EVENT_RETENTION_DAYS/);
+  assert.match(op.description, /\*\*Retention\.\*\* Events are kept for the retention period \(30 days by default\)/);
+  assert.doesNotMatch(op.description, /EVENT_|CONTRACT|spec \d/, 'no server setting or internal reference in what integrators read');
   assert.match(op.description, /wait=/);
   assert.ok(op['x-scopes'].includes('events:read'));
   const names = op.parameters.map((p: any) => p.name).sort();

@@ -34,6 +34,10 @@ test('the document names no internal reference and no server setting', () => {
   assert.doesNotMatch(description, /\bspec \d|\bissue \d/i);
   // The answers every operation shares (503) name no setting either.
   assert.doesNotMatch(JSON.stringify(doc.paths['/api/v1/contacts'].get.responses), /QUERY_TIMEOUT_MS|QUERY_QUEUE_PER_TENANT/);
+  // Nor does any operation, parameter or schema: no environment variable of the server, no section of the spec.
+  const settings = [...text.matchAll(/\b(?:EVENT|IDEMPOTENCY|WEBHOOK|QUERY|DATABASE|REDIS|RETENTION|RESTORE|AUDIT)_[A-Z0-9_]+\b/g)].map((m) => m[0]);
+  assert.deepEqual([...new Set(settings)], [], 'server settings named in the document');
+  assert.doesNotMatch(text, /\bspec \d/i);
 });
 
 test('the Errors guide explains every code of the catalogue under a heading of its own', () => {

@@ -13,9 +13,9 @@ const EVENTS_DOC = [
     'Within one response, `pagination.nextCursor` continues the same query (same `types` and `after`); `after` alone is enough to follow the log.',
   '**Long-polling.** With `wait=<seconds>` (at most 30) and no matching event yet, the request is held until one is committed (answered within milliseconds, on any server process) ' +
     'or the wait ends (200 with an empty `data`). Loop on it to get changes without a public HTTPS endpoint. ' +
-    'At most 10 waiting requests per API key and 1000 per server process (`EVENT_WAIT_PER_KEY`, `EVENT_WAIT_MAX`): beyond, 429 `too_many_waiting_requests` with `Retry-After`. ' +
+    'At most 10 waiting requests per API key and 1000 per server process (by default): beyond, 429 `too_many_waiting_requests` with `Retry-After`. ' +
     'When the server shuts down, waiting requests are answered at once with what they have.',
-  '**Retention.** Events are kept `EVENT_RETENTION_DAYS` days (default 30) and then deleted; an `after` id removed by retention, like any id that is no event of the tenant, matches nothing (200 with an empty `data`, at once even with `wait`): start again without `after`. ' +
+  '**Retention.** Events are kept for the retention period (30 days by default) and then deleted; an `after` id removed by retention, like any id that is no event of the tenant, matches nothing (200 with an empty `data`, at once even with `wait`): start again without `after`. ' +
     'An event is never deleted while one of its webhook deliveries is still pending or scheduled for a retry.',
   '`pagination.total` is always `null` (a count would cost what reading the log costs); `page`, `totalPages` and `hasPrev` are `null` too.',
 ].join('\n\n');

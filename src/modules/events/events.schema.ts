@@ -38,7 +38,7 @@ export const EventListQuery = Type.Object(
         maximum: MAX_WAIT_SECONDS,
         description:
           `Long-poll, in seconds (0–${MAX_WAIT_SECONDS}): when no event matches yet, hold the request until one is committed or the wait ends ` +
-          '(then 200 with an empty `data`). At most `EVENT_WAIT_PER_KEY` (10) waiting requests per API key and `EVENT_WAIT_MAX` (1000) per server process; beyond, 429 `too_many_waiting_requests` with `Retry-After`',
+          '(then 200 with an empty `data`). At most 10 waiting requests per API key and 1000 per server process (by default); beyond, 429 `too_many_waiting_requests` with `Retry-After`',
         examples: [30],
       }),
     ),

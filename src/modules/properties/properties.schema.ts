@@ -15,7 +15,7 @@ export const Property = Type.Object(
     objectType: StringEnum([...OBJECT_TYPES], 'Record type the property belongs to'),
     internalName: Type.String(),
     label: Type.String(),
-    type: StringEnum([...PROPERTY_TYPES], 'Value type (spec 2.8)'),
+    type: StringEnum([...PROPERTY_TYPES], 'Value type'),
     group: Type.String(),
     displayOrder: Type.Integer(),
     isDefaultInForm: Type.Boolean(),

@@ -19,7 +19,7 @@ export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       summary: 'List proposals',
       description:
-        'Requires scope `proposals:read`. Paginated envelope (spec 2.12); `limit` is the page size (default 50, max 100). ' +
+        'Requires scope `proposals:read`. Paginated envelope; `limit` is the page size (default 50, max 100). ' +
         'Newest first by default (`createdAt` descending, then `id`; `sortKey`/`sortOrder` change it). Each proposal has the full single-read shape. An unknown ' +
         '`status` value is 400 `validation_failed`; id filters of another tenant simply match nothing; `updatedAfter` is strict. ' + LISTING_DOC,
       querystring: ProposalListQuery,

@@ -65,7 +65,7 @@ const WHEN: Record<string, string> = {
   'proposal.declined': 'A proposal moved to `declined`.',
   'proposal.expired': 'A proposal moved to `expired`.',
   'form.submitted': 'A public form was submitted; `data.submission` is the submission as the submissions list returns it.',
-  'webhook.disabled': 'A webhook was deactivated after failing for `WEBHOOK_DISABLE_AFTER_HOURS`; `data.webhook` carries `disabledReason`. Sent to the tenant\'s other webhooks subscribed to it.',
+  'webhook.disabled': 'A webhook was deactivated after failing for 120 hours (by default) without a success; `data.webhook` carries `disabledReason`. Sent to the tenant\'s other webhooks subscribed to it.',
   [TEST_EVENT]: 'Sent only by POST /webhooks/:id/test, to check a destination; `data.webhook` describes the webhook.',
 };
 

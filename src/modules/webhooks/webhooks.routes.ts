@@ -171,7 +171,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'recoverWebhookDeliveries',
       description:
         'Requires scope `webhooks:manage`. Every `permanent_failure` delivery of this webhook created at or after `since` becomes due ' +
-        'now (status `retry_scheduled`) with a fresh cycle of 5 automatic attempts (WEBHOOK_RETRY_DELAYS apply from the first again); ' +
+        'now (status `retry_scheduled`) with a fresh cycle of 5 automatic attempts (the retry delays start again from the first); ' +
         '`attempts` keeps counting. Webhook tests (`webhook.test`) are not included. Answers `{ scheduled }`, the number of deliveries ' +
         'scheduled; the worker makes the attempts. A non-ISO `since` is 400 `validation_failed`; an inactive webhook is 409 ' +
         '`webhook_inactive` (deliveries that ended because it was deactivated can be recovered once it is active again).',

@@ -34,7 +34,7 @@ export const Webhook = Type.Object(
     disabledReason: Nullable(
       Type.String({
         description:
-          'Why the webhook was deactivated automatically: every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS` (default 120) since the ' +
+          'Why the webhook was deactivated automatically: every attempt failed for 120 hours (by default) since the ' +
           'first failure after the last success (a `webhook.disabled` event is raised then). `null` while active or when deactivated ' +
           'by hand; cleared by PATCH `isActive: true`.',
         examples: ['no successful delivery since 2026-11-17T10:00:00.000Z (120 hours); last error: HTTP 503'],
