@@ -28,6 +28,10 @@ declare module 'fastify' {
     /** The long-polls of `GET /events?wait=` in this process (released at once by `close()` on shutdown). */
     eventWaiters: EventWaiters;
   }
+  interface FastifyRequest {
+    /** When the request arrived (epoch ms): the deadline of its data-dependent reads runs from then. */
+    receivedAt: number;
+  }
 }
 
 export interface AppDeps {
@@ -109,7 +113,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   database.readPool?.warm();
   const store = deps.store ?? createRateLimitStore(config.redisUrl, app.log);
   app.decorate('rateLimitStore', store);
+  // When the request arrived: its data-dependent reads must be answered within QUERY_TIMEOUT_MS of it (db/reads.ts).
+  app.decorateRequest('receivedAt', 0);
   app.addHook('onRequest', (req, reply, done) => {
+    req.receivedAt = Date.now();
     reply.header('x-request-id', req.id);
     done();
   });

@@ -71,6 +71,11 @@ export interface ReadPoolOptions {
 /** Tells when nobody waits for an answer any more (the client's connection closed). */
 export interface AbortSource {
   readonly aborted: boolean;
+  /**
+   * When the request arrived (epoch ms), if known: its reads' deadline runs from then, so time it spent
+   * before its first statement (waiting for its turn to read a large body, the main connection) counts too.
+   */
+  readonly startedAt?: number;
   /** Calls `onAbort` when it happens; returns the function that stops listening. */
   subscribe(onAbort: () => void): () => void;
 }
@@ -223,13 +228,14 @@ export function directReads(db: Db): Reads {
 
 /**
  * Reads of one tenant (one request) through the pool; `signal` aborts them when the client goes away.
- * The deadline starts with the first statement and covers every later one of the same request.
+ * The deadline starts when the request arrived (`signal.startedAt`), else with the first statement, and
+ * covers every later one of the same request: a request is answered by QUERY_TIMEOUT_MS, whatever it waited for.
  */
 export function pooledReads(db: Db, pool: ReadPool, tenantId: string, signal?: AbortSource): Reads {
   let deadline: number | undefined;
   const all = async <O>(query: Query<O>): Promise<O[]> => {
     const { sql, parameters } = compile(db, query);
-    deadline ??= Date.now() + pool.timeoutMs;
+    deadline ??= (signal?.startedAt ?? Date.now()) + pool.timeoutMs;
     return (await pool.run(tenantId, sql, parameters, signal, deadline)) as O[];
   };
   return {

@@ -64,11 +64,14 @@ class DatabaseCtx implements Ctx {
  * outlive many requests).
  */
 export function requestSignal(req: FastifyRequest): AbortSource {
-  return new SocketSignal(req.raw.socket);
+  return new SocketSignal(req.raw.socket, req.receivedAt || undefined);
 }
 
 class SocketSignal implements AbortSource {
-  constructor(private readonly socket: Socket | null | undefined) {}
+  constructor(
+    private readonly socket: Socket | null | undefined,
+    readonly startedAt: number | undefined,
+  ) {}
 
   get aborted(): boolean {
     return this.socket?.destroyed ?? false;
