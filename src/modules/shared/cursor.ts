@@ -8,7 +8,7 @@
  *   request logs, proxies or browser histories that keep URLs;
  * - any edit, or use in another context, fails authentication: 400 `invalid_cursor`.
  */
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
 import type { Config } from '../../config.js';
 import { errors } from '../../errors.js';
 import { subkey } from '../../util/crypto.js';
@@ -32,28 +32,26 @@ function cursorKey(config: Config): Buffer {
   return key;
 }
 
-// Nonces are drawn from the CSPRNG in batches: one call per 256 cursors instead of one each (a call costs about
-// what the encryption does). Every nonce is used once; 96 random bits make a repeat under one key negligible
-// for far more cursors than a key will ever sign.
-const NONCE_BATCH = 256;
-let nonces = Buffer.alloc(0);
-let nonceAt = 0;
+// The nonce is synthetic (SIV): the first 96 bits of an HMAC of the binding and the position, under a key of its
+// own. So a cursor is a function of what it stands for: the same page answered twice is the same bytes (an answer
+// can be compared, cached and tagged), and a nonce repeats only for the same message, which reveals only that two
+// cursors are equal. Two different messages share a nonce with a chance of 2^-96 each.
+const NONCE_KEY_LABEL = 'crm/list-cursor/siv-nonce/v2';
+const nonceKeys = new WeakMap<Config, Buffer>();
 
-function nextNonce(): Buffer {
-  if (nonceAt >= nonces.length) {
-    nonces = randomFillSync(Buffer.allocUnsafe(NONCE_BYTES * NONCE_BATCH));
-    nonceAt = 0;
-  }
-  nonceAt += NONCE_BYTES;
-  return nonces.subarray(nonceAt - NONCE_BYTES, nonceAt);
+function nonceFor(config: Config, binding: string, text: string): Buffer {
+  let key = nonceKeys.get(config);
+  if (!key) nonceKeys.set(config, (key = subkey(config.secretKey(), NONCE_KEY_LABEL)));
+  return createHmac('sha256', key).update(binding).update('\u0000').update(text).digest().subarray(0, NONCE_BYTES);
 }
 
 /** The cursor that continues after `pos` in the list `binding` names. */
 export function encodeCursor(config: Config, binding: string, pos: CursorPosition): string {
-  const nonce = nextNonce();
+  const text = JSON.stringify(pos);
+  const nonce = nonceFor(config, binding, text);
   const cipher = createCipheriv(ALGORITHM, cursorKey(config), nonce);
   cipher.setAAD(Buffer.from(binding, 'utf8'));
-  const sealed = Buffer.concat([nonce, cipher.update(JSON.stringify(pos), 'utf8'), cipher.final()]);
+  const sealed = Buffer.concat([nonce, cipher.update(text, 'utf8'), cipher.final()]);
   return `${sealed.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
 }
 
