@@ -3,9 +3,11 @@
  * down, restarting or frozen into a fast 503 `database_unavailable` (CONTRACT B.2, DESIGN §4) instead of a
  * hang or a 500.
  *
- * - A heartbeat (`select 1`) every HEARTBEAT_MS on a dedicated connection. No answer within
- *   HEARTBEAT_DEADLINE_MS (a frozen server: its sockets stay open, nothing answers), an error, or a
- *   connection refused: the database is *down*.
+ * - A heartbeat (`select 1`) every HEARTBEAT_MS on a dedicated connection. An error or a connection refused
+ *   makes the database *down* at once. No answer within HEARTBEAT_DEADLINE_MS (a frozen server: its sockets stay
+ *   open, nothing answers) makes it down too, unless another session of this process finished something within
+ *   that time (progress()): a server that answers others is busy, not frozen, and a busy machine's slow
+ *   heartbeat must not turn every request into a 503.
  * - While down, the pool's gate refuses every new statement at once (`connect()` rejects with
  *   DatabaseUnavailable), and the sessions checked out at that moment are cut (their statements fail now,
  *   not when TCP gives up; a cut session never returns to the pool). The read pool asks the same gate.
@@ -50,6 +52,8 @@ export class PgHealth extends EventEmitter {
   private closed = false;
   private readonly heartbeatMs: number;
   private readonly deadlineMs: number;
+  /** When a session of this process last finished a statement or a checkout (the pool's, the read pool's). */
+  private progressAt = 0;
 
   constructor(
     private readonly connectionString: string,
@@ -62,6 +66,11 @@ export class PgHealth extends EventEmitter {
 
   get isUp(): boolean {
     return this.up;
+  }
+
+  /** Another session got an answer: the database is alive, whatever the heartbeat is waiting for. */
+  progress(): void {
+    this.progressAt = Date.now();
   }
 
   /** Throws DatabaseUnavailable while the database is down. */
@@ -104,16 +113,21 @@ export class PgHealth extends EventEmitter {
         resolve(failure);
       };
       // The deadline looks once more after the poll phase (setImmediate): an answer that arrived while the
-      // event loop was busy elsewhere is read first, so a slow loop is never taken for a frozen database.
-      const deadline = setTimeout(
-        () =>
-          setImmediate(() => {
-            if (settled) return;
-            this.drop();
-            settle(`no answer within ${this.deadlineMs} ms`);
-          }),
-        this.deadlineMs,
-      );
+      // event loop was busy elsewhere is read first, so a slow loop is never taken for a frozen database. While
+      // other sessions keep getting answers, it waits on (the server is slow, not frozen).
+      const check = () =>
+        setImmediate(() => {
+          if (settled) return;
+          const quietFor = Date.now() - this.progressAt;
+          if (quietFor < this.deadlineMs) {
+            deadline = setTimeout(check, this.deadlineMs - quietFor);
+            deadline.unref();
+            return;
+          }
+          this.drop();
+          settle(`no answer within ${this.deadlineMs} ms`);
+        });
+      let deadline = setTimeout(check, this.deadlineMs);
       deadline.unref();
       this.session()
         .then((c) => c.query('select 1'))
@@ -191,7 +205,11 @@ export interface GatedPool {
 export function gatedPool(pool: pg.Pool, health: PgHealth): GatedPool {
   const checkedOut = new Set<pg.PoolClient>();
   pool.on('acquire', (client) => checkedOut.add(client));
-  pool.on('release', (_err, client) => checkedOut.delete(client as pg.PoolClient));
+  pool.on('release', (err, client) => {
+    checkedOut.delete(client as pg.PoolClient);
+    // A checkout that ended well had its answers: the server is alive (the heartbeat's judgement, see PgHealth).
+    if (!err && (client as unknown as { _queryable?: boolean })._queryable !== false) health.progress();
+  });
   pool.on('remove', (client) => checkedOut.delete(client as pg.PoolClient));
   health.on('down', () => {
     for (const client of checkedOut) destroySession(client);
@@ -219,6 +237,10 @@ export function gatedSlot<S extends { run(sql: string, params: readonly unknown[
   // A statement in flight when the database goes down fails now, not at its deadline.
   health.on('down', () => slot.cut?.());
   const run = slot.run.bind(slot);
-  slot.run = (sql, params) => (health.isUp ? run(sql, params) : Promise.reject(new DatabaseUnavailable('the database is down')));
+  const answered = <T>(rows: T): T => {
+    health.progress();
+    return rows;
+  };
+  slot.run = (sql, params) => (health.isUp ? run(sql, params).then(answered) : Promise.reject(new DatabaseUnavailable('the database is down')));
   return slot;
 }
