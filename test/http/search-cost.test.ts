@@ -13,7 +13,9 @@ const N = 100_000;
 after(async () => {
   if (big) await unseedContacts(db, big.tenantId);
 });
-const t = await testApp();
+// Plans, not clocks: a deadline generous enough for 100,000 contacts on a loaded two-core machine (the deadline
+// itself is tested in test/http/query-deadline.test.ts and test/db/read-deadline.test.ts).
+const t = await testApp({ QUERY_TIMEOUT_MS: '120000' });
 const db = t.database.db;
 const group = (...conditions: unknown[]) => ({ operator: 'AND', conditions });
 const range = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
