@@ -24,6 +24,8 @@ import { postgres } from './pg-module.js';
 /** How often the heartbeat asks, and how long it waits for an answer before calling the database down. */
 export const HEARTBEAT_MS = 250;
 export const HEARTBEAT_DEADLINE_MS = 600;
+/** A timer this late means the event loop was held up: the heartbeat's window starts again. */
+const LOOP_STALL_MS = 100;
 
 /** Raised instead of running a statement while the database is down (mapped to 503 `database_unavailable`). */
 export class DatabaseUnavailable extends Error {
@@ -54,6 +56,8 @@ export class PgHealth extends EventEmitter {
   private readonly deadlineMs: number;
   /** When a session of this process last finished a statement or a checkout (the pool's, the read pool's). */
   private progressAt = 0;
+  /** The heartbeat had an answer once (until then, only an error says the database is down). */
+  private answeredOnce = false;
 
   constructor(
     private readonly connectionString: string,
@@ -112,27 +116,37 @@ export class PgHealth extends EventEmitter {
         clearTimeout(deadline);
         resolve(failure);
       };
-      // The deadline looks once more after the poll phase (setImmediate): an answer that arrived while the
-      // event loop was busy elsewhere is read first, so a slow loop is never taken for a frozen database. While
-      // other sessions keep getting answers, it waits on (the server is slow, not frozen).
-      const check = () =>
+      let deadline: NodeJS.Timeout;
+      const arm = (ms: number) => {
+        const due = Date.now() + ms;
+        deadline = setTimeout(() => check(due), ms);
+        deadline.unref();
+      };
+      // "No answer" is a verdict only when this process could have heard one. The window starts again when:
+      // - the timer fired late (the event loop was held up: a connection's several round trips could not run);
+      // - another session got an answer within it (the server is slow, not frozen);
+      // - the heartbeat never had an answer yet (a process starting up; a database that is down at start
+      //   refuses connections, an error, which is judged at once).
+      // The verdict itself waits for one more poll phase (setImmediate), so an answer already received is read.
+      const check = (due: number) => {
+        if (Date.now() - due > LOOP_STALL_MS) return arm(this.deadlineMs);
         setImmediate(() => {
           if (settled) return;
           const quietFor = Date.now() - this.progressAt;
-          if (quietFor < this.deadlineMs) {
-            deadline = setTimeout(check, this.deadlineMs - quietFor);
-            deadline.unref();
-            return;
-          }
+          if (quietFor < this.deadlineMs) return arm(this.deadlineMs - quietFor);
+          if (!this.answeredOnce) return arm(this.deadlineMs);
           this.drop();
           settle(`no answer within ${this.deadlineMs} ms`);
         });
-      let deadline = setTimeout(check, this.deadlineMs);
-      deadline.unref();
+      };
+      arm(this.deadlineMs);
       this.session()
         .then((c) => c.query('select 1'))
         .then(
-          () => settle(null),
+          () => {
+            this.answeredOnce = true;
+            settle(null);
+          },
           (err: Error) => {
             this.drop();
             settle((err as { code?: string }).code ?? err.message);
@@ -143,7 +157,9 @@ export class PgHealth extends EventEmitter {
 
   private async session(): Promise<pg.Client> {
     if (this.client) return this.client;
-    const client = new (postgres().Client)({ connectionString: this.connectionString, connectionTimeoutMillis: this.deadlineMs });
+    // No connection timeout of pg's own: the heartbeat's deadline (ask) judges a session that does not open, with
+    // the same care as a statement that does not answer, and closes it.
+    const client = new (postgres().Client)({ connectionString: this.connectionString });
     client.on('error', () => {
       if (this.client === client) this.client = null;
     });
