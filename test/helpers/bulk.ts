@@ -23,6 +23,9 @@ export const multiOf = (i: number): string[] | null => (i % 11 === 0 ? null : [`
 export async function seedContacts(db: Db, tenantId: string, n: number, multiKey: string): Promise<void> {
   const key = multiKey.replace(/["\\]/g, '');
   await db.transaction().execute(async (tx) => {
+    // Test set-up, not a request: 100,000 rows and their tags' trigger may take longer than the main pool's
+    // statement timeout (a runaway's bound, 30 s) on a loaded two-core CI machine.
+    if (isPostgres(db)) await sql`set local statement_timeout = 0`.execute(tx);
     await sql`
       with recursive n(i) as (select 1 union all select i + 1 from n where i < ${n})
       insert into contacts (tenant_id, id, first_name, last_name, email, phone, company_id, owner_id, score, custom_properties, created_at, updated_at, deleted_at, search_text)
@@ -47,6 +50,9 @@ export async function seedContacts(db: Db, tenantId: string, n: number, multiKey
 
 /** Removes what seedContacts wrote (PostgreSQL keeps one database across runs). */
 export async function unseedContacts(db: Db, tenantId: string): Promise<void> {
-  await db.deleteFrom('record_tags').where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').where('object_id', 'like', 'bk%').execute();
-  await db.deleteFrom('contacts').where('tenant_id', '=', tenantId).where('id', 'like', 'bk%').execute();
+  await db.transaction().execute(async (tx) => {
+    if (isPostgres(db)) await sql`set local statement_timeout = 0`.execute(tx);
+    await tx.deleteFrom('record_tags').where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').where('object_id', 'like', 'bk%').execute();
+    await tx.deleteFrom('contacts').where('tenant_id', '=', tenantId).where('id', 'like', 'bk%').execute();
+  });
 }
