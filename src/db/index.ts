@@ -86,8 +86,13 @@ export interface DbOptions {
 
 const QUERY_TIMEOUT_DEFAULT_MS = 5_000;
 const WRITE_STATEMENT_TIMEOUT_MS = 30_000;
-/** How long opening a PostgreSQL session, or a readiness ping, may take before the database counts as unavailable. */
-const CONNECT_TIMEOUT_MS = 1_000;
+/** How long a readiness ping may take before the database counts as unavailable. */
+const PING_TIMEOUT_MS = 1_000;
+/**
+ * How long opening a PostgreSQL session may take. A loaded two-core server took over a second to fork a backend
+ * (a CLI's migration failed so); a frozen one is caught sooner by the heartbeat, which fails the waiting requests.
+ */
+const CONNECT_TIMEOUT_MS = 5_000;
 
 const ignoreSessionError = () => {};
 
@@ -174,7 +179,7 @@ export function createDatabase(
       available: () => health.isUp,
       ping: async () => {
         health.check();
-        await withDeadline(pool.query('select 1'), CONNECT_TIMEOUT_MS, () => new DatabaseUnavailable('no answer to a ping'));
+        await withDeadline(pool.query('select 1'), PING_TIMEOUT_MS, () => new DatabaseUnavailable('no answer to a ping'));
       },
       optimize: pgOptimizer(db, url),
       close: async () => {

@@ -64,6 +64,8 @@ export class PgHealth extends EventEmitter {
     opts: PgHealthOptions = {},
   ) {
     super();
+    // Every request waiting for a session listens for 'down' (gatedPool): as many as the pool's queue holds.
+    this.setMaxListeners(0);
     this.heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
     this.deadlineMs = opts.deadlineMs ?? HEARTBEAT_DEADLINE_MS;
   }
@@ -230,7 +232,31 @@ export function gatedPool(pool: pg.Pool, health: PgHealth): GatedPool {
   health.on('down', () => {
     for (const client of checkedOut) destroySession(client);
   });
-  const connect = () => (health.isUp ? pool.connect() : Promise.reject(new DatabaseUnavailable('the database is down')));
+  // A request waiting for a session is answered 503 as soon as the heartbeat finds the database down, not at the
+  // session-open bound (which is long enough for a loaded server to fork a backend); a session that opens after
+  // that goes back to the pool.
+  const connect = (): Promise<pg.PoolClient> => {
+    if (!health.isUp) return Promise.reject(new DatabaseUnavailable('the database is down'));
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const onDown = () => {
+        settled = true;
+        reject(new DatabaseUnavailable('the database is down'));
+      };
+      health.once('down', onDown);
+      pool.connect().then(
+        (client) => {
+          health.off('down', onDown);
+          if (settled) client.release();
+          else resolve(client);
+        },
+        (err) => {
+          health.off('down', onDown);
+          if (!settled) reject(err);
+        },
+      );
+    });
+  };
   return {
     connect,
     query: async (text, values) => {

@@ -1,3 +1,4 @@
+// test: alone (it seeds 20,000 contacts in a database of its own; see scripts/test.mjs)
 // Issue 47 "plans that do not depend on luck" (PostgreSQL): with autovacuum off and no planner statistics, a tag
 // filter was planned as a nested loop over the tenant's whole tag set (13.8 s on 20,000 contacts, 503 at 5 s). Here,
 // in a scratch database of its own with autovacuum off on every table: the service analyzes after migrations and

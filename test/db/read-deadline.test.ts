@@ -1,3 +1,4 @@
+// test: alone (it judges deadlines; see scripts/test.mjs)
 // A request's data-dependent reads are answered within QUERY_TIMEOUT_MS of the request's arrival (DESIGN §4),
 // not of its first statement: time spent before it (its turn to read a large body, the main connection) counts.
 import { test } from 'node:test';

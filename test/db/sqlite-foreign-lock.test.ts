@@ -1,3 +1,4 @@
+// test: alone (it judges waits and deadlines; see scripts/test.mjs)
 // Another process's write lock on SQLite (db/sqlite-lock.ts, FastSqliteDriver): a write that finds it waits
 // off the event loop, in one line that keeps the writes' order, while reads on the same connection go on
 // answering; past QUERY_TIMEOUT_MS it fails with 503 database_unavailable (Retry-After) and writes nothing;

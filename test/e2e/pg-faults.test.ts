@@ -1,3 +1,4 @@
+// test: alone (a PostgreSQL cluster of its own under load, judged by the clock; see scripts/test.mjs)
 // PostgreSQL's faults under load (CONTRACT B.2, DESIGN §4): a database that is frozen (SIGSTOP), stopped or
 // restarting answers 503 `database_unavailable` with Retry-After within about a second, `/readyz` included —
 // never a hang, never a 500 — and the service recovers by itself within 5 s of the database's return, with

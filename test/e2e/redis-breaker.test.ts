@@ -1,3 +1,4 @@
+// test: alone (a redis-server of its own, judged by the clock; see scripts/test.mjs)
 // Issue 47, scope 1 (Redis half), the rate-limit store's circuit breaker against a redis-server of the
 // test's own: killed, it moves to per-process counts at once; frozen (SIGSTOP, the connection stays open),
 // its watchdog does the same after COMMAND_TIMEOUT_MS; back, it is shared again within 5 s and the

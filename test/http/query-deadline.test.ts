@@ -1,3 +1,4 @@
+// test: alone (it seeds 300,000 contacts and judges deadlines; see scripts/test.mjs)
 // DESIGN §4 / CONTRACT A.2 QUERY_TIMEOUT_MS: data-dependent statements run on the read pool with a
 // deadline; past it the statement is stopped and the client gets 503 query_timeout, while other tenants'
 // requests are answered meanwhile. One tenant cannot take every read connection.

@@ -1,3 +1,4 @@
+// test: alone (it seeds 100,000 contacts; see scripts/test.mjs)
 // The cost of POST /contacts/search (DESIGN §4): filters cost O(rows), never rows × filter values.
 // Plans are asserted, never times.
 import { after, before, test } from 'node:test';
