@@ -10,6 +10,18 @@ export type DialectName = 'sqlite' | 'postgres';
  */
 export interface SqlDialect {
   name: DialectName;
+  /**
+   * Concurrent writers, kept apart by row locks (`FOR UPDATE`, forUpdate) and advisory locks (locks.ts):
+   * PostgreSQL. SQLite has neither and needs neither: a write transaction holds the whole database.
+   */
+  locksRows: boolean;
+  /** NOTIFY reaches LISTENers in other processes (notify.ts): PostgreSQL. SQLite has no such channel. */
+  notifies: boolean;
+  /**
+   * A savepoint costs little (PostgreSQL). SQLite copies every page a transaction touches after one into
+   * a sub-journal, so a caller that only needs "undo on error" rolls the whole transaction back there.
+   */
+  cheapSavepoints: boolean;
   /** Text value of a top-level key of a JSON text column (null when absent). */
   jsonText(column: string, key: string): RawBuilder<string | null>;
   /** Numeric value of a top-level key of a JSON text column (null when absent or not a number). */
@@ -61,6 +73,9 @@ function quotePath(key: string): string {
 
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
+  locksRows: false,
+  notifies: false,
+  cheapSavepoints: false,
   jsonText: (column, key) => sql<string | null>`json_extract(${sql.ref(column)}, ${quotePath(key)})`,
   jsonNumber: (column, key) =>
     sql<number | null>`(case when json_type(${sql.ref(column)}, ${quotePath(key)}) in ('integer','real') then json_extract(${sql.ref(column)}, ${quotePath(key)}) end)`,
@@ -84,6 +99,9 @@ export const sqliteDialect: SqlDialect = {
 
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
+  locksRows: true,
+  notifies: true,
+  cheapSavepoints: true,
   jsonText: (column, key) => sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`,
   jsonNumber: (column, key) =>
     sql<number | null>`(case when jsonb_typeof(${sql.ref(column)}::jsonb -> ${key}) = 'number' then (${sql.ref(column)}::jsonb ->> ${key})::double precision end)`,
@@ -167,7 +185,7 @@ export function containsExactly(column: string, needle: string): RawBuilder<bool
  * locks and needs none: a write transaction there holds the whole database.
  */
 export function forUpdate<Q extends { forUpdate(): Q }>(dialect: SqlDialect, qb: Q): Q {
-  return dialect.name === 'postgres' ? qb.forUpdate() : qb;
+  return dialect.locksRows ? qb.forUpdate() : qb;
 }
 
 /**
@@ -195,5 +213,5 @@ export function sortableText(dialect: SqlDialect, column: string, lowerCase = tr
  * waited for); unchanged on SQLite, where writers are serialized anyway and the clause does not exist.
  */
 export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): QB }>(dialect: SqlDialect, qb: QB): QB {
-  return dialect.name === 'postgres' ? qb.forUpdate().skipLocked() : qb;
+  return dialect.locksRows ? qb.forUpdate().skipLocked() : qb;
 }
