@@ -1,3 +1,4 @@
+// test: alone (judged by the clock around a SIGTERM; see scripts/test.mjs)
 // CONTRACT A.1 at the end of the SIGTERM drain, under load: keep-alive connections busy the whole time, keep-alive
 // connections left idle that send one request around the drain's end, and clients opening a new connection
 // for every request. When the server stops accepting, no request whose bytes were sent before that moment is

@@ -1,3 +1,4 @@
+// test: alone (judged by the clock around a SIGTERM; see scripts/test.mjs)
 // CONTRACT A.1, `crm serve` on SIGTERM with requests in flight over keep-alive connections: /readyz turns
 // 503 at once, the server keeps accepting and answering for SHUTDOWN_DRAIN_MS, then finishes what is in
 // flight and exits 0 within 10 s. No request that reached it is dropped, reset, or answered 503.
