@@ -1,12 +1,11 @@
 import { createHash, hash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
-import { sql } from 'kysely';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { openTransaction, restoreSavepointState, savepointState, type Database, type Db, type OpenTransaction, type SavepointState } from '../db/index.js';
-import { prepared } from '../db/prepared.js';
-import type { IdempotencyKeysTable } from '../db/tables/idempotency.js';
-import { ApiError, errorBody, errors } from '../errors.js';
+import { openTransaction, type Database, type Db, type OpenTransaction, type SavepointState } from '../db/index.js';
+import { rollbackToSavepoint, savepoint, tryAdvisoryXactLock } from '../db/locks.js';
+import * as repo from '../modules/shared/idempotency.repo.js';
+import { errorBody, errors } from '../errors.js';
 import { clientErrorOf } from '../db/errors.js';
 import { decryptSecret, encryptSecret, subkey } from '../util/crypto.js';
 import { canonicalJson } from '../util/json.js';
@@ -38,8 +37,7 @@ const REPLAYED_DOC = {
 };
 const KEY_PATTERN = '^[\\x21-\\x7E]{1,255}$';
 const SAVEPOINT = 'idempotent_run';
-/** `status_code` of a claim whose outbound handler is still running (never a stored answer). */
-const PENDING = 0;
+const { PENDING } = repo;
 
 /**
  * The 400s of a request refused as sent (its body or headers did not pass the checks): C.3 stores nothing for
@@ -86,20 +84,6 @@ function fingerprint(req: FastifyRequest): string {
   const path = q < 0 ? req.url : req.url.slice(0, q);
   return hash('sha256', `${req.method}\n${path}\n${canonicalJson(req.body)}`, 'hex');
 }
-
-// Compiled once: every idempotent request runs both.
-const lookupQuery = prepared((q: Db, tenantId: string, keyId: string, idemKey: string) =>
-  q
-    .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'status_code', 'body', 'created_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('key_id', '=', keyId)
-    .where('idem_key', '=', idemKey),
-);
-const insertAnswer = prepared(
-  (q: Db, tenant_id: string, key_id: string, idem_key: string, fingerprint: string, status_code: number, body: string | null, created_at: string) =>
-    q.insertInto('idempotency_keys').values({ tenant_id, key_id, idem_key, fingerprint, status_code, body, created_at }),
-);
 
 /** A signed 64-bit advisory lock id for (API key, idempotency key). */
 export function lockId(keyId: string, idemKey: string): string {
@@ -157,7 +141,7 @@ interface Run {
   fingerprint: string;
   /** Set once the transaction is committed or rolled back. */
   ended: boolean;
-  /** PostgreSQL: the state to restore when an error answer rolls back to the run's savepoint. */
+  /** The transaction's state at the run's savepoint, where the dialect sets one (see IdempotentRuns.claim). */
   savepoint?: SavepointState;
 }
 
@@ -169,6 +153,15 @@ function isMutatingPost(route: RouteOptions): boolean {
   return scopes.some((s) => !s.endsWith(':read'));
 }
 
+/**
+ * C.3: the same key on another method is a reuse. PATCH and DELETE are idempotent by nature and store
+ * nothing, but a key already spent on a POST is refused on them rather than silently ignored.
+ */
+function isKeyedUpdate(route: RouteOptions): boolean {
+  const methods = [route.method].flat();
+  return route.url.startsWith('/api/v1/') && !route.config?.public && methods.some((m) => m === 'PATCH' || m === 'PUT' || m === 'DELETE');
+}
+
 const hours = (h: number) => h * 3_600_000;
 
 export interface IdempotencyOptions {
@@ -176,6 +169,272 @@ export interface IdempotencyOptions {
   ttlHours: number;
   /** How long a PENDING claim holds its key; past it the claimant is taken for dead (a crash). */
   outboundLeaseMs: number;
+}
+
+/** The answer's body as onSend sees it: text, null when there is none, undefined for a stream (never stored). */
+function bodyText(payload: unknown): string | null | undefined {
+  return typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
+}
+
+/**
+ * The answer written when an idempotent request's transaction could not commit: the change was not made, so
+ * the client must not see it as done. A database that went away (or a crossed writer) is the contract's 503
+ * (409) with Retry-After, as anywhere else; anything else a 500.
+ */
+function commitFailure(req: FastifyRequest, reply: FastifyReply, err: unknown): string {
+  const known = clientErrorOf(err);
+  reply.header('content-type', 'application/json; charset=utf-8');
+  reply.removeHeader(REPLAYED_HEADER);
+  if (known) {
+    req.log.warn({ err }, 'idempotent request could not be committed');
+    for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
+    reply.code(known.statusCode);
+    return JSON.stringify(errorBody(known));
+  }
+  req.log.error({ err }, 'idempotent request could not be committed');
+  reply.code(500);
+  return JSON.stringify(errorBody(errors.internal(String(req.id))));
+}
+
+const runOf = (req: FastifyRequest) => req.idempotencyRun as Run | null;
+
+/**
+ * The idempotent requests of one app, in four steps: `begin` claims the key (or answers a replay, 409 or 422)
+ * before the handler; `finish` stores the answer with the change in onSend; `settlePending` does it for an
+ * outbound route, whose claim committed before the handler; `abandon` ends a run that never reached onSend.
+ * `inFlight` holds the keys this process is running.
+ */
+class IdempotentRuns {
+  private readonly inFlight = new Set<string>();
+  private readonly db: Db;
+  private readonly ttlMs: number;
+  /** The dialect's locks: the advisory lock across processes, and a savepoint to roll an error answer back to. */
+  private readonly locks: boolean;
+  private readonly savepoints: boolean;
+  private sealKey: Buffer | undefined;
+
+  constructor(
+    private readonly opts: IdempotencyOptions,
+    private readonly secretKey: () => Buffer,
+  ) {
+    this.db = opts.database.db;
+    this.ttlMs = hours(opts.ttlHours);
+    this.locks = opts.database.dialect.locksRows;
+    this.savepoints = opts.database.dialect.cheapSavepoints;
+  }
+
+  // Derived at first use: the key is the configuration's to load (and to refuse when missing).
+  private answerKey(): Buffer {
+    return (this.sealKey ??= subkey(this.secretKey(), SEAL_LABEL));
+  }
+
+  private isLive(stored: repo.StoredAnswer): boolean {
+    return Date.parse(stored.created_at) + (stored.status_code === PENDING ? this.opts.outboundLeaseMs : this.ttlMs) > Date.now();
+  }
+
+  /** preHandler of a mutating POST with the header: the run begins, or a stored answer is given. */
+  async begin(req: FastifyRequest, reply: FastifyReply, pending: boolean): Promise<FastifyReply | undefined> {
+    const idemKey = req.headers[IDEMPOTENCY_HEADER];
+    if (typeof idemKey !== 'string') return; // absent (a malformed one was refused by validation)
+    const run = await this.open(req, idemKey, pending);
+    try {
+      return await this.claim(req, reply, run);
+    } catch (err) {
+      await this.end(req, run, false).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Takes the key in this process and opens the run's transaction. */
+  private async open(req: FastifyRequest, idemKey: string, pending: boolean): Promise<Run> {
+    const { tenantId, keyId } = req.principal;
+    const slot = `${keyId}\0${idemKey}`;
+    if (this.inFlight.has(slot)) throw errors.idempotencyKeyInUse();
+    const print = fingerprint(req);
+    // NOTE: the key is looked up once, inside the transaction: a first request (the common case) pays one
+    // read, and a replay takes the write transaction briefly and rolls it back.
+    this.inFlight.add(slot);
+    try {
+      const open = await openTransaction(this.db);
+      return { open, pending, slot, tenantId, keyId, idemKey, fingerprint: print, ended: false };
+    } catch (err) {
+      this.inFlight.delete(slot);
+      throw err;
+    }
+  }
+
+  /** In the run's transaction: the key's lock across processes, its stored row, then the claim. */
+  private async claim(req: FastifyRequest, reply: FastifyReply, run: Run): Promise<FastifyReply | undefined> {
+    const { tx } = run.open;
+    // Where the dialect locks at all (PostgreSQL): without row locks (SQLite), BEGIN IMMEDIATE has already
+    // serialized the writers, and the lock id's hash would be paid for nothing on every idempotent POST.
+    if (this.locks && !(await tryAdvisoryXactLock(tx, lockId(run.keyId, run.idemKey)))) throw errors.idempotencyKeyInUse();
+    // Again inside the transaction: another process may have committed since the first look.
+    const stored = await repo.findAnswer(tx, run.tenantId, run.keyId, run.idemKey);
+    if (stored && this.isLive(stored)) {
+      await this.end(req, run, false);
+      return this.replay(stored, run, reply);
+    }
+    // Past its TTL but not swept yet, or a claim left by a crash: the key is free again.
+    if (stored) await repo.deleteAnswer(tx, run);
+    if (run.pending) {
+      // NOTE: C.3 gap — a webhook test waits up to WEBHOOK_TIMEOUT_MS on the destination. Inside the
+      // transaction that would stall every write of the process on SQLite, so the claim is committed
+      // first (repeats see it: 409) and the answer stored after; a crash in between leaves a claim
+      // that expires after outboundLeaseMs, and the retry then sends another test ping (harmless).
+      await repo.insertAnswer(tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, PENDING, null, new Date().toISOString());
+      await run.open.commit();
+      req.idempotencyRun = run;
+      return undefined;
+    }
+    // Business errors roll back to here and are still stored (see storesAnswer). On SQLite the
+    // savepoint's sub-journal (a copy of every page the handler touches) was a third of what storing an
+    // answer cost; an error answer there rolls the whole transaction back instead (see undoChange).
+    if (this.savepoints) run.savepoint = await savepoint(tx, SAVEPOINT);
+    req.idempotencyRun = run;
+    req.idempotencyTx = tx;
+    return undefined;
+  }
+
+  /** A live record answers the request: a replay, a reuse (422) or a claim still running (409). */
+  private replay(stored: repo.StoredAnswer, run: Run, reply: FastifyReply): FastifyReply {
+    if (stored.fingerprint !== run.fingerprint) throw errors.idempotencyKeyReused();
+    if (stored.status_code === PENDING) throw errors.idempotencyKeyInUse();
+    if (stored.body === null) return reply.code(stored.status_code).header(REPLAYED_HEADER, 'true').send();
+    const body = openAnswer(this.answerKey(), { ...run, status: stored.status_code }, stored.body);
+    reply.code(stored.status_code).header(REPLAYED_HEADER, 'true');
+    return reply.header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+
+  /** Commits or rolls back the run's transaction, once, and frees its key. */
+  private async end(req: FastifyRequest, run: Run, commit: boolean): Promise<void> {
+    if (run.ended) return;
+    run.ended = true;
+    req.idempotencyTx = null;
+    try {
+      if (commit) await run.open.commit();
+      else await run.open.rollback();
+    } finally {
+      this.inFlight.delete(run.slot);
+    }
+  }
+
+  /** onSend: the answer is stored with the change and both commit before a byte is written (or neither). */
+  async finish(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const run = runOf(req);
+    if (!run || run.ended) return payload;
+    req.idempotencyRun = null;
+    const status = reply.statusCode;
+    const body = bodyText(payload);
+    if (run.pending) {
+      await this.settlePending(req, run, status, body);
+      return payload;
+    }
+    if (!storesAnswer(status, body)) {
+      await this.end(req, run, false);
+      return payload;
+    }
+    try {
+      await this.store(req, run, status, body);
+      return payload;
+    } catch (err) {
+      await this.end(req, run, false).catch(() => {});
+      // Written here rather than thrown, because onSend errors would run the send pipeline (and this hook) again.
+      return commitFailure(req, reply, err);
+    }
+  }
+
+  /** Stores the answer in the run's transaction and commits it (an error answer without the request's writes). */
+  private async store(req: FastifyRequest, run: Run, status: number, body: string | null | undefined): Promise<void> {
+    // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
+    if (body === undefined) throw new Error('idempotent route answered a stream');
+    if (status >= 400 && !(await this.undoChange(run))) return this.end(req, run, true);
+    const sealed = sealAnswer(this.answerKey(), run, status, body);
+    await repo.insertAnswer(run.open.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, sealed, new Date().toISOString());
+    await this.end(req, run, true);
+  }
+
+  /**
+   * Undoes a failed request's writes before its error answer is stored: back to the run's savepoint, or without
+   * one the whole transaction, and the answer goes in a new one. False when, in between, another process
+   * stored an answer for the key: that answer stands.
+   */
+  private async undoChange(run: Run): Promise<boolean> {
+    if (run.savepoint) {
+      await rollbackToSavepoint(run.open.tx, SAVEPOINT, run.savepoint);
+      return true;
+    }
+    // NOTE: C.3 on SQLite — this process still holds the key (inFlight), so no repeat runs in between here;
+    // another process on the same file could.
+    await run.open.rollback();
+    run.open = await openTransaction(this.db);
+    return (await repo.findAnswer(run.open.tx, run.tenantId, run.keyId, run.idemKey)) === undefined;
+  }
+
+  /** Outbound mode: the handler's own transactions have committed; the claim becomes the answer. */
+  async settlePending(req: FastifyRequest, run: Run, status: number, body: string | null | undefined): Promise<void> {
+    run.ended = true;
+    try {
+      if (body !== undefined && storesAnswer(status, body)) await repo.settleClaim(this.db, run, status, sealAnswer(this.answerKey(), run, status, body));
+      else await repo.dropClaim(this.db, run);
+    } catch (err) {
+      // The change is committed either way; the claim expires after its lease.
+      req.log.error({ err }, 'idempotent answer could not be stored');
+    } finally {
+      this.inFlight.delete(run.slot);
+    }
+  }
+
+  /** onResponse, a safety net: a response that ended without passing onSend must not leave the transaction open. */
+  readonly abandon = (req: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    const run = runOf(req);
+    if (!run || run.ended) return done();
+    req.idempotencyRun = null;
+    (run.pending ? this.settlePending(req, run, 500, undefined) : this.end(req, run, false)).catch(() => {}).finally(done);
+  };
+
+  /** preHandler of PATCH, PUT and DELETE: a key spent on a POST within the TTL is refused (isKeyedUpdate). */
+  readonly refuseReuse = async (req: FastifyRequest): Promise<void> => {
+    const idemKey = req.headers[IDEMPOTENCY_HEADER];
+    if (typeof idemKey !== 'string' || idemKey === '') return;
+    const at = await repo.answeredAt(this.db, req.principal.tenantId, req.principal.keyId, idemKey);
+    if (at !== undefined && Date.parse(at) + this.ttlMs > Date.now()) throw errors.idempotencyKeyReused();
+  };
+}
+
+/** A mutating POST's schema: the Idempotency-Key header, its 409 and 422, and the replay header of stored answers. */
+function documentPost(route: RouteOptions): void {
+  const schema = (route.schema ??= {}) as Record<string, any>;
+  schema.headers = Type.Object(
+    {
+      ...(schema.headers?.properties ?? {}),
+      // Lower case: the validator compiler of app.ts sees header names as Node stores them.
+      [IDEMPOTENCY_HEADER]: Type.Optional(Type.String({ pattern: KEY_PATTERN, minLength: 1, maxLength: 255, description: IDEMPOTENCY_DOC })),
+    },
+    { additionalProperties: true },
+  );
+  const response = (schema.response ??= {}) as Record<string, Record<string, unknown>>;
+  const also = (status: number, text: string) => {
+    const given = response[status];
+    response[status] = given
+      ? { ...given, description: `${String(given.description ?? 'Error')}; or ${text}` }
+      : { $ref: 'Error#', description: text[0].toUpperCase() + text.slice(1) };
+  };
+  also(409, '`idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running');
+  also(422, '`idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body');
+  // Every answer that may be stored may come back as a replay (a copy: schemas are shared between routes).
+  for (const status of Object.keys(response).map(Number)) {
+    if (storesAnswer(status)) response[status] = { ...response[status], headers: { [REPLAYED_DOC_NAME]: REPLAYED_DOC } };
+  }
+}
+
+/** A mutating POST's hooks, after its own: begin before the handler, finish in onSend, abandon in onResponse. */
+function guardPost(route: RouteOptions, runs: IdempotentRuns): void {
+  const pending = route.config?.idempotencyOutbound === true;
+  route.preHandler = [...routeHooks(route.preHandler), (req: FastifyRequest, reply: FastifyReply) => runs.begin(req, reply, pending)] as typeof route.preHandler;
+  route.onSend = [...routeHooks(route.onSend), (req, reply, payload) => runs.finish(req, reply, payload)] as typeof route.onSend;
+  // A callback hook, not an async one: nearly every request has nothing to do here.
+  route.onResponse = [...routeHooks(route.onResponse), runs.abandon] as typeof route.onResponse;
 }
 
 /**
@@ -186,311 +445,34 @@ export interface IdempotencyOptions {
  * header, a preHandler opens a transaction and claims the key; the handler runs on that transaction
  * (`ctxOf` picks it up, and the services' `withTx` joins it); onSend, which sees the status and the
  * serialized body, stores them in the same transaction and commits before a byte is written. So the
- * change and its stored answer commit together: a crash loses both or neither.
+ * change and its stored answer commit together: a crash loses both or neither. The rows are the
+ * idempotency repo's (modules/shared/idempotency.repo.ts).
  *
  * A repeat while the first still runs is refused at once, never queued:
  * - in this process by a map of keys in flight (on SQLite the one connection would otherwise queue
  *   the repeat behind the first and replay it, which is also right, but C.3 asks for 409);
- * - across PostgreSQL processes by `pg_try_advisory_xact_lock` on a hash of (key id, idempotency
- *   key), which fails at once instead of waiting on the first transaction's uncommitted row, and is
- *   released by its commit, after which the stored row is visible to the next statement;
+ * - across PostgreSQL processes by an advisory lock on a hash of (key id, idempotency key)
+ *   (db/locks.ts tryAdvisoryXactLock), which fails at once instead of waiting on the first transaction's
+ *   uncommitted row, and is released by its commit, after which the stored row is visible to the next statement;
  * - across SQLite processes BEGIN IMMEDIATE serializes writers, so the repeat waits for the first to
  *   commit and then replays its stored answer.
  */
 export const idempotencyPlugin = fp<IdempotencyOptions>(
   async (app, opts) => {
-    const { db, dialect } = opts.database;
-    const postgres = dialect.name === 'postgres';
-    const ttlMs = hours(opts.ttlHours);
-    const inFlight = new Set<string>();
+    const runs = new IdempotentRuns(opts, () => app.config.secretKey());
     app.decorateRequest('idempotencyTx', null);
     app.decorateRequest('idempotencyRun', null);
-    const runOf = (req: FastifyRequest) => req.idempotencyRun as Run | null;
-    // Derived at first use: the key is the configuration's to load (and to refuse when missing).
-    let sealKey: Buffer | undefined;
-    const answerKey = () => (sealKey ??= subkey(app.config.secretKey(), SEAL_LABEL));
-
-    async function end(req: FastifyRequest, run: Run, commit: boolean): Promise<void> {
-      if (run.ended) return;
-      run.ended = true;
-      req.idempotencyTx = null;
-      try {
-        if (commit) await run.open.commit();
-        else await run.open.rollback();
-      } finally {
-        inFlight.delete(run.slot);
-      }
-    }
-
-    type Stored = Pick<IdempotencyKeysTable, 'fingerprint' | 'status_code' | 'body' | 'created_at'>;
-    const lookup = async (q: Db, tenantId: string, keyId: string, idemKey: string): Promise<Stored | undefined> =>
-      (await lookupQuery(q, tenantId, keyId, idemKey))[0];
-    const isLive = (stored: Stored) =>
-      Date.parse(stored.created_at) + (stored.status_code === PENDING ? opts.outboundLeaseMs : ttlMs) > Date.now();
-
-    /** A live record answers the request: a replay, a reuse (422) or a claim still running (409). */
-    function answer(stored: Stored, run: Run, reply: FastifyReply): FastifyReply {
-      if (stored.fingerprint !== run.fingerprint) throw errors.idempotencyKeyReused();
-      if (stored.status_code === PENDING) throw errors.idempotencyKeyInUse();
-      if (stored.body === null) return reply.code(stored.status_code).header(REPLAYED_HEADER, 'true').send();
-      const body = openAnswer(answerKey(), { ...run, status: stored.status_code }, stored.body);
-      reply.code(stored.status_code).header(REPLAYED_HEADER, 'true');
-      return reply.header('content-type', 'application/json; charset=utf-8').send(body);
-    }
-
-    async function begin(req: FastifyRequest, reply: FastifyReply, pending: boolean): Promise<FastifyReply | undefined> {
-      const idemKey = req.headers[IDEMPOTENCY_HEADER];
-      if (typeof idemKey !== 'string') return; // absent (a malformed one was refused by validation)
-      const { tenantId, keyId } = req.principal;
-      const slot = `${keyId}\0${idemKey}`;
-      if (inFlight.has(slot)) throw errors.idempotencyKeyInUse();
-      const fp = fingerprint(req);
-      // NOTE: the key is looked up once, inside the transaction: a first request (the common case) pays one
-      // read, and a replay takes the write transaction briefly and rolls it back.
-      inFlight.add(slot);
-      let open: OpenTransaction;
-      try {
-        open = await openTransaction(db);
-      } catch (err) {
-        inFlight.delete(slot);
-        throw err;
-      }
-      const tx = open.tx;
-      const run: Run = { open, pending, slot, tenantId, keyId, idemKey, fingerprint: fp, ended: false };
-      try {
-        if (postgres) {
-          const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockId(keyId, idemKey)}::bigint) as ok`.execute(tx);
-          if (!rows[0]?.ok) throw errors.idempotencyKeyInUse();
-        }
-        // Again inside the transaction: another process may have committed since the first look.
-        const stored = await lookup(tx, tenantId, keyId, idemKey);
-        if (stored && isLive(stored)) {
-          await end(req, run, false);
-          return answer(stored, run, reply);
-        }
-        if (stored) {
-          // Past its TTL but not swept yet, or a claim left by a crash: the key is free again.
-          await tx.deleteFrom('idempotency_keys').where('tenant_id', '=', tenantId).where('key_id', '=', keyId).where('idem_key', '=', idemKey).execute();
-        }
-        if (pending) {
-          // NOTE: C.3 gap — a webhook test waits up to WEBHOOK_TIMEOUT_MS on the destination. Inside the
-          // transaction that would stall every write of the process on SQLite, so the claim is committed
-          // first (repeats see it: 409) and the answer stored after; a crash in between leaves a claim
-          // that expires after outboundLeaseMs, and the retry then sends another test ping (harmless).
-          await insertAnswer(tx, tenantId, keyId, idemKey, run.fingerprint, PENDING, null, new Date().toISOString());
-          await open.commit();
-          req.idempotencyRun = run;
-          return undefined;
-        }
-        // Business errors roll back to here and are still stored (see storesAnswer). On SQLite the
-        // savepoint's sub-journal (a copy of every page the handler touches) was a third of what storing an
-        // answer cost; an error answer there rolls the whole transaction back instead (see finish).
-        if (postgres) {
-          await sql`savepoint ${sql.raw(SAVEPOINT)}`.execute(tx);
-          run.savepoint = savepointState(tx);
-        }
-      } catch (err) {
-        await end(req, run, false).catch(() => {});
-        throw err;
-      }
-      req.idempotencyRun = run;
-      req.idempotencyTx = tx;
-      return undefined;
-    }
-
-    /** Outbound mode: the handler's own transactions have committed; the claim becomes the answer. */
-    async function settlePending(req: FastifyRequest, run: Run, status: number, body: string | null | undefined): Promise<void> {
-      run.ended = true;
-      const row = db
-        .updateTable('idempotency_keys')
-        .where('tenant_id', '=', run.tenantId)
-        .where('key_id', '=', run.keyId)
-        .where('idem_key', '=', run.idemKey)
-        .where('status_code', '=', PENDING);
-      try {
-        if (body !== undefined && storesAnswer(status, body)) await row.set({ status_code: status, body: sealAnswer(answerKey(), run, status, body) }).execute();
-        else
-          await db
-            .deleteFrom('idempotency_keys')
-            .where('tenant_id', '=', run.tenantId)
-            .where('key_id', '=', run.keyId)
-            .where('idem_key', '=', run.idemKey)
-            .where('status_code', '=', PENDING)
-            .execute();
-      } catch (err) {
-        // The change is committed either way; the claim expires after its lease.
-        req.log.error({ err }, 'idempotent answer could not be stored');
-      } finally {
-        inFlight.delete(run.slot);
-      }
-    }
-
-    async function finish(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-      const run = runOf(req);
-      if (!run || run.ended) return payload;
-      req.idempotencyRun = null;
-      const status = reply.statusCode;
-      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined;
-      if (run.pending) {
-        await settlePending(req, run, status, body);
-        return payload;
-      }
-      if (!storesAnswer(status, body)) {
-        await end(req, run, false);
-        return payload;
-      }
-      try {
-        // A stream cannot be kept for a replay: refuse to commit rather than store a wrong answer.
-        if (body === undefined) throw new Error('idempotent route answered a stream');
-        if (status >= 400 && postgres) {
-          await sql`rollback to savepoint ${sql.raw(SAVEPOINT)}`.execute(run.open.tx);
-          if (run.savepoint) restoreSavepointState(run.open.tx, run.savepoint);
-        }
-        else if (status >= 400) {
-          // NOTE: C.3 on SQLite — the failed request's writes go with its transaction, and the answer is
-          // stored in a new one. This process still holds the key (inFlight), so no repeat runs in between
-          // here; another process on the same file could, and then its stored answer stands (see below).
-          await run.open.rollback();
-          run.open = await openTransaction(db);
-          const stored = await lookup(run.open.tx, run.tenantId, run.keyId, run.idemKey);
-          if (stored) {
-            await end(req, run, true);
-            return payload;
-          }
-        }
-        const sealed = sealAnswer(answerKey(), run, status, body);
-        await insertAnswer(run.open.tx, run.tenantId, run.keyId, run.idemKey, run.fingerprint, status, sealed, new Date().toISOString());
-        await end(req, run, true);
-        return payload;
-      } catch (err) {
-        await end(req, run, false).catch(() => {});
-        // The change was not committed: the client must not see it as done. Written here rather than
-        // thrown, because onSend errors would run the send pipeline (and this hook) again. A database that
-        // went away (or a crossed writer) is the contract's 503 (409) with Retry-After, as anywhere else.
-        const known = clientErrorOf(err);
-        reply.header('content-type', 'application/json; charset=utf-8');
-        reply.removeHeader(REPLAYED_HEADER);
-        if (known) {
-          req.log.warn({ err }, 'idempotent request could not be committed');
-          for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
-          reply.code(known.statusCode);
-          return JSON.stringify(errorBody(known));
-        }
-        req.log.error({ err }, 'idempotent request could not be committed');
-        reply.code(500);
-        return JSON.stringify(errorBody(new ApiError(500, 'internal_error', 'An unexpected error occurred', { requestId: String(req.id) })));
-      }
-    }
-
-    // C.3: the same key on another method is a reuse. PATCH and DELETE are idempotent by nature and
-    // store nothing, but a key already spent on a POST is refused on them rather than silently ignored.
-    async function refuseReuse(req: FastifyRequest): Promise<void> {
-      const idemKey = req.headers[IDEMPOTENCY_HEADER];
-      if (typeof idemKey !== 'string' || idemKey === '') return;
-      const stored = await db
-        .selectFrom('idempotency_keys')
-        .select('created_at')
-        .where('tenant_id', '=', req.principal.tenantId)
-        .where('key_id', '=', req.principal.keyId)
-        .where('idem_key', '=', idemKey)
-        .executeTakeFirst();
-      if (stored && Date.parse(stored.created_at) + ttlMs > Date.now()) throw errors.idempotencyKeyReused();
-    }
-
     app.addHook('onRoute', (route) => {
-      const methods = [route.method].flat();
-      if (
-        route.url.startsWith('/api/v1/') &&
-        !route.config?.public &&
-        methods.some((m) => m === 'PATCH' || m === 'PUT' || m === 'DELETE')
-      ) {
-        route.preHandler = [...routeHooks(route.preHandler), refuseReuse] as typeof route.preHandler;
-        return;
+      if (isKeyedUpdate(route)) {
+        route.preHandler = [...routeHooks(route.preHandler), runs.refuseReuse] as typeof route.preHandler;
+      } else if (isMutatingPost(route)) {
+        documentPost(route);
+        guardPost(route, runs);
       }
-      if (!isMutatingPost(route)) return;
-      const schema = (route.schema ??= {}) as Record<string, any>;
-      schema.headers = Type.Object(
-        {
-          ...(schema.headers?.properties ?? {}),
-          // Lower case: the validator compiler of app.ts sees header names as Node stores them.
-          [IDEMPOTENCY_HEADER]: Type.Optional(Type.String({ pattern: KEY_PATTERN, minLength: 1, maxLength: 255, description: IDEMPOTENCY_DOC })),
-        },
-        { additionalProperties: true },
-      );
-      const response = (schema.response ??= {}) as Record<string, Record<string, unknown>>;
-      const also = (status: number, text: string) => {
-        const given = response[status];
-        response[status] = given
-          ? { ...given, description: `${String(given.description ?? 'Error')}; or ${text}` }
-          : { $ref: 'Error#', description: text[0].toUpperCase() + text.slice(1) };
-      };
-      also(409, '`idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running');
-      also(422, '`idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body');
-      // Every answer that may be stored may come back as a replay (a copy: schemas are shared between routes).
-      for (const status of Object.keys(response).map(Number)) {
-        if (storesAnswer(status)) response[status] = { ...response[status], headers: { [REPLAYED_DOC_NAME]: REPLAYED_DOC } };
-      }
-      const pre = route.preHandler ? [route.preHandler].flat() : [];
-      const pending = route.config?.idempotencyOutbound === true;
-      route.preHandler = [...pre, (req: FastifyRequest, reply: FastifyReply) => begin(req, reply, pending)] as typeof route.preHandler;
-      const onSend = route.onSend ? [route.onSend].flat() : [];
-      route.onSend = [...onSend, (req, reply, payload) => finish(req, reply, payload)] as typeof route.onSend;
-      // Safety net: a response that ended without passing onSend must not leave the transaction open.
-      const onResponse = route.onResponse ? [route.onResponse].flat() : [];
-      route.onResponse = [
-        ...onResponse,
-        // A callback hook, not an async one: nearly every request has nothing to do here.
-        (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-          const run = runOf(req);
-          if (!run || run.ended) return done();
-          req.idempotencyRun = null;
-          (run.pending ? settlePending(req, run, 500, undefined) : end(req, run, false)).catch(() => {}).finally(done);
-        },
-      ] as typeof route.onResponse;
     });
   },
   { name: 'idempotency', dependencies: ['auth'] },
 );
 
-/**
- * Deletes stored answers past the TTL, oldest first, `batch` rows per statement, so no statement
- * holds the writer long (SQLite) or locks many rows (PostgreSQL). Returns the rows deleted.
- *
- * SQLite: the oldest answers are the first rows in rowid order (migration 010), so each statement looks
- * at the first `batch` rows and deletes those past the TTL; a window holding a live row means every later
- * row is live too, and the pass ends. PostgreSQL: by the `created_at` index.
- */
-export async function deleteExpiredIdempotencyKeys(database: Database, ttlHours: number, now = Date.now(), batch = 500): Promise<number> {
-  const cutoff = new Date(now - hours(ttlHours)).toISOString();
-  const { db } = database;
-  const deleteBatch =
-    database.dialect.name === 'sqlite'
-      ? async () =>
-          Number(
-            (
-              await db
-                .deleteFrom('idempotency_keys')
-                .where(sql`rowid`, 'in', db.selectFrom('idempotency_keys').select(sql`rowid`.as('r')).orderBy(sql`rowid`).limit(batch))
-                .where('created_at', '<', cutoff)
-                .executeTakeFirst()
-            ).numDeletedRows,
-          )
-      : async () => {
-          const oldest = db
-            .selectFrom('idempotency_keys')
-            .select(['tenant_id', 'key_id', 'idem_key'])
-            .where('created_at', '<', cutoff)
-            .orderBy('created_at')
-            .limit(batch);
-          const r = await db.deleteFrom('idempotency_keys').where(sql<boolean>`(tenant_id, key_id, idem_key) in (${oldest})`).executeTakeFirst();
-          return Number(r.numDeletedRows);
-        };
-  let total = 0;
-  for (;;) {
-    const n = await deleteBatch();
-    total += n;
-    if (n < batch) return total;
-    // Let requests waiting for the (SQLite) connection in between.
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
+/** The TTL sweep (workers/idempotency.ts), here too for callers that know it from this file. */
+export { deleteExpiredIdempotencyKeys } from '../modules/shared/idempotency.repo.js';
