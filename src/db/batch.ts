@@ -1,6 +1,6 @@
 import { sql, type Compilable, type RawBuilder, type SqlBool } from 'kysely';
 import { dialectOf } from './dialect.js';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 import { prepared } from './prepared.js';
 
 /**

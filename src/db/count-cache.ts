@@ -1,6 +1,6 @@
 import type { CompiledQuery } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 import { prepared } from './prepared.js';
 import type { Reads } from './reads.js';
 

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { isPostgres } from './dialect.js';
 import { errors, type ApiError } from '../errors.js';
-import { withSavepoint, type Db } from './index.js';
+import { withSavepoint } from './transactions.js';
+import type { Db } from './types.js';
 
 /**
  * Database constraint errors, translated once for both dialects. Unique indexes are named

@@ -1,5 +1,5 @@
 import { sql, type Updateable } from 'kysely';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 import type { DB } from './tables/schema.js';
 
 /** Tables with soft delete: a row is live while `deleted_at` is null. */

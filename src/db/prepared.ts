@@ -1,6 +1,6 @@
 import { createQueryId, type CompiledQuery, type Compilable, type RootOperationNode } from 'kysely';
 import type pg from 'pg';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 
 /** The SQL of every prepared() query, with the name of its PostgreSQL prepared statement. */
 const statementNames = new Map<string, string>();
@@ -54,9 +54,9 @@ export function slotted(compiled: CompiledQuery, markers: readonly unknown[]): S
  * NOTE: Kysely's compiler appends a statement piece by piece (`sql += piece`), and V8 keeps such a string as a
  * rope: a 32-byte node per piece, hundreds to thousands per statement, which nothing that reads the statement
  * later flattens (better-sqlite3 and the sockets read ropes as they are). After the full bench, the server's
- * heap held 290,000 rope nodes, 8.8 MiB of its 51 MiB of live objects, almost all under kept statements
- * (bench/RESULTS.md, 2026-11-28 22:45). V8 has no call that flattens a string; a string that JSON.parse makes
- * is a new flat one (Number(), the `flatstr` trick, leaves a rope as it is on Node 20). Once per statement kept.
+ * heap held 290,000 rope nodes, 8.8 MiB of its 51 MiB of live objects, almost all under kept statements.
+ * V8 has no call that flattens a string; a string that JSON.parse makes is a new flat one (Number(), the
+ * `flatstr` trick, leaves a rope as it is on Node 20). Once per statement kept.
  */
 export function flatSql(sql: string): string {
   return JSON.parse(JSON.stringify(sql)) as string;

@@ -36,7 +36,7 @@
  */
 import type { CompiledQuery, Compilable, RawBuilder } from 'kysely';
 import { errors } from '../errors.js';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 
 export interface Reads {
   /** The query builder (also the main connection, for what stays there). */
