@@ -12,7 +12,6 @@ import { demoKeyLines, localBaseUrl, startBanner } from './banner.js';
 import { maybeProvisionDemo } from './demo.js';
 import { progress } from './output.js';
 import { connectionDrain, type ConnectionDrain } from './drain.js';
-import '../workers/all.js';
 
 // CONTRACT A.1: after SIGTERM/SIGINT the process exits 0 within 10 s. Connections still open this long
 // after the signal are closed, so that the rest of the stop can run; past FORCE_EXIT_MS it is forced.

@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import { createDatabase, migrate } from '../db/index.js';
 import { sealLegacyHeaders } from '../modules/webhooks/webhooks.service.js';
 import { startWorkers } from '../workers/index.js';
-import '../workers/all.js';
 
 /** `crm worker`: only the background loops (webhook delivery, dynamic lists), for scaled deployments. */
 export async function runWorker(config: Config): Promise<void> {

@@ -9,7 +9,7 @@ import type { FilterObjectType } from '../domain/filters.js';
 import { tenantPropertyDefs } from '../modules/shared/custom-properties.js';
 import { parseJson } from '../util/json.js';
 import { nowIso } from '../util/time.js';
-import { registerIntervalLoop } from './index.js';
+import { intervalLoop } from './loop.js';
 
 const TABLES = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 /** (tenant, type) pairs recalculated at once in one pass. */
@@ -191,7 +191,7 @@ async function recalculateType(
   return { lists: recalculated.length, failed };
 }
 
-registerIntervalLoop('dynamic-lists', (config) => config.dynamicListIntervalMs, async ({ database, log }) => {
+export const dynamicListsLoop = intervalLoop('dynamic-lists', (config) => config.dynamicListIntervalMs, async ({ database, log }) => {
   const r = await recalculateDirtyLists(database, nowIso(), log);
   if (r.lists || r.failed) log.debug({ ...r }, 'dynamic lists recalculated');
 });

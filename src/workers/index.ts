@@ -1,66 +1,14 @@
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Database } from '../db/index.js';
+import type { LoopFactory, WorkerDeps } from './loop.js';
+import { startWebhookDelivery } from './webhooks.js';
+import { dynamicListsLoop } from './dynamic-lists.js';
+import { idempotencyKeysLoop } from './idempotency.js';
+import { retentionLoop } from './retention.js';
+import { plannerStatisticsLoop } from './planner-statistics.js';
 
-export interface WorkerDeps {
-  database: Database;
-  config: Config;
-  log: Logger;
-}
+export type { BackgroundLoop, LoopFactory, WorkerDeps } from './loop.js';
 
-/** A background loop: started once, stopped cleanly (finishing what it has in hand). */
-export interface BackgroundLoop {
-  name: string;
-  stop(): Promise<void>;
-}
-
-export type LoopFactory = (deps: WorkerDeps) => BackgroundLoop;
-
-// Every background loop of the service; `crm serve` (WORKERS=true) and `crm worker` run them all.
-const LOOPS: LoopFactory[] = [];
-
-export function registerLoop(f: LoopFactory): void {
-  LOOPS.push(f);
-}
-
-/**
- * A loop that runs `pass` at once, then `intervalMs` after each pass ends (passes never overlap); a
- * failed pass is logged and the next one runs on time. Stopping aborts `signal` and waits for the pass in
- * hand: a pass made of many short steps (retention's batches) checks it between steps, so a backlog of
- * hours never holds a shutdown past its deadline.
- */
-export function registerIntervalLoop(
-  name: string,
-  intervalMs: (config: Config) => number,
-  pass: (deps: WorkerDeps, signal: AbortSignal) => Promise<void>,
-): void {
-  registerLoop((deps) => {
-    let timer: NodeJS.Timeout | undefined;
-    let current: Promise<void> | undefined;
-    const stopping = new AbortController();
-    const run = () => {
-      timer = undefined;
-      // Paused while the database is down: the pass would only fail; it runs on the next tick after its return.
-      const ready = deps.database.available() ? pass(deps, stopping.signal) : Promise.resolve();
-      current = ready
-        .catch((err) => deps.log.error({ err }, `${name} pass failed`))
-        .finally(() => {
-          current = undefined;
-          if (!stopping.signal.aborted) timer = setTimeout(run, intervalMs(deps.config));
-        });
-    };
-    // The first pass runs at once, so work left while no worker ran is not kept waiting an interval.
-    timer = setTimeout(run, 0);
-    return {
-      name,
-      async stop() {
-        stopping.abort();
-        if (timer) clearTimeout(timer);
-        await current;
-      },
-    };
-  });
-}
+/** Every background loop of the service; `crm serve` (WORKERS=true) and `crm worker` run them all. */
+const LOOPS: readonly LoopFactory[] = [startWebhookDelivery, dynamicListsLoop, idempotencyKeysLoop, retentionLoop, plannerStatisticsLoop];
 
 export function startWorkers(deps: WorkerDeps): { stop(): Promise<void> } {
   const running = LOOPS.map((f) => f(deps));

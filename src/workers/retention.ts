@@ -1,7 +1,7 @@
 import type { Database } from '../db/index.js';
 import { deleteOldDeliveries, deleteOldEvents } from '../modules/events/retention.repo.js';
 import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/pg-stats.js';
-import { registerIntervalLoop } from './index.js';
+import { intervalLoop } from './loop.js';
 
 const DAY_MS = 86_400_000;
 
@@ -70,7 +70,7 @@ export async function retentionPass(
   return out;
 }
 
-registerIntervalLoop('retention', (config) => config.retentionIntervalMs, async ({ database, config, log }, signal) => {
+export const retentionLoop = intervalLoop('retention', (config) => config.retentionIntervalMs, async ({ database, config, log }, signal) => {
   const r = await retentionPass(database, { eventRetentionDays: config.eventRetentionDays, deliveryRetentionDays: config.deliveryRetentionDays, signal });
   if (r.deliveries || r.events) log.debug(r, 'events and deliveries past their retention deleted');
   // A large purge: the planner statistics of the tables purged are refreshed soon (PostgreSQL: db/pg-stats.ts).

@@ -10,7 +10,7 @@ import { deliveryDispatcher } from '../modules/webhooks/webhooks.network.js';
 import * as queue from '../modules/webhooks/webhooks.queue.js';
 import type { AttemptResult } from '../modules/webhooks/webhooks.sender.js';
 import { listen } from '../db/listen.js';
-import { registerLoop, type BackgroundLoop, type WorkerDeps } from './index.js';
+import type { BackgroundLoop, WorkerDeps } from './loop.js';
 
 /** HTTP attempts in flight per worker process. */
 export const MAX_IN_FLIGHT = 16;
@@ -264,5 +264,3 @@ export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
     },
   };
 }
-
-registerLoop(startWebhookDelivery);
