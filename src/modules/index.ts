@@ -13,17 +13,27 @@ import { formsRoutes } from './forms/forms.routes.js';
 import { formsPublicRoutes } from './forms/forms.public.js';
 import { referenceRoutes } from './reference/reference.routes.js';
 import { eventsRoutes } from './events/events.routes.js';
+import { contactsByIds } from './contacts/contacts.service.js';
+import { companiesByIds } from './companies/companies.service.js';
+import { dealsByIds } from './deals/deals.service.js';
+import type { RecordReaders } from './shared/records.js';
+
+/**
+ * How a write reaches the records of another resource (a deleted tag or company raises their `*.updated`):
+ * each resource's single read, passed to the routes whose writes need them.
+ */
+const RECORD_READERS: RecordReaders = { contact: contactsByIds, company: companiesByIds, deal: dealsByIds };
 
 /** Every resource's routes, registered under /api/v1 by app.ts. One line per module. */
 export const MODULES: FastifyPluginAsync[] = [
-  tagsRoutes,
+  tagsRoutes(RECORD_READERS),
   listsRoutes,
   proposalsRoutes,
   dealsRoutes,
   activitiesRoutes,
   contactsRoutes,
   webhooksRoutes,
-  companiesRoutes,
+  companiesRoutes(RECORD_READERS),
   pipelinesRoutes,
   propertiesRoutes,
   formsRoutes,

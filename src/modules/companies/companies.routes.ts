@@ -6,6 +6,7 @@ import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeDomain } from '../../domain/web.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
+import type { RecordReaders } from '../shared/records.js';
 import * as service from './companies.service.js';
 import { Company, CompanyCreate, CompanyListQuery, CompanyPage, CompanyUpdate } from './companies.schema.js';
 
@@ -14,7 +15,7 @@ const read = { scopes: ['companies:read'] };
 const write = { scopes: ['companies:write'] };
 
 /** CONTRACT C.2: batches run the single calls' service functions. */
-const batch: BatchResource = {
+const batchOf = (readers: RecordReaders): BatchResource => ({
   path: 'companies',
   tag: 'Companies',
   noun: 'company',
@@ -23,16 +24,16 @@ const batch: BatchResource = {
   dataValueRules: service.COMPANY_DATA_RULES,
   create: service.createCompany,
   update: service.updateCompany,
-  remove: service.deleteCompany,
+  remove: (ctx, id) => service.deleteCompany(ctx, id, readers),
   byIds: service.companiesByIds,
   upsertKeys: {
     cnpj: { normalize: normalizeCnpj, find: (ctx, v) => service.companyIdByUnique(ctx, 'cnpj', v) },
     domain: { normalize: normalizeDomain, find: (ctx, v) => service.companyIdByUnique(ctx, 'domain', v) },
   },
-};
+});
 
-/** Spec 4.4, and the batch operations of C.2. */
-export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** Spec 4.4, and the batch operations of C.2. Deleting a company reads the records it leaves with `readers`. */
+export const companiesRoutes = (readers: RecordReaders): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/companies', {
     config: read,
     schema: {
@@ -86,9 +87,9 @@ export const companiesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) },
     },
   }, async (req, reply) => {
-    await service.deleteCompany(ctxOf(req), req.params.id);
+    await service.deleteCompany(ctxOf(req), req.params.id, readers);
     return reply.code(204).send(null);
   });
 
-  registerBatchRoutes(app, batch);
+  registerBatchRoutes(app, batchOf(readers));
 };

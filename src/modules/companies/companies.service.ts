@@ -17,7 +17,7 @@ import { checkCustomProperties, customPropertiesJson, customPropertiesRules, rea
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
-import { provideRecordReader, recordsOf } from '../shared/records.js';
+import { recordsOf, type RecordReaders } from '../shared/records.js';
 import { onlyId } from '../../db/batch.js';
 import * as repo from './companies.repo.js';
 import type { CompanyCreateT, CompanyListQueryT, CompanyT, CompanyUpdateT } from './companies.schema.js';
@@ -126,8 +126,6 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
   for (const r of await repo.findCompanies(ctx.db, ctx.tenantId, wanted)) out.set(r.id, toCompany(r, parseTagIds(r.tag_ids)));
   return out;
 }
-
-provideRecordReader('company', companiesByIds);
 
 /** Live companies by id as the JSON their rows store (`doc`), for expansions sent as text (a page of deals). */
 export function companiesJsonByIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
@@ -238,8 +236,9 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
 /**
  * Soft delete. In the same transaction the company's contacts and deals lose the reference and their
  * `updatedAt` moves (spec 4.4, B.3); dynamic lists of every affected type are marked for recalculation.
+ * `readers` read the contacts and deals whose `*.updated` it raises.
  */
-export async function deleteCompany(ctx: Ctx, id: string): Promise<void> {
+export async function deleteCompany(ctx: Ctx, id: string, readers: Pick<RecordReaders, 'contact' | 'deal'>): Promise<void> {
   if (hasNul(id)) throw errors.notFound('Company not found');
   await withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
@@ -254,7 +253,7 @@ export async function deleteCompany(ctx: Ctx, id: string): Promise<void> {
     for (const [type, ids] of [['contact', cleared.contacts], ['deal', cleared.deals]] as const) {
       if (!ids.length) continue;
       await markChanged(tx, ctx.tenantId, type);
-      for (const record of (await recordsOf(c, type, ids)).values()) {
+      for (const record of (await recordsOf(readers[type], c, ids)).values()) {
         // A deal's expanded `company` follows `companyId`: the id is the change.
         await emitUpdated(tx, ctx.tenantId, `${type}.updated`, { ...record, companyId: id }, record, ['contact', 'company']);
       }

@@ -18,7 +18,6 @@ import { markChanged } from '../shared/changes.js';
 import { checkCustomProperties, customPropertiesJson, customPropertiesRules, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
-import { provideRecordReader } from '../shared/records.js';
 import { onlyId } from '../../db/batch.js';
 import * as repo from './contacts.repo.js';
 import type { ContactCreateT, ContactListQueryT, ContactSearchBodyT, ContactSortKey, ContactT, ContactUpdateT } from './contacts.schema.js';
@@ -75,8 +74,6 @@ export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string
   const rows = await repo.findContacts(ctx.db, ctx.tenantId, ids);
   return new Map(rows.map((r) => [r.id, toContact(r, parseTagIds(r.tag_ids))]));
 }
-
-provideRecordReader('contact', contactsByIds);
 
 /** Live contacts by id as the JSON their rows store (`doc`), for expansions sent as text (a page of deals). */
 export function contactsJsonByIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {

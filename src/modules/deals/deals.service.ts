@@ -19,7 +19,6 @@ import { contactsByIds, contactsJsonByIds } from '../contacts/contacts.service.j
 import { getStage } from '../pipelines/pipelines.service.js';
 import { parseTagIds, replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import { assertTagsExist } from '../tags/tags.service.js';
-import { provideRecordReader } from '../shared/records.js';
 import * as repo from './deals.repo.js';
 import type { ContactDealT, DealCreateT, DealListQueryT, DealT, DealUpdateT } from './deals.schema.js';
 
@@ -140,8 +139,6 @@ export async function dealsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, D
   const rows = await repo.findDeals(ctx.db, ctx.tenantId, ids);
   return new Map((await expand(ctx, rows)).map((d) => [d.id, d]));
 }
-
-provideRecordReader('deal', dealsByIds);
 
 const CENTS_LIMIT = MAX_AMOUNT * 100 + 1;
 

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
+import type { RecordReaders } from '../shared/records.js';
 import * as service from './tags.service.js';
 import { Tag, TagCreate, TagListQuery, TagUpdate } from './tags.schema.js';
 
@@ -10,8 +11,8 @@ const tags = ['Tags'];
 const read = { scopes: ['tags:read'] };
 const write = { scopes: ['tags:write'] };
 
-/** Spec 4.5. */
-export const tagsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** Spec 4.5. Deleting a tag reads the records it leaves with `readers`. */
+export const tagsRoutes = (readers: RecordReaders): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/tags', {
     config: read,
     schema: { operationId: 'listTags', tags, summary: 'List tags', querystring: TagListQuery, response: { 200: Type.Array(Tag), ...errorResponses(400) } },
@@ -36,7 +37,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: write,
     schema: { operationId: 'deleteTag', tags, summary: 'Delete a tag and its associations', params: IdParams, response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) } },
   }, async (req, reply) => {
-    await service.deleteTag(ctxOf(req), req.params.id);
+    await service.deleteTag(ctxOf(req), req.params.id, readers);
     return reply.code(204).send(null);
   });
 };

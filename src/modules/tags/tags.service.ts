@@ -11,7 +11,7 @@ import { forEachChunk } from '../../db/batch.js';
 import { markChanged } from '../shared/changes.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { sortedTagIds } from '../shared/record-tags.js';
-import { recordsOf } from '../shared/records.js';
+import { recordsOf, type RecordReaders } from '../shared/records.js';
 
 const TABLE_OF = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 
@@ -79,8 +79,11 @@ export async function updateTag(ctx: Ctx, id: string, input: TagUpdateT): Promis
   });
 }
 
-/** Removes the tag and its associations; tagged records remain and their updatedAt moves (B.3). */
-export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
+/**
+ * Removes the tag and its associations; tagged records remain and their updatedAt moves (B.3). `readers`
+ * read the tagged records whose `*.updated` it raises.
+ */
+export async function deleteTag(ctx: Ctx, id: string, readers: RecordReaders): Promise<void> {
   await withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     const last = await getTag(c, id);
@@ -102,7 +105,7 @@ export async function deleteTag(ctx: Ctx, id: string): Promise<void> {
     // B.9, C.4: a tag change on a record is its `*.updated` (changes: tags), whichever endpoint made it.
     for (const type of ['contact', 'company', 'deal'] as const) {
       const ids = tagged.filter((t) => t.object_type === type).map((t) => t.object_id);
-      for (const record of (await recordsOf(c, type, ids)).values()) {
+      for (const record of (await recordsOf(readers[type], c, ids)).values()) {
         const tags = record.tags as string[];
         await emitUpdated(tx, ctx.tenantId, `${type}.updated`, { ...record, tags: sortedTagIds([...tags, id]) }, record, ['contact', 'company']);
       }
