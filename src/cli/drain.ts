@@ -49,30 +49,58 @@ type HttpSocket = net.Socket & { _httpMessage?: unknown };
 
 /** Tracks the server's connections from now on (call it before `listen`). */
 export function connectionDrain(server: Server): ConnectionDrain {
-  const sockets = new Set<HttpSocket>();
-  const closing = new WeakSet<net.Socket>();
-  let accepted = 0;
-  // While the listener is being closed, connections are not read (see stopAccepting).
-  let hold: ((socket: net.Socket) => void) | null = null;
-  server.on('connection', (socket: net.Socket) => {
-    accepted++;
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    // After the http server's own set-up, whose first read is started on the next tick.
-    if (hold) process.nextTick(() => hold?.(socket));
-  });
+  return new TrackedConnections(server);
+}
 
-  const closeIdle = () => {
-    for (const socket of sockets) {
+class TrackedConnections implements ConnectionDrain {
+  private readonly sockets = new Set<HttpSocket>();
+  private readonly closing = new WeakSet<net.Socket>();
+  private accepted = 0;
+  /** While the listener is being closed, connections are not read (see stopAccepting). */
+  private hold: ((socket: net.Socket) => void) | null = null;
+
+  constructor(private readonly server: Server) {
+    server.on('connection', (socket: net.Socket) => {
+      this.accepted++;
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+      // After the http server's own set-up, whose first read is started on the next tick.
+      if (this.hold) process.nextTick(() => this.hold?.(socket));
+    });
+  }
+
+  async finish(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.once('close', resolve));
+    await this.stopAccepting();
+    // Looked for in the check phase, right after a poll has read what had reached the sockets: after a stall
+    // of the process, a timer runs before that poll.
+    const closeIdleAfterPoll = () => setImmediate(() => this.closeIdle());
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    closeIdleAfterPoll();
+    const sweep = setInterval(closeIdleAfterPoll, SWEEP_MS);
+    try {
+      await closed;
+    } finally {
+      clearInterval(sweep);
+    }
+  }
+
+  private closeIdle(): void {
+    for (const socket of this.sockets) {
       // Node's http server keeps the response in progress on its socket (`_httpMessage`) from the moment a
       // request's head is parsed until the response has been written.
-      if (closing.has(socket) || socket._httpMessage) continue;
-      closing.add(socket);
+      if (this.closing.has(socket) || socket._httpMessage) continue;
+      this.closing.add(socket);
       socket.pause(); // the http server stops reading the socket: a request that arrives now is never parsed nor run
       socket.end(); // FIN: the client sees the connection closed, not reset
       setTimeout(() => socket.destroy(), LINGER_MS).unref();
     }
-  };
+  }
+
+  private answering(): boolean {
+    for (const socket of this.sockets) if (socket._httpMessage) return true;
+    return false;
+  }
 
   /**
    * Closes the listening socket only (`http.Server#close` would also destroy the idle keep-alive connections),
@@ -83,54 +111,33 @@ export function connectionDrain(server: Server): ConnectionDrain {
    * for an answer opens no new connection. Under a steady stream of new connections, or an answer that takes
    * longer, it closes after QUIET_POLL_MAX_MS anyway.
    */
-  const stopAccepting = (): Promise<void> =>
-    new Promise((resolve) => {
+  private stopAccepting(): Promise<void> {
+    return new Promise((resolve) => {
       const held: net.Socket[] = [];
-      hold = (socket) => {
-        if (socket.isPaused() || closing.has(socket)) return; // paused by the http server itself (backpressure)
+      this.hold = (socket) => {
+        if (socket.isPaused() || this.closing.has(socket)) return; // paused by the http server itself (backpressure)
         socket.pause();
         held.push(socket);
       };
-      for (const socket of sockets) hold(socket);
+      for (const socket of this.sockets) this.hold(socket);
       const deadline = Date.now() + QUIET_POLL_MAX_MS;
-      let seen = accepted;
+      let seen = this.accepted;
       let busyAt = Date.now();
-      const answering = () => {
-        for (const socket of sockets) if (socket._httpMessage) return true;
-        return false;
-      };
       const attempt = () => {
         const now = Date.now();
-        if (accepted !== seen || answering()) busyAt = now;
-        seen = accepted;
+        if (this.accepted !== seen || this.answering()) busyAt = now;
+        seen = this.accepted;
         if (now - busyAt < QUIET_MS && now < deadline) {
           setImmediate(attempt);
           return;
         }
-        net.Server.prototype.close.call(server);
-        hold = null;
-        for (const socket of held) if (!closing.has(socket)) socket.resume();
+        net.Server.prototype.close.call(this.server);
+        this.hold = null;
+        for (const socket of held) if (!this.closing.has(socket)) socket.resume();
         resolve();
       };
       // Each check phase follows one poll.
       setImmediate(attempt);
     });
-
-  return {
-    async finish() {
-      const closed = new Promise<void>((resolve) => server.once('close', resolve));
-      await stopAccepting();
-      // Looked for in the check phase, right after a poll has read what had reached the sockets: after a stall
-      // of the process, a timer runs before that poll.
-      const closeIdleAfterPoll = () => setImmediate(closeIdle);
-      await new Promise((r) => setTimeout(r, SETTLE_MS));
-      closeIdleAfterPoll();
-      const sweep = setInterval(closeIdleAfterPoll, SWEEP_MS);
-      try {
-        await closed;
-      } finally {
-        clearInterval(sweep);
-      }
-    },
-  };
+  }
 }
