@@ -22,6 +22,12 @@ export interface SqlDialect {
    * a sub-journal, so a caller that only needs "undo on error" rolls the whole transaction back there.
    */
   cheapSavepoints: boolean;
+  /**
+   * The database runs inside this process (SQLite): a statement holds this thread, and a write the one
+   * write connection, until it ends, so long background work is cut into batches timed to a budget.
+   * PostgreSQL's statements run in its server and leave this thread free.
+   */
+  inProcess: boolean;
   /** Text value of a top-level key of a JSON text column (null when absent). */
   jsonText(column: string, key: string): RawBuilder<string | null>;
   /** Numeric value of a top-level key of a JSON text column (null when absent or not a number). */
@@ -76,6 +82,7 @@ export const sqliteDialect: SqlDialect = {
   locksRows: false,
   notifies: false,
   cheapSavepoints: false,
+  inProcess: true,
   jsonText: (column, key) => sql<string | null>`json_extract(${sql.ref(column)}, ${quotePath(key)})`,
   jsonNumber: (column, key) =>
     sql<number | null>`(case when json_type(${sql.ref(column)}, ${quotePath(key)}) in ('integer','real') then json_extract(${sql.ref(column)}, ${quotePath(key)}) end)`,
@@ -102,6 +109,7 @@ export const postgresDialect: SqlDialect = {
   locksRows: true,
   notifies: true,
   cheapSavepoints: true,
+  inProcess: false,
   jsonText: (column, key) => sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`,
   jsonNumber: (column, key) =>
     sql<number | null>`(case when jsonb_typeof(${sql.ref(column)}::jsonb -> ${key}) = 'number' then (${sql.ref(column)}::jsonb ->> ${key})::double precision end)`,

@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { isPostgres } from '../db/dialect.js';
+import { dialectOf } from '../db/dialect.js';
 import { deferWrite, type Db, type DeferredWrites } from '../db/index.js';
 import { insertLoggedEvent, lockEventLogs, type LoggedEvent } from '../db/event-log.js';
 import { prepared } from '../db/prepared.js';
@@ -8,6 +7,7 @@ import { nowIso } from '../util/time.js';
 import { canonicalJson, parseJson } from '../util/json.js';
 import { dataKeyOf, type EventType } from './catalog.js';
 import { signalEvents } from './signal.js';
+import { insertDeliveries, wakeWorkers } from './deliveries.js';
 
 export interface EventPayload {
   event: string;
@@ -28,16 +28,6 @@ export function payloadParts(payload: string): { timestamp: string; dataJson: st
   if (head && payload.endsWith('}')) return { timestamp: head[1], dataJson: payload.slice(head[0].length, -1) };
   const p = parseJson<Partial<EventPayload>>(payload, {});
   return { timestamp: p.timestamp ?? '', dataJson: JSON.stringify(p.data ?? {}) };
-}
-
-/** Listeners told after commit that deliveries are due (the in-process worker wakes at once). */
-const wakeups = new Set<() => void>();
-export function onDeliveriesQueued(fn: () => void): () => void {
-  wakeups.add(fn);
-  return () => wakeups.delete(fn);
-}
-export function notifyDeliveriesQueued(): void {
-  for (const fn of wakeups) fn();
 }
 
 // Compiled once: nearly every write that raises events raises one.
@@ -65,8 +55,9 @@ const eventWrites: DeferredWrites<LoggedEvent> = {
       const rows = await activeWebhooks(tx, tenantId, 1);
       hooks.set(tenantId, rows.map((h) => ({ id: h.id, events: new Set(parseJson<string[]>(h.events, [])) })));
     }
-    // PostgreSQL, one event: its lock, insert and NOTIFY in one statement (event-log.ts insertLoggedEvent).
-    const signalled = events.length === 1 && isPostgres(tx);
+    // One event, on a database that notifies (PostgreSQL): its lock, insert and NOTIFY in one statement
+    // (event-log.ts insertLoggedEvent).
+    const signalled = events.length === 1 && dialectOf(tx).notifies;
     if (signalled) {
       await insertLoggedEvent(tx, events[0]);
     } else {
@@ -105,11 +96,9 @@ const eventWrites: DeferredWrites<LoggedEvent> = {
           updated_at: e.createdAt,
         })),
     );
-    for (let i = 0; i < deliveries.length; i += CHUNK) {
-      await tx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + CHUNK)).execute();
-    }
+    await insertDeliveries(tx, deliveries);
     if (!signalled) for (const tenantId of tenants) await signalEvents(tx, tenantId);
-    if (deliveries.length) await queueDeliveryWakeup(tx);
+    if (deliveries.length) await wakeWorkers(tx);
   },
 };
 
@@ -175,21 +164,3 @@ export async function emitUpdated(
   return true;
 }
 
-/** The channel workers LISTEN on (PostgreSQL). */
-export const DELIVERY_CHANNEL = 'crm_deliveries';
-
-/**
- * Wakes the delivery workers once the deliveries are committed, never before:
- * - PostgreSQL: NOTIFY inside the transaction; PostgreSQL delivers it on commit only (and drops it on
- *   rollback), to every `crm worker`/`crm serve` process LISTENing, on any machine.
- * - SQLite: the in-process loop is woken now. Its claim query cannot run before the commit: Kysely's
- *   SQLite driver has one connection, held by this transaction until it ends, so the claim waits for it.
- * Workers also poll (about every 500 ms) in case a wake-up is missed (another process on SQLite).
- */
-async function queueDeliveryWakeup(tx: Db): Promise<void> {
-  if (isPostgres(tx)) {
-    await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(tx);
-    return;
-  }
-  setImmediate(notifyDeliveriesQueued);
-}

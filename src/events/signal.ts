@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import { isPostgres } from '../db/dialect.js';
+import { dialectOf } from '../db/dialect.js';
+import { notify } from '../db/notify.js';
 import { afterCommit, oncePerTransaction, type Db } from '../db/index.js';
 import { EVENTS_CHANNEL } from '../db/event-log.js';
 
@@ -19,14 +19,14 @@ export function eventsCommitted(tenantId: string): void {
  * Tells every waiting reader of the tenant's event log, once the caller's transaction commits (never
  * before: a reader woken early would find nothing and wait on), and once per transaction and tenant
  * however many events it writes:
- * - PostgreSQL: NOTIFY inside the transaction, which PostgreSQL delivers at commit (and drops on
- *   rollback) to the one LISTEN connection of every server process (events/waiters.ts).
+ * - PostgreSQL: NOTIFY inside the transaction (db/notify.ts), which PostgreSQL delivers at commit (and
+ *   drops on rollback) to the one LISTEN connection of every server process (events/waiters.ts).
  * - SQLite: in process, after the commit (db/index.ts afterCommit).
  */
 export async function signalEvents(tx: Db, tenantId: string): Promise<void> {
-  if (isPostgres(tx)) {
+  if (dialectOf(tx).notifies) {
     await oncePerTransaction(tx, `events-notify\0${tenantId}`, async () => {
-      await sql`select pg_notify(${EVENTS_CHANNEL}, ${tenantId})`.execute(tx);
+      await notify(tx, EVENTS_CHANNEL, tenantId);
     });
     return;
   }

@@ -1,5 +1,6 @@
 import type { Database } from '../db/index.js';
-import { deleteOldDeliveries, deleteOldEvents } from '../modules/events/retention.repo.js';
+import { deleteOldDeliveries } from '../events/deliveries.js';
+import { deleteOldEvents } from '../modules/events/retention.repo.js';
 import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/pg-stats.js';
 import { intervalLoop } from './loop.js';
 
@@ -10,11 +11,11 @@ export interface RetentionResult {
   events: number;
 }
 
-/** SQLite: the longest a batch may hold the one writer (and this thread), in milliseconds. */
+/** SQLite (a database in this process): the longest a batch may hold the one writer (and this thread), in milliseconds. */
 const SQLITE_BATCH_BUDGET_MS = 0.25;
 const SQLITE_MIN_BATCH = 5;
 const SQLITE_MAX_BATCH = 100;
-/** PostgreSQL: the statements do not block this thread, and the old rows they lock are read by nobody. */
+/** PostgreSQL (a database server): the statements do not block this thread, and the old rows they lock are read by nobody. */
 const POSTGRES_BATCH = 500;
 
 /**
@@ -37,8 +38,7 @@ export async function retentionPass(
   opts: { eventRetentionDays: number; deliveryRetentionDays: number; batch?: number; now?: number; signal?: AbortSignal },
 ): Promise<RetentionResult> {
   const now = opts.now ?? Date.now();
-  const sqlite = database.dialect.name === 'sqlite';
-  const fixed = opts.batch ?? (sqlite ? undefined : POSTGRES_BATCH);
+  const fixed = opts.batch ?? (database.dialect.inProcess ? undefined : POSTGRES_BATCH);
   const deliveriesBefore = new Date(now - opts.deliveryRetentionDays * DAY_MS).toISOString();
   const eventsBefore = new Date(now - opts.eventRetentionDays * DAY_MS).toISOString();
   const out: RetentionResult = { deliveries: 0, events: 0 };

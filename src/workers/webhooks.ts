@@ -4,12 +4,13 @@ import type { Logger } from 'pino';
 import type { Agent } from 'undici';
 import type { Config } from '../config.js';
 import { withTx, type Db } from '../db/index.js';
-import { DELIVERY_CHANNEL, onDeliveriesQueued } from '../events/outbox.js';
+import type { SqlDialect } from '../db/dialect.js';
+import { listenTo } from '../db/notify.js';
+import * as deliveries from '../events/deliveries.js';
 import { makeAttempt, recordAttempt } from '../modules/webhooks/webhooks.attempts.js';
 import { deliveryDispatcher } from '../modules/webhooks/webhooks.network.js';
 import * as queue from '../modules/webhooks/webhooks.queue.js';
 import type { AttemptResult } from '../modules/webhooks/webhooks.sender.js';
-import { listen } from '../db/listen.js';
 import type { BackgroundLoop, WorkerDeps } from './loop.js';
 
 /** HTTP attempts in flight per worker process. */
@@ -23,7 +24,7 @@ const STOP_GRACE_MS = 5_000;
 
 /** A claimed delivery: the row, the lease token written on it, and what its attempt needs. */
 interface Claimed {
-  delivery: queue.QueuedDelivery;
+  delivery: deliveries.QueuedDelivery;
   owner: string;
   context: queue.AttemptContext;
 }
@@ -55,7 +56,7 @@ export class DeliveryLoop {
   /** False while the database is down: the loop pauses (no claim, no warning a poll) and resumes on its return. */
   private readonly available: () => boolean;
   private readonly config: Config;
-  private readonly postgres: boolean;
+  private readonly dialect: SqlDialect;
   private readonly workerId = randomUUID();
   private readonly dispatcher: Agent;
   private readonly leaseMs: number;
@@ -78,7 +79,7 @@ export class DeliveryLoop {
     this.db = deps.database.db;
     this.available = () => deps.database.available();
     this.config = deps.config;
-    this.postgres = deps.database.dialect.name === 'postgres';
+    this.dialect = deps.database.dialect;
     this.dispatcher = deliveryDispatcher({ allowPrivateNetworks: this.config.webhookAllowPrivateNetworks, timeoutMs: this.config.webhookTimeoutMs });
     this.leaseMs = this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
     setMaxListeners(MAX_IN_FLIGHT + 10, this.stopSignal.signal); // one listener per attempt in flight
@@ -131,8 +132,8 @@ export class DeliveryLoop {
     const owner = `${this.workerId}.${++this.claimSeq}`;
     // On SQLite one turn on the connection, however busy the API is.
     const { rows, contexts } = await withTx(this.db, async (tx) => {
-      const rows = await queue.claimDue(tx, {
-        postgres: this.postgres,
+      const rows = await deliveries.claimDue(tx, {
+        dialect: this.dialect,
         owner,
         now: new Date(now).toISOString(),
         leaseUntil: new Date(now + this.leaseMs).toISOString(),
@@ -157,25 +158,25 @@ export class DeliveryLoop {
   async attempt({ delivery: d, owner, context: { webhook, payload } }: Claimed): Promise<void> {
     const now = new Date().toISOString();
     if (!webhook) {
-      this.track(this.enqueue((db) => queue.dropDelivery(db, d, owner)), d.id);
+      this.track(this.enqueue((db) => deliveries.dropDelivery(db, d, owner)), d.id);
       return;
     }
     // NOTE: B.9 — a deactivated webhook's waiting deliveries are never attempted; they end here
     // (normally the PATCH that deactivated it already ended them; this covers the races).
     if (webhook.is_active !== 1 || payload === undefined) {
       const lastError = webhook.is_active !== 1 ? 'webhook deactivated' : 'event not found';
-      const set: queue.DeliveryUpdate = { status: 'permanent_failure', last_error: lastError, next_attempt_at: null, updated_at: now };
-      this.track(this.enqueue((db) => queue.finishDelivery(db, d, owner, set)), d.id);
+      const set: deliveries.DeliveryUpdate = { status: 'permanent_failure', last_error: lastError, next_attempt_at: null, updated_at: now };
+      this.track(this.enqueue((db) => deliveries.finishDelivery(db, d, owner, set)), d.id);
       return;
     }
     const result = await makeAttempt(this.config, d, webhook, payload, this.dispatcher, this.stopSignal.signal);
     if (!result.success) this.log.debug({ deliveryId: d.id, webhookId: d.webhook_id, attempt: d.attempts + 1, error: result.error }, 'webhook delivery attempt failed');
     // Cut short by shutdown, not by the destination: handed back, not counted.
-    this.track(result.interrupted ? queue.releaseDelivery(this.db, d, owner) : this.record(d, owner, result), d.id);
+    this.track(result.interrupted ? deliveries.releaseDelivery(this.db, d, owner) : this.record(d, owner, result), d.id);
   }
 
   /** Step 3: the outcome, the next retry and the endpoint's health, written while the lease is ours. */
-  record(d: queue.QueuedDelivery, owner: string, result: AttemptResult): Promise<unknown> {
+  record(d: deliveries.QueuedDelivery, owner: string, result: AttemptResult): Promise<unknown> {
     return this.enqueue((db) => recordAttempt(db, this.config, d, owner, result));
   }
 
@@ -240,15 +241,12 @@ export class DeliveryLoop {
 
 export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
   const loop = new DeliveryLoop(deps);
-  const unsubscribe = onDeliveriesQueued(loop.wake);
+  const unsubscribe = deliveries.onDeliveriesQueued(loop.wake);
   const poll = setInterval(loop.wake, POLL_MS);
   poll.unref();
-  // One LISTEN connection for the deliveries' channel (db/listen.ts, shared with the event log's wake-ups);
+  // One LISTEN connection for the deliveries' channel where the database has one (PostgreSQL: db/notify.ts);
   // a reconnect wakes the loop too, in case a NOTIFY was missed meanwhile.
-  const listener =
-    deps.database.dialect.name === 'postgres' && deps.database.pool
-      ? listen(deps.database.pool, DELIVERY_CHANNEL, () => loop.wake(), () => loop.wake(), deps.log.child({ loop: 'webhooks' }))
-      : null;
+  const listener = listenTo(deps.database, deliveries.DELIVERY_CHANNEL, () => loop.wake(), () => loop.wake(), deps.log.child({ loop: 'webhooks' }));
   loop.wake();
   // Paused while the database is down (wake() does nothing then); what fell due meanwhile goes at once.
   deps.database.health?.on('up', loop.wake);

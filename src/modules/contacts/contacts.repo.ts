@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/index.js';
-import { dialectOf, searchMatches } from '../../db/dialect.js';
+import { dialectOf, forUpdate, searchMatches } from '../../db/dialect.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import { phoneSearchDigits } from '../../domain/phone.js';
 import type { ContactsTable } from '../../db/tables/records.js';
@@ -56,16 +56,19 @@ export const findContactJson = liveRecordJsonById('contacts');
 /** Live contacts among ids, as the JSON their rows store, by id (expansions: a page of deals). */
 export const findContactsJson = liveRecordJsonByIds('contacts');
 
-/** The same row, locked for the rest of the transaction on PostgreSQL (PATCH merges into it). */
-const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id).forUpdate());
+/**
+ * The same row, locked for the rest of the transaction where rows lock (PostgreSQL: forUpdate; PATCH merges
+ * into it). Compiled once per database (prepared), so the dialect is asked once.
+ */
+const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => forUpdate(dialectOf(db), live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id)));
 
 /**
- * A live contact and its tag ids (sorted), for the update that follows. `lock` (PostgreSQL): the row is
- * locked (`FOR UPDATE`), and read as the concurrent update it waited for left it, its `tag_ids` included (a
- * change of its tags rewrites the row: migration 013). SQLite's writer holds the database's write lock already.
+ * A live contact and its tag ids (sorted), for the update that follows. PostgreSQL: the row is locked
+ * (`FOR UPDATE`), and read as the concurrent update it waited for left it, its `tag_ids` included (a change
+ * of its tags rewrites the row: migration 013). SQLite's writer holds the database's write lock already.
  */
-export async function findContactForUpdate(db: Db, tenantId: string, id: string, lock: boolean): Promise<{ row: ContactRow; tags: string[] } | undefined> {
-  const row = lock ? (await lockContactQuery(db, tenantId, id))[0] : await findContact(db, tenantId, id);
+export async function findContactForUpdate(db: Db, tenantId: string, id: string): Promise<{ row: ContactRow; tags: string[] } | undefined> {
+  const row = (await lockContactQuery(db, tenantId, id))[0];
   return row && { row, tags: parseTagIds(row.tag_ids) };
 }
 

@@ -258,7 +258,7 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
   checks.assert();
   return withTx(ctx.db, async (tx) => {
     const { tenantId } = ctx;
-    const found = await repo.findContactForUpdate(tx, tenantId, id, ctx.dialect.name === 'postgres');
+    const found = await repo.findContactForUpdate(tx, tenantId, id);
     if (!found) throw notFound();
     const { row: current, tags: currentTags } = found;
     if (input.companyId !== undefined) {

@@ -5,23 +5,6 @@ import type { Db } from '../../db/index.js';
 const WAITING = ['pending', 'retry_scheduled'];
 
 /**
- * Deletes up to `batch` delivery records created before `cutoff` that are finished (delivered or
- * permanent_failure), oldest first; returns how many. One short statement on the index
- * webhook_deliveries__created.
- */
-export async function deleteOldDeliveries(db: Db, cutoff: string, batch: number): Promise<number> {
-  const oldest = db
-    .selectFrom('webhook_deliveries')
-    .select(['tenant_id', 'id'])
-    .where('created_at', '<', cutoff)
-    .where('status', 'not in', WAITING)
-    .orderBy('created_at')
-    .limit(batch);
-  const r = await db.deleteFrom('webhook_deliveries').where(sql<boolean>`(tenant_id, id) in (${oldest})`).executeTakeFirst();
-  return Number(r.numDeletedRows);
-}
-
-/**
  * Deletes up to `batch` events created before `cutoff`, oldest first, except those a delivery still
  * waits for (its attempt needs the payload); returns how many.
  */

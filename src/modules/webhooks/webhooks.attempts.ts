@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/index.js';
+import * as deliveries from '../../events/deliveries.js';
 import { emitEvent } from '../../events/outbox.js';
 import { webhookAttempts } from '../../metrics.js';
 import { decryptSecret } from '../../util/crypto.js';
@@ -26,7 +27,7 @@ export const MAX_ATTEMPTS = 5;
  */
 export async function makeAttempt(
   config: Config,
-  d: Pick<queue.QueuedDelivery, 'tenant_id' | 'event_id' | 'event'>,
+  d: Pick<deliveries.QueuedDelivery, 'tenant_id' | 'event_id' | 'event'>,
   webhook: queue.AttemptTarget,
   payload: string,
   dispatcher: Dispatcher,
@@ -69,7 +70,7 @@ export async function makeAttempt(
  *   the first delay).
  * - A destination's Retry-After on 429/503 makes it at least that long (C.4).
  */
-export function outcome(config: Config, d: Pick<queue.QueuedDelivery, 'attempts' | 'attempt_limit'>, r: AttemptResult): queue.DeliveryUpdate {
+export function outcome(config: Config, d: Pick<deliveries.QueuedDelivery, 'attempts' | 'attempt_limit'>, r: AttemptResult): deliveries.DeliveryUpdate {
   const attempts = d.attempts + 1;
   const end = r.endedAt.toISOString();
   const common = { status_code: r.statusCode, response_snippet: r.responseSnippet, duration_ms: r.durationMs, attempts, updated_at: end };
@@ -89,12 +90,12 @@ export function outcome(config: Config, d: Pick<queue.QueuedDelivery, 'attempts'
  * (false otherwise: another worker took over, and its record counts). A retry of a webhook deactivated
  * while the attempt was in flight is not scheduled. Then the endpoint's health follows the result.
  */
-export async function recordAttempt(tx: Db, config: Config, d: queue.QueuedDelivery, owner: string, r: AttemptResult): Promise<boolean> {
+export async function recordAttempt(tx: Db, config: Config, d: deliveries.QueuedDelivery, owner: string, r: AttemptResult): Promise<boolean> {
   const set = outcome(config, d, r);
   if (set.status === 'retry_scheduled' && !(await queue.isWebhookActive(tx, d.tenant_id, d.webhook_id))) {
     Object.assign(set, { status: 'permanent_failure', last_error: `${set.last_error}; webhook deactivated`, next_attempt_at: null });
   }
-  if (!(await queue.finishDelivery(tx, d, owner, set))) return false;
+  if (!(await deliveries.finishDelivery(tx, d, owner, set))) return false;
   await trackHealth(tx, config, d.tenant_id, d.webhook_id, r);
   webhookAttempts.inc({ outcome: set.status });
   return true;
@@ -119,7 +120,7 @@ export async function trackHealth(tx: Db, config: Config, tenantId: string, webh
   if (failingMs < config.webhookDisableAfterHours * 3_600_000) return;
   const reason = `no successful delivery since ${hook.failing_since} (WEBHOOK_DISABLE_AFTER_HOURS=${config.webhookDisableAfterHours}); last error: ${r.error ?? 'failed'}`;
   if (!(await repo.disableWebhook(tx, tenantId, webhookId, reason, end))) return;
-  await repo.cancelWaitingDeliveries(tx, tenantId, webhookId, 'webhook disabled after failing too long', end);
+  await deliveries.cancelWaitingDeliveries(tx, tenantId, webhookId, 'webhook disabled after failing too long', end);
   const disabled = (await repo.findWebhook(tx, tenantId, webhookId))!;
   // Emitted after the deactivation, so the outbox queues it for the tenant's other active webhooks only.
   await emitEvent(tx, tenantId, 'webhook.disabled', toWebhook(config.secretKey(), disabled));

@@ -1,4 +1,3 @@
-import type { Insertable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { SortColumn } from '../shared/listing.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../../db/tables/webhooks.js';
@@ -45,28 +44,6 @@ export async function deleteWebhook(db: Db, tenantId: string, id: string): Promi
   return Number(r.numDeletedRows);
 }
 
-/** The delivery history goes with its webhook. */
-export async function deleteDeliveriesOf(db: Db, tenantId: string, webhookId: string): Promise<void> {
-  await db.deleteFrom('webhook_deliveries').where('tenant_id', '=', tenantId).where('webhook_id', '=', webhookId).execute();
-}
-
-/**
- * Ends every delivery of the webhook still waiting for an attempt: `permanent_failure` with `reason`.
- * Deliveries whose attempt is in flight right now (a live lease) are left to their worker, which checks
- * the webhook again before scheduling a retry.
- */
-export async function cancelWaitingDeliveries(db: Db, tenantId: string, webhookId: string, reason: string, now: string): Promise<number> {
-  const r = await db
-    .updateTable('webhook_deliveries')
-    .set({ status: 'permanent_failure', last_error: reason, next_attempt_at: null, lease_owner: null, lease_until: null, updated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('webhook_id', '=', webhookId)
-    .where('status', 'in', ['pending', 'retry_scheduled'])
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
-}
-
 export interface DeliveryFilter {
   status?: string;
   event?: string;
@@ -90,26 +67,6 @@ export function findDelivery(db: Db, tenantId: string, webhookId: string, id: st
     .where('webhook_id', '=', webhookId)
     .where('id', '=', id)
     .executeTakeFirst();
-}
-
-/**
- * POST /webhooks/:id/recover: every `permanent_failure` delivery of the webhook created at or after
- * `since` is due again now, with MAX_ATTEMPTS more automatic attempts than it has made (C.4). Webhook
- * tests are never retried automatically, so they stay as they are; a manual retry in flight (live
- * lease) is left to finish.
- */
-export async function recoverFailed(db: Db, tenantId: string, webhookId: string, since: string, now: string, moreAttempts: number): Promise<number> {
-  const r = await db
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({ status: 'retry_scheduled', next_attempt_at: now, attempt_limit: eb('attempts', '+', moreAttempts), updated_at: now }))
-    .where('tenant_id', '=', tenantId)
-    .where('webhook_id', '=', webhookId)
-    .where('status', '=', 'permanent_failure')
-    .where('created_at', '>=', since)
-    .where('event', '!=', 'webhook.test')
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
 }
 
 /** Automatic deactivation after failing too long (C.4): only while still active, so one worker wins. */
@@ -137,8 +94,4 @@ export async function markFailing(db: Db, tenantId: string, id: string, at: stri
 
 export async function insertEvent(db: Db, row: EventsTable): Promise<void> {
   await db.insertInto('events').values(row).execute();
-}
-
-export async function insertDelivery(db: Db, row: Insertable<WebhookDeliveriesTable>): Promise<void> {
-  await db.insertInto('webhook_deliveries').values(row).execute();
 }

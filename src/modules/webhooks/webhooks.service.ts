@@ -3,6 +3,7 @@ import { withTx, type Db } from '../../db/index.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { ApiError, errors, FieldChecks, fieldRule } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
+import * as deliveries from '../../events/deliveries.js';
 import type { EventPayload } from '../../events/outbox.js';
 import type { Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
@@ -190,7 +191,7 @@ export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT)
     if (!(await repo.updateWebhook(tx, ctx.tenantId, id, set))) throw errors.notFound('Webhook not found');
     // NOTE: B.9 — deactivating stops the webhook at once: deliveries waiting for a first attempt or a
     // retry end as permanent_failure ("webhook deactivated") and are never sent, even after reactivation.
-    if (input.isActive === false) await repo.cancelWaitingDeliveries(tx, ctx.tenantId, id, 'webhook deactivated', now);
+    if (input.isActive === false) await deliveries.cancelWaitingDeliveries(tx, ctx.tenantId, id, 'webhook deactivated', now);
     const row = (await repo.findWebhook(tx, ctx.tenantId, id))!;
     if (isLegacyHeaders(row.headers)) {
       // A row from before headers were encrypted, missed by the start-up pass: sealed on its first write.
@@ -205,7 +206,7 @@ export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT)
 export async function deleteWebhook(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
     if (!(await repo.deleteWebhook(tx, ctx.tenantId, id))) throw errors.notFound('Webhook not found');
-    await repo.deleteDeliveriesOf(tx, ctx.tenantId, id);
+    await deliveries.deleteDeliveriesOf(tx, ctx.tenantId, id);
   });
 }
 
@@ -261,7 +262,7 @@ export async function retryDelivery(ctx: Ctx, id: string, deliveryId: string): P
   mustBeActive(hook);
   const now = Date.now();
   const owner = `retry.${randomUUID()}`;
-  const leased = await queue.leaseForRetry(ctx.db, { ...found, tenant_id: ctx.tenantId }, {
+  const leased = await deliveries.leaseForRetry(ctx.db, { ...found, tenant_id: ctx.tenantId }, {
     owner,
     now: new Date(now).toISOString(),
     leaseUntil: new Date(now + ctx.config.webhookTimeoutMs + 10_000).toISOString(),
@@ -272,7 +273,7 @@ export async function retryDelivery(ctx: Ctx, id: string, deliveryId: string): P
   }
   const context = (await queue.loadAttemptContexts(ctx.db, [leased])).get(leased.id);
   if (!context?.webhook || context.payload === undefined) {
-    await queue.releaseDelivery(ctx.db, leased, owner);
+    await deliveries.releaseDelivery(ctx.db, leased, owner);
     throw errors.notFound('Delivery not found (its webhook or event is gone)');
   }
   const dispatcher = deliveryDispatcher({ allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks, timeoutMs: ctx.config.webhookTimeoutMs });
@@ -292,8 +293,8 @@ export async function recoverDeliveries(ctx: Ctx, id: string, body: RecoverBodyT
   const since = fieldRule('since', () => normalizeIsoDateTime(body.since));
   const hook = await mustFind(ctx, id);
   mustBeActive(hook);
-  const scheduled = await repo.recoverFailed(ctx.db, ctx.tenantId, hook.id, since, nowIso(), MAX_ATTEMPTS);
-  if (scheduled > 0) await queue.wakeWorkers(ctx.db);
+  const scheduled = await deliveries.recoverFailed(ctx.db, ctx.tenantId, hook.id, since, nowIso(), MAX_ATTEMPTS);
+  if (scheduled > 0) await deliveries.wakeWorkers(ctx.db);
   return { scheduled };
 }
 
@@ -330,7 +331,7 @@ export async function testWebhook(ctx: Ctx, id: string): Promise<TestResultT> {
   await withTx(ctx.db, async (tx) => {
     if (!(await repo.findWebhook(tx, ctx.tenantId, id))) return; // deleted meanwhile: its history is gone too
     await repo.insertEvent(tx, { tenant_id: ctx.tenantId, id: eventId, type: TEST_EVENT, payload: body, created_at: created });
-    await repo.insertDelivery(tx, {
+    await deliveries.insertDeliveries(tx, [{
       tenant_id: ctx.tenantId,
       id: deliveryId,
       webhook_id: id,
@@ -348,7 +349,7 @@ export async function testWebhook(ctx: Ctx, id: string): Promise<TestResultT> {
       lease_until: null,
       created_at: created,
       updated_at: end,
-    });
+    }]);
   });
   return {
     deliveryId,
