@@ -1,4 +1,5 @@
 import { generateApiKey } from '../auth/keys.js';
+import { findKeyById, insertKey, listTenantKeys, setKeyRevoked } from '../auth/keys.repo.js';
 import { isKnownScope } from '../auth/scopes.js';
 import type { Db } from '../db/index.js';
 import { newId } from '../util/ids.js';
@@ -70,36 +71,27 @@ export async function createKey(db: Db, input: NewKey): Promise<CreatedKey> {
   const scopes = [...new Set(input.scopes)];
   const rateLimit = input.rateLimit ?? DEFAULT_RATE_LIMIT;
   const expiresAt = input.expiresAt ? normalizeIsoDateTime(input.expiresAt) : null;
-  await db
-    .insertInto('api_keys')
-    .values({
-      tenant_id: input.tenantId,
-      id,
-      user_id: input.userId ?? null,
-      name: input.name.trim(),
-      prefix,
-      key_hash: hash,
-      scopes: JSON.stringify(scopes),
-      rate_limit: rateLimit,
-      created_at: nowIso(),
-      last_used_at: null,
-      revoked_at: null,
-      expires_at: expiresAt,
-    })
-    .execute();
+  await insertKey(db, {
+    tenant_id: input.tenantId,
+    id,
+    user_id: input.userId ?? null,
+    name: input.name.trim(),
+    prefix,
+    key_hash: hash,
+    scopes: JSON.stringify(scopes),
+    rate_limit: rateLimit,
+    created_at: nowIso(),
+    last_used_at: null,
+    revoked_at: null,
+    expires_at: expiresAt,
+  });
   return { id, key, name: input.name.trim(), scopes, rateLimit, expiresAt };
 }
 
 export async function listKeys(db: Db, tenantId: string) {
   const tenant = await db.selectFrom('tenants').select('id').where('id', '=', tenantId).executeTakeFirst();
   if (!tenant) throw new AdminError('not_found', `tenant "${tenantId}" does not exist`);
-  const rows = await db
-    .selectFrom('api_keys')
-    .select(['id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  const rows = await listTenantKeys(db, tenantId);
   return rows.map((r) => ({
     id: r.id,
     name: r.name,
@@ -114,10 +106,10 @@ export async function listKeys(db: Db, tenantId: string) {
 }
 
 export async function revokeKey(db: Db, keyId: string): Promise<{ id: string; revokedAt: string }> {
-  const row = await db.selectFrom('api_keys').select(['tenant_id', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
+  const row = await findKeyById(db, keyId);
   if (!row) throw new AdminError('not_found', `key "${keyId}" does not exist`);
   if (row.revoked_at) return { id: keyId, revokedAt: row.revoked_at };
   const revokedAt = nowIso();
-  await db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('tenant_id', '=', row.tenant_id).where('id', '=', keyId).execute();
+  await setKeyRevoked(db, row.tenant_id, keyId, revokedAt);
   return { id: keyId, revokedAt };
 }

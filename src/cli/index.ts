@@ -136,9 +136,10 @@ async function tenantOfKey(apiKey: string): Promise<string | undefined> {
   const config = loadConfig();
   if (!config.databaseUrl && !existsSync(databaseLabel(config))) return undefined;
   const { hashApiKey } = await import('../auth/keys.js');
+  const { findKeyByHash } = await import('../auth/keys.repo.js');
   const database = createDatabase(config);
   try {
-    const row = await database.db.selectFrom('api_keys').select('tenant_id').where('key_hash', '=', hashApiKey(apiKey)).executeTakeFirst();
+    const row = await findKeyByHash(database.db, hashApiKey(apiKey));
     return row?.tenant_id;
   } finally {
     await database.close();

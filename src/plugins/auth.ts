@@ -3,8 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, looksLikeApiKey } from '../auth/keys.js';
 import type { Principal } from '../auth/principal.js';
 import { missingScopes } from '../auth/scopes.js';
+import { findKeyByHash, setKeyLastUsed, type KeyOfHash } from '../auth/keys.repo.js';
 import type { Db } from '../db/index.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { parseJson } from '../util/json.js';
 import { routeHooks } from '../http/route-hooks.js';
 import { MemoryStore, type RateLimitStore } from './rate-limit.js';
@@ -33,6 +34,18 @@ interface CacheEntry {
   loadedAt: number;
 }
 
+function principalOf(row: KeyOfHash): Principal {
+  return {
+    tenantId: row.tenant_id,
+    keyId: row.id,
+    userId: row.user_id,
+    scopes: parseJson<string[]>(row.scopes, []),
+    rateLimit: row.rate_limit,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
 /** Per-process cache of key lookups by hash; a miss or stale entry reads the database. */
 export class KeyCache {
   private entries = new Map<string, CacheEntry>();
@@ -50,22 +63,8 @@ export class KeyCache {
     const cached = this.peek(hash);
     if (cached !== undefined) return cached;
     const now = Date.now();
-    const row = await this.db
-      .selectFrom('api_keys')
-      .select(['tenant_id', 'id', 'user_id', 'scopes', 'rate_limit', 'expires_at', 'revoked_at'])
-      .where('key_hash', '=', hash)
-      .executeTakeFirst();
-    const principal: Principal | null = row
-      ? {
-          tenantId: row.tenant_id,
-          keyId: row.id,
-          userId: row.user_id,
-          scopes: parseJson<string[]>(row.scopes, []),
-          rateLimit: row.rate_limit,
-          expiresAt: row.expires_at,
-          revokedAt: row.revoked_at,
-        }
-      : null;
+    const row = await findKeyByHash(this.db, hash);
+    const principal = row ? principalOf(row) : null;
     if (this.entries.size >= CACHE_MAX) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(hash, { principal, loadedAt: now });
     if (principal && !principal.revokedAt) this.touch(principal);
@@ -77,13 +76,7 @@ export class KeyCache {
     const now = Date.now();
     if (now - (this.lastUsedWritten.get(p.keyId) ?? 0) < LAST_USED_GRANULARITY_MS) return;
     this.lastUsedWritten.set(p.keyId, now);
-    this.db
-      .updateTable('api_keys')
-      .set({ last_used_at: new Date(now).toISOString() })
-      .where('tenant_id', '=', p.tenantId)
-      .where('id', '=', p.keyId)
-      .execute()
-      .catch(() => {});
+    setKeyLastUsed(this.db, p.tenantId, p.keyId, new Date(now).toISOString()).catch(() => {});
   }
 }
 
@@ -94,6 +87,54 @@ export interface AuthOptions {
   onTenant?: (tenantId: string) => void;
 }
 
+/** Refuses a request whose key is missing or not valid, after counting the failure against its address. */
+function rejectAuth(failures: MemoryStore, req: FastifyRequest, code: 'missing_api_key' | 'invalid_api_key'): never {
+  // NOTE: B.1 — failed authentications are limited per client IP in each process.
+  const hit = failures.hitSync(`ip:${req.ip}`, WINDOW_MS);
+  if (hit.count > FAILED_AUTH_LIMIT) {
+    const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
+    throw new ApiError(
+      429,
+      'rate_limit_exceeded',
+      'Too many failed authentications from this address; retry later',
+      { limit: FAILED_AUTH_LIMIT, retryAfterSeconds: retry },
+      { 'retry-after': String(retry) },
+    );
+  }
+  throw code === 'missing_api_key'
+    ? new ApiError(401, code, 'The X-API-Key header is required')
+    : new ApiError(401, code, 'The API key is invalid, revoked or expired');
+}
+
+/** The key's rate limit (B.3): its headers on every answer, 429 past it. */
+function applyRateLimit(reply: FastifyReply, limit: number, hit: { count: number; resetAtMs: number }): void {
+  reply.header('x-ratelimit-limit', String(limit));
+  reply.header('x-ratelimit-remaining', String(Math.max(0, limit - hit.count)));
+  reply.header('x-ratelimit-reset', String(Math.ceil(hit.resetAtMs / 1000)));
+  if (hit.count > limit) {
+    const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
+    throw new ApiError(
+      429,
+      'rate_limit_exceeded',
+      `Rate limit of ${limit} requests per minute exceeded; retry in ${retry} s`,
+      { limit, retryAfterSeconds: retry },
+      { 'retry-after': String(retry) },
+    );
+  }
+}
+
+/** The route's scopes against the key's (spec 5.6): an /api/v1 route without scopes is refused to keys. */
+function requireScopes(required: readonly string[] | undefined, principal: Principal): void {
+  if (!required || required.length === 0) throw errors.forbidden();
+  const missing = missingScopes(required, principal.scopes);
+  if (missing.length > 0) {
+    throw new ApiError(403, 'insufficient_scope', `This call requires the scope ${missing.join(', ')}`, {
+      required,
+      have: principal.scopes,
+    });
+  }
+}
+
 export const authPlugin = fp<AuthOptions>(
   async (app, opts) => {
     const keys = new KeyCache(opts.db);
@@ -101,63 +142,23 @@ export const authPlugin = fp<AuthOptions>(
     app.addHook('onClose', async () => failures.close());
     app.decorateRequest('principal', null as unknown as Principal);
 
-    const rejectAuth = (req: FastifyRequest, code: 'missing_api_key' | 'invalid_api_key'): never => {
-      // NOTE: B.1 — failed authentications are limited per client IP in each process.
-      const hit = failures.hitSync(`ip:${req.ip}`, WINDOW_MS);
-      if (hit.count > FAILED_AUTH_LIMIT) {
-        const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-        throw new ApiError(
-          429,
-          'rate_limit_exceeded',
-          'Too many failed authentications from this address; retry later',
-          { limit: FAILED_AUTH_LIMIT, retryAfterSeconds: retry },
-          { 'retry-after': String(retry) },
-        );
-      }
-      throw code === 'missing_api_key'
-        ? new ApiError(401, code, 'The X-API-Key header is required')
-        : new ApiError(401, code, 'The API key is invalid, revoked or expired');
-    };
-
     async function authenticate(req: FastifyRequest, reply: FastifyReply, required: readonly string[] | undefined): Promise<void> {
       const header = req.headers['x-api-key'];
       const key = Array.isArray(header) ? header[0] : header;
-      if (!key) return rejectAuth(req, 'missing_api_key');
-      if (!looksLikeApiKey(key)) return rejectAuth(req, 'invalid_api_key');
+      if (!key) return rejectAuth(failures, req, 'missing_api_key');
+      if (!looksLikeApiKey(key)) return rejectAuth(failures, req, 'invalid_api_key');
       const hash = hashApiKey(key);
       const cached = keys.peek(hash);
       const principal = cached !== undefined ? cached : await keys.get(hash);
       if (!principal || principal.revokedAt || (principal.expiresAt && principal.expiresAt <= new Date().toISOString())) {
-        return rejectAuth(req, 'invalid_api_key');
+        return rejectAuth(failures, req, 'invalid_api_key');
       }
       req.principal = principal;
       opts.onTenant?.(principal.tenantId);
-
       const bucket = `key:${principal.keyId}`;
       const hit = opts.store instanceof MemoryStore ? opts.store.hitSync(bucket, WINDOW_MS) : await opts.store.hit(bucket, WINDOW_MS);
-      const limit = principal.rateLimit;
-      reply.header('x-ratelimit-limit', String(limit));
-      reply.header('x-ratelimit-remaining', String(Math.max(0, limit - hit.count)));
-      reply.header('x-ratelimit-reset', String(Math.ceil(hit.resetAtMs / 1000)));
-      if (hit.count > limit) {
-        const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-        throw new ApiError(
-          429,
-          'rate_limit_exceeded',
-          `Rate limit of ${limit} requests per minute exceeded; retry in ${retry} s`,
-          { limit, retryAfterSeconds: retry },
-          { 'retry-after': String(retry) },
-        );
-      }
-
-      if (!required || required.length === 0) throw new ApiError(403, 'forbidden', 'This endpoint is not available to API keys');
-      const missing = missingScopes(required, principal.scopes);
-      if (missing.length > 0) {
-        throw new ApiError(403, 'insufficient_scope', `This call requires the scope ${missing.join(', ')}`, {
-          required,
-          have: principal.scopes,
-        });
-      }
+      applyRateLimit(reply, principal.rateLimit, hit);
+      requireScopes(required, principal);
     }
 
     app.addHook('onRoute', (route) => {
