@@ -15,6 +15,7 @@ import { createProposal, updateProposal } from '../modules/proposals/proposals.s
 import { createTag } from '../modules/tags/tags.service.js';
 import { FIRST_NAMES, FREE_MAIL, JOB_TITLES, LAST_NAMES, Rand, asciiSlug, landlineFor, mobileFor, sampleCompanies, CITIES } from './demo-data.js';
 import type { SetupResult } from './setup.js';
+import { tenantSlug } from './tenants.repo.js';
 
 const READ_SCOPES = [
   'contacts:read',
@@ -177,19 +178,49 @@ function dayOffset(days: number, hour = 10): string {
   return d.toISOString();
 }
 
+/** What every step of the seeding shares: the seeded random source, the setup's refs and who acts. */
+interface Seeding {
+  rand: Rand;
+  refs: Record<string, string>;
+  /** The sales team's user ids; records are spread among them. */
+  users: string[];
+  /** The context of the tenant's first user. */
+  ctx: Ctx;
+  /** The context of `userId`, for records created in their name. */
+  as(userId: string): Ctx;
+  step(m: string): void;
+}
+
+type SeededCompany = Awaited<ReturnType<typeof createCompany>> & { domain: string; ddd: number; customer: boolean };
+type SeededContact = Awaited<ReturnType<typeof createContact>>;
+type SeededDeal = Awaited<ReturnType<typeof createDeal>>;
+
 /**
  * Creates the demo's records through the services. Runs inside the caller's transaction when `database.db`
  * is one (the CLI runs setup and seeding in one transaction, so a failure leaves nothing behind).
  */
 export async function seedDemoRecords(database: Database, config: Config, setup: SetupResult, progress: (m: string) => void): Promise<void> {
-  const rand = new Rand(2026);
   const refs = setup.refs;
-  const users = ['ana', 'bruno', 'carla', 'diego', 'elisa'].map((r) => refs[r]);
-  const ctx: Ctx = contextFor(database, config, setup.tenantId, refs.ana);
-  const as = (userId: string): Ctx => contextFor(database, config, setup.tenantId, userId);
-  const step = (m: string) => progress(`demo: ${m}`);
+  const s: Seeding = {
+    rand: new Rand(2026),
+    refs,
+    users: ['ana', 'bruno', 'carla', 'diego', 'elisa'].map((r) => refs[r]),
+    ctx: contextFor(database, config, setup.tenantId, refs.ana),
+    as: (userId) => contextFor(database, config, setup.tenantId, userId),
+    step: (m) => progress(`demo: ${m}`),
+  };
+  const tags = await seedTags(s);
+  const companies = await seedCompanies(s, tags);
+  const contacts = await seedContacts(s, tags, companies);
+  const deals = await seedDeals(s, tags, contacts, companies);
+  await seedActivities(s, contacts, deals);
+  await seedProposals(s, contacts, deals);
+  await seedListMembers(s, contacts, companies);
+  await seedSubmissions(s, database, setup.tenantId, contacts, companies);
+}
 
-  // Tags.
+/** The tags, by name to id. */
+async function seedTags({ ctx, step }: Seeding): Promise<Record<string, string>> {
   const tagNames = [
     ['Cliente', '#2e7d32'],
     ['Prospect', '#1e88e5'],
@@ -201,8 +232,11 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
   const tags: Record<string, string> = {};
   for (const [name, color] of tagNames) tags[name] = (await createTag(ctx, { name, color })).id;
   step(`${tagNames.length} tags`);
+  return tags;
+}
 
-  // Companies: valid CNPJs, domains and landlines.
+/** Companies: valid CNPJs, domains and landlines. */
+async function seedCompanies({ rand, refs, users, ctx, step }: Seeding, tags: Record<string, string>): Promise<SeededCompany[]> {
   const companies = [];
   for (const [i, c] of sampleCompanies(rand, COUNTS.companies).entries()) {
     const customer = i % 3 === 0;
@@ -224,8 +258,11 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
     companies.push({ ...created, domain: c.domain, ddd: c.city.ddd, customer });
   }
   step(`${companies.length} companies`);
+  return companies;
+}
 
-  // Contacts: most at their company's domain (associated by the e-mail-domain rule), some on free mail.
+/** Contacts: most at their company's domain (associated by the e-mail-domain rule), some on free mail. */
+async function seedContacts({ rand, refs, users, as, step }: Seeding, tags: Record<string, string>, companies: SeededCompany[]): Promise<SeededContact[]> {
   const contacts = [];
   const usedEmails = new Set<string>();
   for (let i = 0; i < COUNTS.contacts; i++) {
@@ -256,8 +293,16 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
     contacts.push(created);
   }
   step(`${contacts.length} contacts`);
+  return contacts;
+}
 
-  // Deals across both pipelines and every stage, won and lost ones included.
+/** Deals across both pipelines and every stage, won and lost ones included. */
+async function seedDeals(
+  { rand, refs, users, as, step }: Seeding,
+  tags: Record<string, string>,
+  contacts: SeededContact[],
+  companies: SeededCompany[],
+): Promise<SeededDeal[]> {
   const deals = [];
   for (let i = 0; i < COUNTS.deals; i++) {
     const partner = i % 8 === 7;
@@ -290,8 +335,11 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
     deals.push(deal);
   }
   step(`${deals.length} deals (${deals.filter((d) => d.isWon).length} won, ${deals.filter((d) => d.isLost).length} lost)`);
+  return deals;
+}
 
-  // Activities of every type, each linked to a contact, its company and one of its deals.
+/** Activities of every type, each linked to a contact, its company and one of its deals. */
+async function seedActivities({ rand, users, as, step }: Seeding, contacts: SeededContact[], deals: SeededDeal[]): Promise<void> {
   const types = Object.keys(ACTIVITY_TEMPLATES);
   for (let i = 0; i < COUNTS.activities; i++) {
     const deal = deals[i % deals.length];
@@ -314,8 +362,10 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
     });
   }
   step(`${COUNTS.activities} activities`);
+}
 
-  // Proposals in every status (one per deal), moved through the allowed transitions.
+/** Proposals in every status (one per deal), moved through the allowed transitions. */
+async function seedProposals({ rand, refs, users, ctx, as, step }: Seeding, contacts: SeededContact[], deals: SeededDeal[]): Promise<void> {
   const flows: string[][] = [[], ['sent'], ['sent', 'accepted'], ['sent', 'declined'], ['sent', 'expired']];
   const open = deals.filter((d) => d.pipelineId === refs.sales && !d.isLost);
   for (let i = 0; i < Math.min(COUNTS.proposals, open.length); i++) {
@@ -344,15 +394,24 @@ export async function seedDemoRecords(database: Database, config: Config, setup:
     for (const status of flows[i % flows.length]) await updateProposal(ctx, created.id, { status });
   }
   step(`${Math.min(COUNTS.proposals, open.length)} proposals (draft, sent, accepted, declined, expired)`);
+}
 
-  // Static list members.
+/** Static list members. */
+async function seedListMembers({ refs, ctx, step }: Seeding, contacts: SeededContact[], companies: SeededCompany[]): Promise<void> {
   await addMembers(ctx, refs.evento, { objectIds: contacts.filter((_, i) => i % 6 === 0).map((c) => c.id) });
   await addMembers(ctx, refs.estrategicos, { objectIds: companies.filter((c) => c.customer).slice(0, 12).map((c) => c.id) });
   step('static list members');
+}
 
-  // Form submissions through the public intake service: new leads and returning contacts.
-  const tenant = await database.db.selectFrom('tenants').select('slug').where('id', '=', setup.tenantId).executeTakeFirstOrThrow();
-  const form = await findPublicForm(database.db, tenant.slug, 'fale-conosco');
+/** Form submissions through the public intake service: new leads and returning contacts. */
+async function seedSubmissions(
+  { rand, ctx, step }: Seeding,
+  database: Database,
+  tenantId: string,
+  contacts: SeededContact[],
+  companies: SeededCompany[],
+): Promise<void> {
+  const form = await findPublicForm(database.db, await tenantSlug(database.db, tenantId), 'fale-conosco');
   for (let i = 0; i < COUNTS.submissions; i++) {
     const returning = i % 3 === 0 ? contacts[i * 5] : undefined;
     const first = returning?.firstName ?? rand.pick(FIRST_NAMES);

@@ -72,3 +72,8 @@ export async function latestSubmissionAt(db: Db, tenantId: string, formId: strin
 export async function insertSubmission(db: Db, row: FormSubmissionsTable): Promise<void> {
   await db.insertInto('form_submissions').values(row).execute();
 }
+
+/** A new form (tenant configuration: `crm setup apply`). */
+export async function insertForm(db: Db, row: FormsTable): Promise<void> {
+  await db.insertInto('forms').values(row).execute();
+}

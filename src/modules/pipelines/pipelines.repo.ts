@@ -24,3 +24,9 @@ export function listStages(db: Db, tenantId: string, pipelineId?: string): Promi
 export function findStage(db: Db, tenantId: string, id: string): Promise<StageRow | undefined> {
   return db.selectFrom('stages').select(STAGE_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
+
+/** A new pipeline and its stages (tenant configuration: `crm setup apply`). */
+export async function insertPipeline(db: Db, pipeline: PipelinesTable, stages: StagesTable[]): Promise<void> {
+  await db.insertInto('pipelines').values(pipeline).execute();
+  await db.insertInto('stages').values(stages).execute();
+}

@@ -13,3 +13,8 @@ export function listProperties(db: Db, tenantId: string, objectType: string): Pr
     .orderBy('id')
     .execute();
 }
+
+/** A new custom property (tenant configuration: `crm setup apply`). */
+export async function insertProperty(db: Db, row: PropertiesTable): Promise<void> {
+  await db.insertInto('properties').values(row).execute();
+}

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/index.js';
 import { sortableText, type SqlDialect } from '../../db/dialect.js';
+import type { LossReasonsTable } from '../../db/tables/config.js';
 
 export interface UserRow {
   id: string;
@@ -31,4 +32,9 @@ export function listLossReasons(db: Db, dialect: SqlDialect, tenantId: string): 
     .orderBy(sortableText(dialect, 'name'))
     .orderBy('id')
     .execute();
+}
+
+/** New loss reasons of a tenant (tenant configuration: `crm setup apply`). */
+export async function insertLossReasons(db: Db, rows: LossReasonsTable[]): Promise<void> {
+  if (rows.length) await db.insertInto('loss_reasons').values(rows).execute();
 }
