@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { dialectOf } from './dialect.js';
-import { restoreSavepointState, savepointState, type Db, type SavepointState } from './index.js';
+import { restoreSavepointState, savepointState, type SavepointState } from './transactions.js';
+import type { Db } from './types.js';
 
 /**
  * Takes the transaction-scoped advisory lock `id` (a signed 64-bit integer, as text or bigint) without

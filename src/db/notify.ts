@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { dialectOf } from './dialect.js';
-import type { Database, Db } from './index.js';
+import type { Database } from './database.js';
+import type { Db } from './types.js';
 import { listen, type Listener, type ListenLog } from './listen.js';
 
 /**
