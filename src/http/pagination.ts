@@ -2,7 +2,7 @@ import { errors } from '../errors.js';
 import { replyBytes, type JsonBytes, type JsonText } from './replies.js';
 import type { PaginationT } from './schemas.js';
 
-/** The envelope of spec 2.12 / B.4 with C.1's `nextCursor`; pages are built by modules/shared/listing.ts. */
+/** The envelope of spec 2.12 / B.4 with C.1's `nextCursor`; pages are built by src/listing/planner.ts. */
 export interface Page<T> {
   data: T[];
   pagination: PaginationT;

@@ -19,7 +19,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
-import { COUNTED_ROWS, MAIN_MAX_OFFSET, PROBE_MAX_ROW_COST, PROBE_ROWS } from '../../src/modules/shared/listing.js';
+import { COUNTED_ROWS, MAIN_MAX_OFFSET, PROBE_MAX_ROW_COST, PROBE_ROWS } from '../../src/listing/planner.js';
 import SqliteDatabase from '../../src/db/sqlite-driver.mjs';
 import { DIALECT, newTenant, recordStatements, testApp, type RanStatement, type Tenant } from '../helpers/app.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { contextFor } from '../../src/http/context.js';
-import { listPage, type ListingSpec } from '../../src/modules/shared/listing.js';
+import { listPage, type ListingSpec } from '../../src/listing/planner.js';
 import { newTenant, testApp } from '../helpers/app.js';
 
 // A list whose query depends only on the tenant, its endpoint and its filters is built and compiled once per

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Config } from '../../src/config.js';
-import { decodeCursor, encodeCursor } from '../../src/modules/shared/cursor.js';
+import { decodeCursor, encodeCursor } from '../../src/listing/cursor.js';
 import { testApp, newTenant } from '../helpers/app.js';
 
 const t = await testApp();

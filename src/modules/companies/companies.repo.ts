@@ -6,8 +6,8 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { CompaniesTable } from '../../db/tables/records.js';
 import type { CompanySortKey } from './companies.schema.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
-import { liveRecordJsonById, liveRecordJsonByIds, recordJson } from '../shared/record-json.js';
+import { JSON_COLUMN, OWNER_WALK, walkWhere, type JsonRecords, type Listing, type RowCondition, type SortTable } from '../../listing/descriptor.js';
+import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
 
 const COLUMNS = ['id', 'name', 'cnpj', 'website', 'domain', 'phone', 'industry', 'owner_id', 'custom_properties', 'created_at', 'updated_at'] as const;
@@ -17,8 +17,6 @@ export type ListedCompanyRow = CompanyRow & { tag_ids: string };
 
 /** A live company as the API answers it, the JSON text its row stores (the single read's route). */
 export const findCompanyJson = liveRecordJsonById('companies');
-/** Live companies among ids, as the JSON their rows store, by id (expansions: a page of deals). */
-export const findCompaniesJson = liveRecordJsonByIds('companies');
 
 const findCompanyQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
@@ -89,7 +87,7 @@ export interface CompanyFilter {
   includeDeleted?: boolean;
 }
 
-export const COMPANY_SORT: SortTable<CompanySortKey> = {
+const COMPANY_SORT: SortTable<CompanySortKey> = {
   createdAt: { column: 'created_at', nullable: false },
   updatedAt: { column: 'updated_at', nullable: false },
   name: { column: 'name', nullable: false, text: 'lower' },
@@ -100,7 +98,7 @@ export const COMPANY_SORT: SortTable<CompanySortKey> = {
 };
 
 /** The companies matching a filter (FROM … WHERE, no selection), and how to select a listed row. */
-export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
+function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
   let walk = db.selectFrom('companies').where('tenant_id', '=', tenantId);
   if (!f.includeDeleted) walk = walk.where('deleted_at', 'is', null);
   if (f.ownerId !== undefined) walk = walk.where('owner_id', '=', f.ownerId);
@@ -116,3 +114,13 @@ export function companyListing(db: Db, tenantId: string, f: CompanyFilter) {
   const select = (qb: typeof walk) => qb.select(['id', recordJson(dialectOf(db), 'companies', f.includeDeleted === true).as(JSON_COLUMN)]);
   return walkWhere('companies', walk, conditions, select);
 }
+
+/** The companies' list (GET /companies): its records are the JSON their rows store; the owner's index and the time indexes are walked. */
+export const COMPANY_LISTING: Listing<CompanyFilter, CompanySortKey> & { json: JsonRecords } = {
+  sort: COMPANY_SORT,
+  query: companyListing,
+  compiledOnce: true,
+  countCache: 'company',
+  timeIndexes: { equality: OWNER_WALK },
+  json: {},
+};

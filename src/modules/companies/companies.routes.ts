@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { answer, sendJsonText } from '../../http/replies.js';
+import { sendPage } from '../../listing/page.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeDomain } from '../../domain/web.js';
@@ -44,7 +45,7 @@ export const companiesRoutes = (readers: RecordReaders): FastifyPluginAsyncTypeb
       querystring: CompanyListQuery,
       response: { 200: CompanyPage, ...errorResponses(400) },
     },
-  }, async (req, reply) => sendJsonText(reply, await service.listCompanies(ctxOf(req), req.query, req.principal.keyId)));
+  }, async (req, reply) => sendPage(reply, await service.listCompanies(ctxOf(req), req.query, req.principal.keyId)));
 
   app.get('/companies/:id', {
     config: read,

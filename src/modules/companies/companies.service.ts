@@ -7,9 +7,10 @@ import { normalizeDomain, normalizeWebsite } from '../../domain/web.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
-import type { JsonBytes, JsonText } from '../../http/replies.js';
-import { emptyPage, JSON_COLUMN, jsonOfPage, listPage, OWNER_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import { pageSizeOf } from '../../http/pagination.js';
+import type { JsonText } from '../../http/replies.js';
+import { emptyListPage, type ListPage } from '../../listing/page.js';
+import { recordsPage } from '../../listing/planner.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -127,11 +128,6 @@ export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<strin
   return out;
 }
 
-/** Live companies by id as the JSON their rows store (`doc`), for expansions sent as text (a page of deals). */
-export function companiesJsonByIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
-  return repo.findCompaniesJson(ctx.db, ctx.tenantId, ids.filter((id) => !hasNul(id)));
-}
-
 /** The live company holding a stored (normalized) CNPJ or domain; batch upserts match on it. */
 export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: string): Promise<string | undefined> {
   return repo.companyIdBy(ctx.db, ctx.tenantId, column, value);
@@ -145,10 +141,10 @@ export async function getCompanyJson(ctx: Ctx, id: string): Promise<JsonText<Com
 }
 
 /** GET /companies (spec 4.4, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<JsonText<Page<CompanyT>> | JsonBytes<Page<CompanyT>>> {
+export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<ListPage<CompanyT>> {
   const req = { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
-  if (hasNul(q.search) || hasNul(q.ownerId)) return jsonPage([], emptyPage(req));
+  if (hasNul(q.search) || hasNul(q.ownerId)) return emptyListPage(req);
   const search = q.search?.trim() || undefined;
   const cnpjNeedle = search?.replace(/[.\/\-\s]/g, '').toUpperCase();
   const filter: repo.CompanyFilter = {
@@ -159,23 +155,7 @@ export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''):
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'createdAt';
-  const listed = await listPage<Record<typeof JSON_COLUMN, JsonText<CompanyT>>>(
-    ctx,
-    {
-      query: () => repo.companyListing(ctx.reads.db, ctx.tenantId, filter),
-      compiledOnce: true,
-      sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.COMPANY_SORT[sortKey] },
-      countCache: 'company',
-      jsonBlob: true,
-      walksIndex: walksTimeIndex(sortKey, filter, OWNER_WALK),
-      probes: probesTimeIndex(sortKey, filter, OWNER_WALK),
-      keyId,
-      endpoint: 'GET /companies',
-      filters: filter,
-    },
-    req,
-  );
-  return jsonOfPage(listed);
+  return recordsPage(ctx, repo.COMPANY_LISTING, { ...req, sortKey, order: q.sortOrder ?? 'desc', filters: filter, keyId, endpoint: 'GET /companies' });
 }
 
 export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<CompanyT> {

@@ -8,8 +8,8 @@ import type { ContactSortKey } from './contacts.schema.js';
 import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds, parseTagIds } from '../shared/record-tags.js';
 import { liveIdBy, softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
-import { liveRecordJsonById, liveRecordJsonByIds, recordJson } from '../shared/record-json.js';
+import { JSON_COLUMN, OWNER_WALK, walkWhere, type JsonRecords, type Listing, type RowCondition, type SortTable } from '../../listing/descriptor.js';
+import { liveRecordJsonById, recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
   'id',
@@ -29,7 +29,7 @@ export type ContactRow = Pick<ContactsTable, (typeof COLUMNS)[number]> & { delet
 export type ListedContactRow = ContactRow & { tag_ids: string };
 
 /** Sort keys → columns. Names sort case-insensitively; e-mails are stored lower-cased already. */
-export const CONTACT_SORT: SortTable<ContactSortKey> = {
+const CONTACT_SORT: SortTable<ContactSortKey> = {
   createdAt: { column: 'created_at', nullable: false },
   updatedAt: { column: 'updated_at', nullable: false },
   firstName: { column: 'first_name', nullable: false, text: 'lower' },
@@ -53,8 +53,6 @@ export async function findContact(db: Db, tenantId: string, id: string): Promise
 
 /** A live contact as the API answers it, the JSON text its row stores (the single read's route). */
 export const findContactJson = liveRecordJsonById('contacts');
-/** Live contacts among ids, as the JSON their rows store, by id (expansions: a page of deals). */
-export const findContactsJson = liveRecordJsonByIds('contacts');
 
 /**
  * The same row, locked for the rest of the transaction where rows lock (PostgreSQL: forUpdate; PATCH merges
@@ -126,7 +124,7 @@ export interface ContactFilter {
 }
 
 /** The contacts matching a filter (FROM … WHERE, no selection), and how to select a listed row. */
-export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
+function contactListing(db: Db, tenantId: string, q: ContactFilter) {
   let walk = q.includeDeleted ? db.selectFrom('contacts').where('tenant_id', '=', tenantId) : live(db, tenantId);
   if (q.ownerId !== undefined) walk = walk.where('owner_id', '=', q.ownerId);
   const conditions: RowCondition[] = [];
@@ -143,3 +141,16 @@ export function contactListing(db: Db, tenantId: string, q: ContactFilter) {
   const select = (qb: typeof walk) => qb.select(['id', recordJson(dialectOf(db), 'contacts', q.includeDeleted === true).as(JSON_COLUMN)]);
   return walkWhere('contacts', walk, conditions, select);
 }
+
+/**
+ * The contacts' list (GET /contacts, POST /contacts/search): its records are the JSON their rows store; the owner's
+ * index (contacts__owner) and the time indexes are walked.
+ */
+export const CONTACT_LISTING: Listing<ContactFilter, ContactSortKey> & { json: JsonRecords } = {
+  sort: CONTACT_SORT,
+  query: contactListing,
+  compiledOnce: true,
+  countCache: 'contact',
+  timeIndexes: { equality: OWNER_WALK },
+  json: {},
+};

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { answer, sendJsonText } from '../../http/replies.js';
+import { sendPage } from '../../listing/page.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeEmail } from '../../domain/email.js';
 import { normalizePhone } from '../../domain/phone.js';
@@ -44,7 +45,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: ContactListQuery,
       response: { 200: ContactPage, ...errorResponses(400) },
     },
-  }, async (req, reply) => sendJsonText(reply, await service.listContacts(ctxOf(req), req.query, req.principal.keyId)));
+  }, async (req, reply) => sendPage(reply, await service.listContacts(ctxOf(req), req.query, req.principal.keyId)));
 
   app.post('/contacts/search', {
     config: read,
@@ -57,7 +58,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: ContactSearchBody,
       response: { 200: ContactPage, ...errorResponses(400) },
     },
-  }, async (req, reply) => sendJsonText(reply, await service.searchContacts(ctxOf(req), req.body, req.principal.keyId)));
+  }, async (req, reply) => sendPage(reply, await service.searchContacts(ctxOf(req), req.body, req.principal.keyId)));
 
   app.get('/contacts/:id', {
     config: read,

@@ -8,9 +8,10 @@ import { normalizePhone } from '../../domain/phone.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
-import type { JsonBytes, JsonText } from '../../http/replies.js';
-import { JSON_COLUMN, jsonOfPage, listPage, OWNER_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import { pageSizeOf } from '../../http/pagination.js';
+import type { JsonText } from '../../http/replies.js';
+import type { ListPage } from '../../listing/page.js';
+import { recordsPage } from '../../listing/planner.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -75,11 +76,6 @@ export async function contactsByIds(ctx: Ctx, ids: string[]): Promise<Map<string
   return new Map(rows.map((r) => [r.id, toContact(r, parseTagIds(r.tag_ids))]));
 }
 
-/** Live contacts by id as the JSON their rows store (`doc`), for expansions sent as text (a page of deals). */
-export function contactsJsonByIds(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
-  return repo.findContactsJson(ctx.db, ctx.tenantId, ids);
-}
-
 /** The live contact holding this e-mail, else the one holding this phone (inputs are normalized first). */
 export async function findContactIdByEmailOrPhone(ctx: Ctx, input: { email?: string | null; phone?: string | null }): Promise<string | undefined> {
   const email = soft(() => (input.email ? normalizeEmail(input.email) : undefined));
@@ -119,35 +115,25 @@ async function pageOf(
   ctx: Ctx,
   args: PageArgs,
   filter: repo.ContactFilter,
-  bound: { keyId: string; endpoint: string; filters: unknown; compiledOnce: boolean },
-): Promise<JsonText<Page<ContactT>> | JsonBytes<Page<ContactT>>> {
+  bound: { keyId: string; endpoint: string; boundFilters?: unknown; readsDefinitions?: boolean },
+): Promise<ListPage<ContactT>> {
+  const { keyId, endpoint, boundFilters, readsDefinitions } = bound;
   const sortKey = args.sortKey ?? 'createdAt';
-  const listed = await listPage<Record<typeof JSON_COLUMN, JsonText<ContactT>>>(
-    ctx,
-    {
-      query: () => repo.contactListing(ctx.reads.db, ctx.tenantId, filter),
-      sort: { key: sortKey, order: args.sortOrder ?? 'desc', column: repo.CONTACT_SORT[sortKey] },
-      countCache: 'contact',
-      jsonBlob: true,
-      walksIndex: walksTimeIndex(sortKey, filter, OWNER_WALK),
-      probes: probesTimeIndex(sortKey, filter, OWNER_WALK),
-      ...bound,
-    },
-    { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor },
-  );
-  return jsonOfPage(listed);
+  const order = args.sortOrder ?? 'desc';
+  const req = { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor, sortKey, order, filters: filter, keyId, endpoint, boundFilters, readsDefinitions };
+  return recordsPage(ctx, repo.CONTACT_LISTING, req);
 }
 
 /** GET /contacts (spec 4.1, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<JsonText<Page<ContactT>> | JsonBytes<Page<ContactT>>> {
+export async function listContacts(ctx: Ctx, q: ContactListQueryT, keyId = ''): Promise<ListPage<ContactT>> {
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   // A blank search is no filter (contactListing trims it): unset, so that the page may walk its index.
   const filter = { search: q.search?.trim() ? q.search : undefined, ownerId: q.ownerId, updatedAfter, includeDeleted: q.includeDeleted === true };
-  return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts', filters: filter, compiledOnce: true });
+  return pageOf(ctx, q, filter, { keyId, endpoint: 'GET /contacts' });
 }
 
 /** POST /contacts/search: the filter language (B.4), compiled to SQL. */
-export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<JsonText<Page<ContactT>> | JsonBytes<Page<ContactT>>> {
+export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId = ''): Promise<ListPage<ContactT>> {
   let filter: repo.ContactFilter = {};
   // Property definitions are read only when the filter names a custom property. Their types then shape the
   // SQL, and they can change under the same body: such a search is compiled anew every time.
@@ -158,7 +144,7 @@ export async function searchContacts(ctx: Ctx, body: ContactSearchBodyT, keyId =
     const parts = compileFilterParts(body.filters, 'contact', { dialect: ctx.dialect, tenantId: ctx.tenantId, properties });
     filter = { ownerId: parts.ownerId, filter: parts.rest && { where: parts.rest, cost: parts.rowCost } };
   }
-  return pageOf(ctx, body, filter, { keyId, endpoint: 'POST /contacts/search', filters: body.filters ?? null, compiledOnce: !namesProperties });
+  return pageOf(ctx, body, filter, { keyId, endpoint: 'POST /contacts/search', boundFilters: body.filters ?? null, readsDefinitions: namesProperties });
 }
 
 // ------------------------------------------------------------------------------------------------

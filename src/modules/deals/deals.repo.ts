@@ -3,13 +3,14 @@ import type { DB } from '../../db/tables/schema.js';
 import type { Db } from '../../db/index.js';
 import { prepared } from '../../db/prepared.js';
 import { liveTaggedByIds } from '../shared/record-tags.js';
-import { dialectOf, forUpdate, searchMatches, type DialectName, type SqlDialect } from '../../db/dialect.js';
+import { dialectOf, forUpdate, searchMatches, type SqlDialect } from '../../db/dialect.js';
+import { nullMemberText, positionSql } from '../../db/json-splice.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { BLOB_PAGE, JSON_COLUMN, walkWhere, type RowCondition, type SortTable } from '../shared/listing.js';
-import { recordJson } from '../shared/record-json.js';
+import { BLOB_PAGE, JSON_COLUMN, PIPELINE_WALK, walkWhere, type JsonRecords, type Listing, type RowCondition, type SortTable } from '../../listing/descriptor.js';
+import { liveRecordJsonByIds, recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
   'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
@@ -38,7 +39,7 @@ export async function findDeal(db: Db, tenantId: string, id: string): Promise<(D
 }
 
 /** A deal as the list and the single read answer it: its stored JSON (`doc`, migration 017) and what it expands. */
-export interface DealJsonRow {
+interface DealJsonRow {
   tenant_id: string;
   id: string;
   contact_id: string | null;
@@ -46,33 +47,35 @@ export interface DealJsonRow {
   [JSON_COLUMN]: string;
 }
 
-/** What a deal's JSON needs of its row (deals.service.ts dealsJson, DEAL_BLOB_RECORD), with recordJson's `doc`. */
+/** What a deal's JSON needs of its row (spliceDeals, dealRecordSql), with recordJson's `doc`. */
 function jsonColumns(db: Db, withDeleted: boolean) {
   return ['tenant_id', 'id', 'contact_id', 'company_id', recordJson(dialectOf(db), 'deals', withDeleted).as(JSON_COLUMN)] as const;
 }
 
 /**
  * Where a deal's stored JSON (`doc`, migration 017) holds its contact and company: the first occurrence of each in
- * its text (every field before them is a string, a number or null, and a JSON string holds no unescaped quote).
- * SQLite's json_object writes `"key":value`, PostgreSQL's json_build_object `"key" : value`.
+ * its text (every field before them is a string, a number or null, and a JSON string holds no unescaped quote),
+ * as the database writes a null member (db/json-splice.ts nullMemberText).
  */
-export const SPLICE_KEYS = {
-  sqlite: { contact: '"contact":null', company: '"company":null' },
-  postgres: { contact: '"contact" : null', company: '"company" : null' },
-} as const;
+function spliceKeys(dialect: SqlDialect): { contact: string; company: string } {
+  let keys = spliceKeysOf.get(dialect);
+  if (!keys) spliceKeysOf.set(dialect, (keys = { contact: nullMemberText(dialect, 'contact'), company: nullMemberText(dialect, 'company') }));
+  return keys;
+}
+const spliceKeysOf = new WeakMap<SqlDialect, { contact: string; company: string }>();
 
 /**
  * A deal as its answer holds it, in SQL over a row of jsonColumns aliased BLOB_PAGE: its stored JSON with its live
- * contact's and company's stored JSON in place of their nulls, as dealsJson splices them in JavaScript, each read by
+ * contact's and company's stored JSON in place of their nulls, as spliceDeals splices them in JavaScript, each read by
  * primary key. For a row that is already its page's (a subquery in a SELECT list may run before PostgreSQL's OFFSET
- * drops the row): the single read, and on SQLite the pages read as one BLOB (ListingSpec.blobRecord). Both
+ * drops the row): the single read, and on SQLite the pages read as one BLOB (DEAL_LISTING's recordSql). Both
  * databases' instr/strpos and substr count characters.
  */
-export function dealRecordSql(dialect: DialectName): string {
+export function dealRecordSql(dialect: SqlDialect): string {
   const row = (column: string) => `"${BLOB_PAGE}"."${column}"`;
   const json = row(JSON_COLUMN);
-  const { contact, company } = SPLICE_KEYS[dialect];
-  const at = (key: string) => (dialect === 'sqlite' ? `instr(${json}, '${key}')` : `strpos(${json}, '${key}')`);
+  const { contact, company } = spliceKeys(dialect);
+  const at = (key: string) => positionSql(dialect, json, key);
   const doc = (table: string, column: string) =>
     `coalesce((select doc from ${table} where tenant_id = ${row('tenant_id')} and id = ${row(column)} and deleted_at is null), 'null')`;
   const NULL = 'null'.length;
@@ -84,15 +87,12 @@ export function dealRecordSql(dialect: DialectName): string {
   );
 }
 
-/** dealRecordSql on SQLite: the records of the pages read as one BLOB. */
-export const DEAL_BLOB_RECORD = dealRecordSql('sqlite');
-
 const findDealJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
     .selectFrom(
       db.selectFrom('deals').select(jsonColumns(db, false)).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).as(BLOB_PAGE),
     )
-    .select(sql<string>`${sql.raw(dealRecordSql(dialectOf(db).name))}`.as(JSON_COLUMN)),
+    .select(sql<string>`${sql.raw(dealRecordSql(dialectOf(db)))}`.as(JSON_COLUMN)),
 );
 
 /** A live deal as its answer holds it (dealRecordSql: its contact and company in it), in one statement compiled once (`GET /deals/:id`). */
@@ -149,7 +149,7 @@ export interface DealFilters {
   includeDeleted?: boolean;
 }
 
-export const DEAL_SORT: SortTable<DealSortKey> = {
+const DEAL_SORT: SortTable<DealSortKey> = {
   updatedAt: { column: 'updated_at', nullable: false },
   createdAt: { column: 'created_at', nullable: false },
   title: { column: 'title', nullable: false, text: 'lower' },
@@ -159,10 +159,10 @@ export const DEAL_SORT: SortTable<DealSortKey> = {
 };
 
 /** The deals matching the filters (FROM … WHERE, no selection), and how to select a listed row. */
-export function dealListing(db: Db, tenantId: string, f: DealFilters) {
+function dealListing(db: Db, tenantId: string, f: DealFilters) {
   let walk = db.selectFrom('deals').where('tenant_id', '=', tenantId);
   if (!f.includeDeleted) walk = walk.where('deleted_at', 'is', null);
-  // The pipeline is the walk's: deals__pipeline_updated (migration 016, listing.ts PIPELINE_WALK). Every other
+  // The pipeline is the walk's: deals__pipeline_updated (migration 016, PIPELINE_WALK). Every other
   // filter is tested on the walk's entries where that index holds its column (state, stage), else on the rows.
   if (f.pipelineId !== undefined) walk = walk.where('pipeline_id', '=', f.pipelineId);
   const eb = expressionBuilder<DB, 'deals'>();
@@ -186,6 +186,60 @@ export function dealListing(db: Db, tenantId: string, f: DealFilters) {
   const select = (qb: typeof walk) => qb.select(jsonColumns(db, f.includeDeleted === true));
   return walkWhere('deals', walk, conditions, select);
 }
+
+const contactsJson = liveRecordJsonByIds('contacts');
+const companiesJson = liveRecordJsonByIds('companies');
+const NULL_LENGTH = 'null'.length;
+
+/** The distinct ids of a column of deal rows, nulls left out. */
+const distinctIds = (rows: readonly DealJsonRow[], column: 'contact_id' | 'company_id') =>
+  [...new Set(rows.map((r) => r[column]).filter((x): x is string => x !== null))];
+
+/**
+ * Deals as their answer holds them, for the pages whose statement does not splice them itself (the read pool's and
+ * PostgreSQL's; dealRecordSql does the same in SQL for the others and the single read): each deal's JSON as its row
+ * stores it (`doc`, migration 017: the deal's fields, its contact and company null), and its contact and company as
+ * the JSON their rows store (`doc`, migration 014), put in place of those two nulls (spliceKeys).
+ *
+ * Why: a page of 50 deals expanded 50 contacts and up to 50 companies into objects and built 50 deals, each read
+ * from the driver a value per column (~0.25 µs each on SQLite, db/row-objects.ts), then serialized them all again.
+ * The stored JSON is one value a record, sent as it is.
+ *
+ * The splice is exact: the first `"contact":null` of the text is the deal's own key, because every field before
+ * it (id, title, pipelineId, stageId, value, currency, contactId) holds a string, a number or null, and a string
+ * cannot hold an unescaped quote; `"company":null` likewise, found before anything goes in. test/db/json-records
+ * reads every deal so made against the service's expanded objects.
+ */
+async function spliceDeals(db: Db, tenantId: string, listed: readonly Record<string, unknown>[]): Promise<string[]> {
+  const rows = listed as unknown as readonly DealJsonRow[];
+  if (rows.length === 0) return [];
+  const contacts = await contactsJson(db, tenantId, distinctIds(rows, 'contact_id'));
+  const companies = await companiesJson(db, tenantId, distinctIds(rows, 'company_id'));
+  const keys = spliceKeys(dialectOf(db));
+  return rows.map((r) => {
+    const text = r[JSON_COLUMN];
+    const contact = r.contact_id === null ? undefined : contacts.get(r.contact_id);
+    const company = r.company_id === null ? undefined : companies.get(r.company_id);
+    if (contact === undefined && company === undefined) return text;
+    const c = text.indexOf(keys.contact) + keys.contact.length;
+    const k = text.indexOf(keys.company) + keys.company.length;
+    return text.slice(0, c - NULL_LENGTH) + (contact ?? 'null') + text.slice(c, k - NULL_LENGTH) + (company ?? 'null') + text.slice(k);
+  });
+}
+
+/**
+ * The deals' list (GET /deals): its records are the deals' stored JSON with their contact and company spliced in
+ * (by the statement, dealRecordSql, where the database joins a page's records itself; else spliceDeals); the
+ * pipeline's index (deals__pipeline_updated) and the time indexes are walked.
+ */
+export const DEAL_LISTING: Listing<DealFilters, DealSortKey> & { json: JsonRecords } = {
+  sort: DEAL_SORT,
+  query: dealListing,
+  compiledOnce: true,
+  countCache: 'deal',
+  timeIndexes: { equality: PIPELINE_WALK },
+  json: { recordSql: dealRecordSql, complete: spliceDeals },
+};
 
 export interface ContactDealRow {
   id: string;

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { answer, sendJsonText } from '../../http/replies.js';
+import { sendPage } from '../../listing/page.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import * as service from './deals.service.js';
@@ -39,7 +40,7 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: DealListQuery,
       response: { 200: DealPage, ...errorResponses(400) },
     },
-  }, async (req, reply) => sendJsonText(reply, await service.listDeals(ctxOf(req), req.query, req.principal.keyId)));
+  }, async (req, reply) => sendPage(reply, await service.listDeals(ctxOf(req), req.query, req.principal.keyId)));
 
   app.get('/deals/:id', {
     config: read,

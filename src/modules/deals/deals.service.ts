@@ -6,16 +6,17 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { emitEvent, emitUpdated } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
-import { jsonBytesPage, jsonPage, pageSizeOf, type Page } from '../../http/pagination.js';
-import type { JsonBytes, JsonText } from '../../http/replies.js';
-import { JSON_COLUMN, listPage, PIPELINE_WALK, probesTimeIndex, walksTimeIndex } from '../shared/listing.js';
+import { pageSizeOf } from '../../http/pagination.js';
+import type { JsonText } from '../../http/replies.js';
+import type { ListPage } from '../../listing/page.js';
+import { recordsPage } from '../../listing/planner.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
 import { checkCustomProperties, customPropertiesJson, customPropertiesRules, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRefs, existingIds, type RefKind } from '../shared/refs.js';
-import { companiesByIds, companiesJsonByIds } from '../companies/companies.service.js';
-import { contactsByIds, contactsJsonByIds } from '../contacts/contacts.service.js';
+import { companiesByIds } from '../companies/companies.service.js';
+import { contactsByIds } from '../contacts/contacts.service.js';
 import { getStage } from '../pipelines/pipelines.service.js';
 import { parseTagIds, replaceRecordTags, tagIdsOf } from '../shared/record-tags.js';
 import { assertTagsExist } from '../tags/tags.service.js';
@@ -55,7 +56,7 @@ export function toDeal(r: repo.DealRow, tags: string[], contact: DealT['contact'
   };
 }
 
-/** The distinct contact and company ids that rows expand (expand, dealsJson). */
+/** The distinct contact and company ids that rows expand. */
 function expandedIds(rows: readonly Pick<repo.DealRow, 'contact_id' | 'company_id'>[]): { contactIds: string[]; companyIds: string[] } {
   return {
     contactIds: [...new Set(rows.map((r) => r.contact_id).filter((x): x is string => x !== null))],
@@ -98,42 +99,6 @@ export async function getDealJson(ctx: Ctx, id: string): Promise<JsonText<DealT>
   return json as JsonText<DealT>;
 }
 
-const NULL_LENGTH = 'null'.length;
-
-/**
- * Deals as the JSON text of what `expand` makes, for the pages whose statement does not splice them itself (the
- * read pool's and PostgreSQL's; deals.repo.ts dealRecordSql does the same in SQL for the others and the single
- * read): each deal's JSON as its row stores it (`doc`, migration 017: toDeal's fields, its contact and company
- * null), and its contact and company as the JSON their rows store (`doc`, migration 014), put in place of those
- * two nulls (repo.SPLICE_KEYS).
- *
- * Why: a page of 50 deals expanded 50 contacts and up to 50 companies into objects and built 50 deals, each read
- * from the driver a value per column (~0.25 µs each on SQLite, db/row-objects.ts), then serialized them all again.
- * The stored JSON is one value a record, sent as it is.
- *
- * The splice is exact: the first `"contact":null` of the text is the deal's own key, because every field before
- * it (id, title, pipelineId, stageId, value, currency, contactId) holds a string, a number or null, and a string
- * cannot hold an unescaped quote; `"company":null` likewise, found before anything goes in. test/db/json-records
- * reads every deal so made against `expand`'s objects.
- */
-async function dealsJson(ctx: Ctx, rows: readonly repo.DealJsonRow[]): Promise<JsonText<DealT>[]> {
-  if (rows.length === 0) return [];
-  const { contactIds, companyIds } = expandedIds(rows);
-  const contacts = await contactsJsonByIds(ctx, contactIds);
-  const companies = await companiesJsonByIds(ctx, companyIds);
-  const keys = repo.SPLICE_KEYS[ctx.dialect.name];
-  return rows.map((r) => {
-    const text = r[JSON_COLUMN];
-    const contact = r.contact_id === null ? undefined : contacts.get(r.contact_id);
-    const company = r.company_id === null ? undefined : companies.get(r.company_id);
-    if (contact === undefined && company === undefined) return text as JsonText<DealT>;
-    const c = text.indexOf(keys.contact) + keys.contact.length;
-    const k = text.indexOf(keys.company) + keys.company.length;
-    const out = text.slice(0, c - NULL_LENGTH) + (contact ?? 'null') + text.slice(c, k - NULL_LENGTH) + (company ?? 'null') + text.slice(k);
-    return out as JsonText<DealT>;
-  });
-}
-
 /** Deals by id (missing and soft-deleted ones absent), expanded; for other modules' expansions. */
 export async function dealsByIds(ctx: Ctx, ids: string[]): Promise<Map<string, DealT>> {
   const rows = await repo.findDeals(ctx.db, ctx.tenantId, ids);
@@ -156,7 +121,7 @@ function instant(field: string, s: string): string {
 }
 
 /** GET /deals (spec 4.3, B.4, C.1). `keyId` binds cursors to the caller's key. */
-export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promise<JsonText<Page<DealT>> | JsonBytes<Page<DealT>>> {
+export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promise<ListPage<DealT>> {
   const filters: repo.DealFilters = {
     pipelineId: q.pipelineId,
     stageId: q.stageId,
@@ -175,26 +140,8 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
     includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'updatedAt';
-  const listed = await listPage<repo.DealJsonRow>(
-    ctx,
-    {
-      query: () => repo.dealListing(ctx.reads.db, ctx.tenantId, filters),
-      compiledOnce: true,
-      sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.DEAL_SORT[sortKey] },
-      countCache: 'deal',
-      walksIndex: walksTimeIndex(sortKey, filters, PIPELINE_WALK),
-      probes: probesTimeIndex(sortKey, filters, PIPELINE_WALK),
-      // The pages SQLite's main connection reads come as one BLOB, the deals' contacts and companies spliced in by
-      // the statement itself; the others are spliced here (dealsJson).
-      jsonBlob: true,
-      blobRecord: repo.DEAL_BLOB_RECORD,
-      keyId,
-      endpoint: 'GET /deals',
-      filters,
-    },
-    { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor },
-  );
-  return listed.json ? jsonBytesPage(listed.json, listed.pagination) : jsonPage(await dealsJson(ctx, listed.rows), listed.pagination);
+  const order = q.sortOrder ?? 'desc';
+  return recordsPage(ctx, repo.DEAL_LISTING, { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor, sortKey, order, filters, keyId, endpoint: 'GET /deals' });
 }
 
 /** `GET /contacts/:id/deals`: open deals first, then most recently updated (spec 4.1). */

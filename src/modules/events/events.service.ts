@@ -4,7 +4,7 @@ import type { AbortSource } from '../../db/reads.js';
 import { EVENT_KEYS } from '../../events/catalog.js';
 import { payloadParts } from '../../events/outbox.js';
 import type { EventWaiters } from '../../events/waiters.js';
-import { keysetCursor, keysetPage } from '../shared/listing.js';
+import { keysetCursor, keysetPage } from '../../listing/planner.js';
 import * as repo from './events.repo.js';
 import { DEFAULT_EVENTS_PAGE, type EventListQueryT, type EventPageT } from './events.schema.js';
 

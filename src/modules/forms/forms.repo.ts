@@ -1,5 +1,5 @@
 import type { Db } from '../../db/index.js';
-import type { SortColumn } from '../shared/listing.js';
+import type { Listing, SortColumn } from '../../listing/descriptor.js';
 import type { FormSubmissionsTable, FormsTable } from '../../db/tables/config.js';
 
 const FORM_COLUMNS = ['forms.id', 'forms.name', 'forms.slug', 'forms.fields', 'forms.submissions_count', 'forms.created_at'] as const;
@@ -36,13 +36,19 @@ export function findPublicForm(db: Db, tenantSlug: string, formSlug: string): Pr
 }
 
 /** The submissions of a form (FROM … WHERE, no selection); listed newest first, then by id (SUBMISSION_SORT). */
-export function submissionListing(db: Db, tenantId: string, formId: string) {
+function submissionListing(db: Db, tenantId: string, formId: string) {
   const base = db.selectFrom('form_submissions').where('tenant_id', '=', tenantId).where('form_id', '=', formId);
   return { base, select: (qb: typeof base) => qb.select(SUBMISSION_COLUMNS) };
 }
 
 /** created_at is strictly increasing per form (see insertSubmission); id breaks any tie. */
-export const SUBMISSION_SORT: SortColumn = { column: 'created_at', nullable: false };
+const SUBMISSION_SORT: SortColumn = { column: 'created_at', nullable: false };
+
+/** The submissions of a form (GET /forms/:id/submissions), newest first. */
+export const SUBMISSION_LISTING: Listing<{ formId: string }, 'createdAt'> = {
+  sort: { createdAt: SUBMISSION_SORT },
+  query: (db, tenantId, f) => submissionListing(db, tenantId, f.formId),
+};
 
 /**
  * Increments the form's counter. Run first in the intake transaction: on PostgreSQL the row lock

@@ -6,7 +6,7 @@ import { normalizePropertyValue } from '../../domain/properties.js';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import { pageRequestOf, type Page } from '../../http/pagination.js';
-import { listPage } from '../shared/listing.js';
+import { rowsPage } from '../../listing/planner.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
@@ -82,11 +82,15 @@ export async function listSubmissions(ctx: Ctx, formId: string, q: SubmissionsQu
   const req = pageRequestOf(q, 'limit');
   const form = await repo.findForm(ctx.db, ctx.tenantId, formId);
   if (!form) throw errors.notFound('Form not found');
-  const { rows, pagination } = await listPage<repo.SubmissionRow>(
-    ctx,
-    { query: () => repo.submissionListing(ctx.reads.db, ctx.tenantId, form.id), sort: { key: 'createdAt', order: 'desc', column: repo.SUBMISSION_SORT }, keyId, endpoint: `GET /forms/${form.id}/submissions`, filters: null },
-    req,
-  );
+  const { data: rows, pagination } = await rowsPage<repo.SubmissionRow, { formId: string }, 'createdAt'>(ctx, repo.SUBMISSION_LISTING, {
+    ...req,
+    sortKey: 'createdAt',
+    order: 'desc',
+    filters: { formId: form.id },
+    boundFilters: null,
+    keyId,
+    endpoint: `GET /forms/${form.id}/submissions`,
+  });
   return { data: rows.map(toSubmission), pagination };
 }
 

@@ -3,7 +3,7 @@ import type { Reads } from '../../db/reads.js';
 import type { ListsTable } from '../../db/tables/records.js';
 import type { ListObjectType } from './lists.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import type { SortColumn } from '../shared/listing.js';
+import type { Listing, SortColumn } from '../../listing/descriptor.js';
 
 const COLUMNS = ['id', 'name', 'object_type', 'kind', 'description', 'filters', 'created_at', 'updated_at'] as const;
 export type ListRow = Pick<ListsTable, (typeof COLUMNS)[number]>;
@@ -64,7 +64,7 @@ export async function memberCounts(reads: Reads, tenantId: string, objectType: L
  * The visible members of a list (FROM … WHERE, no selection): soft-deleted records are skipped. Their
  * fixed order is when they joined, then id (MEMBER_SORT).
  */
-export function memberListing(db: Db, tenantId: string, listId: string, objectType: ListObjectType) {
+function memberListing(db: Db, tenantId: string, listId: string, objectType: ListObjectType) {
   const table = RECORD_TABLE[objectType];
   const base = db
     .selectFrom('list_members as m')
@@ -75,7 +75,14 @@ export function memberListing(db: Db, tenantId: string, listId: string, objectTy
   return { base, select: (qb: typeof base) => qb.select('m.object_id') };
 }
 
-export const MEMBER_SORT: SortColumn = { column: 'm.created_at', nullable: false };
+const MEMBER_SORT: SortColumn = { column: 'm.created_at', nullable: false };
+
+/** The members of a list (GET /lists/:id/members): their ids, in the order they joined. */
+export const MEMBER_LISTING: Listing<{ listId: string; objectType: ListObjectType }, 'joinedAt'> = {
+  sort: { joinedAt: MEMBER_SORT },
+  query: (db, tenantId, f) => memberListing(db, tenantId, f.listId, f.objectType),
+  idColumn: 'm.object_id',
+};
 
 /** True when the record is a member and not soft-deleted. */
 export async function isVisibleMember(db: Db, tenantId: string, listId: string, objectType: ListObjectType, objectId: string): Promise<boolean> {

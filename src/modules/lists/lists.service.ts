@@ -3,7 +3,7 @@ import { ApiError, errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageRequestOf, type Page } from '../../http/pagination.js';
-import { listPage } from '../shared/listing.js';
+import { rowsPage } from '../../listing/planner.js';
 import { newId } from '../../util/ids.js';
 import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
@@ -153,11 +153,15 @@ export async function listMembers(ctx: Ctx, id: string, q: MembersQueryT, keyId 
   const req = pageRequestOf(q, 'pageSize');
   const list = await mustFind(ctx, id);
   const type = list.object_type as ListObjectType;
-  const { rows, pagination } = await listPage<{ object_id: string }>(
-    ctx,
-    { query: () => repo.memberListing(ctx.reads.db, ctx.tenantId, list.id, type), idColumn: 'm.object_id', sort: { key: 'joinedAt', order: 'asc', column: repo.MEMBER_SORT }, keyId, endpoint: `GET /lists/${list.id}/members`, filters: null },
-    req,
-  );
+  const { data: rows, pagination } = await rowsPage<{ object_id: string }, { listId: string; objectType: ListObjectType }, 'joinedAt'>(ctx, repo.MEMBER_LISTING, {
+    ...req,
+    sortKey: 'joinedAt',
+    order: 'asc',
+    filters: { listId: list.id, objectType: type },
+    boundFilters: null,
+    keyId,
+    endpoint: `GET /lists/${list.id}/members`,
+  });
   const ids = rows.map((r) => r.object_id);
   const records = await recordsByIds(ctx, type, ids);
   const data = ids.map((i) => records.get(i)).filter((r): r is { id: string } => r !== undefined);

@@ -4,7 +4,7 @@ import { searchMatches } from '../../db/dialect.js';
 import { softDeleteRow } from '../../db/live-rows.js';
 import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { ProposalItemsTable, ProposalsTable } from '../../db/tables/records.js';
-import type { SortTable } from '../shared/listing.js';
+import type { Listing, SortTable } from '../../listing/descriptor.js';
 import type { ProposalSortKey } from './proposals.schema.js';
 import { extended } from '../../util/objects.js';
 
@@ -38,7 +38,7 @@ export interface ProposalFilter {
   includeDeleted?: boolean;
 }
 
-export const PROPOSAL_SORT: SortTable<ProposalSortKey> = {
+const PROPOSAL_SORT: SortTable<ProposalSortKey> = {
   createdAt: { column: 'created_at', nullable: false },
   updatedAt: { column: 'updated_at', nullable: false },
   number: { column: 'number', nullable: false, text: 'plain' },
@@ -66,11 +66,14 @@ function filtered(db: Db, tenantId: string, f: ProposalFilter) {
 }
 
 /** The proposals matching a filter (FROM … WHERE, no selection), and how to select a listed row. */
-export function proposalListing(db: Db, tenantId: string, f: ProposalFilter) {
+function proposalListing(db: Db, tenantId: string, f: ProposalFilter) {
   const base = filtered(db, tenantId, f);
   const select = (qb: typeof base) => (f.includeDeleted ? qb.select([...COLUMNS, 'deleted_at']) : qb.select(COLUMNS));
   return { base, select };
 }
+
+/** The proposals' list (GET /proposals): their rows, which the service expands. */
+export const PROPOSAL_LISTING: Listing<ProposalFilter, ProposalSortKey> = { sort: PROPOSAL_SORT, query: proposalListing };
 
 /** Items of several proposals, each list in position order. */
 export async function itemsOf(db: Db, tenantId: string, proposalIds: string[]): Promise<Map<string, ItemRow[]>> {

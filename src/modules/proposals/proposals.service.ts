@@ -8,7 +8,8 @@ import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
-import { emptyPage, listPage } from '../shared/listing.js';
+import { emptyPage } from '../../listing/page.js';
+import { rowsPage } from '../../listing/planner.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { companiesByIds } from '../companies/companies.service.js';
@@ -110,11 +111,8 @@ export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = '')
     return { data: [], pagination: emptyPage(req) };
   }
   const sortKey = q.sortKey ?? 'createdAt';
-  const { rows, pagination } = await listPage<repo.ProposalRow>(
-    ctx,
-    { query: () => repo.proposalListing(ctx.reads.db, ctx.tenantId, f), sort: { key: sortKey, order: q.sortOrder ?? 'desc', column: repo.PROPOSAL_SORT[sortKey] }, keyId, endpoint: 'GET /proposals', filters: f },
-    req,
-  );
+  const order = q.sortOrder ?? 'desc';
+  const { data: rows, pagination } = await rowsPage<repo.ProposalRow, repo.ProposalFilter, typeof sortKey>(ctx, repo.PROPOSAL_LISTING, { ...req, sortKey, order, filters: f, keyId, endpoint: 'GET /proposals' });
   return { data: await expand(ctx, rows), pagination };
 }
 

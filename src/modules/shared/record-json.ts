@@ -6,7 +6,7 @@ import { prepared } from '../../db/prepared.js';
 
 /**
  * The tables whose rows store their record as the API answers it (`doc`, migration 014; deals 017, their contact
- * and company null: deals.repo.ts dealRecordSql and deals.service.ts dealsJson put them in).
+ * and company null: deals.repo.ts dealRecordSql and spliceDeals put them in).
  */
 export type DocTable = 'contacts' | 'companies' | 'deals';
 

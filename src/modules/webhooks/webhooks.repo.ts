@@ -1,5 +1,5 @@
 import type { Db } from '../../db/index.js';
-import type { SortColumn } from '../shared/listing.js';
+import type { Listing, SortColumn } from '../../listing/descriptor.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../../db/tables/webhooks.js';
 
 export type WebhookRow = WebhooksTable;
@@ -50,14 +50,20 @@ export interface DeliveryFilter {
 }
 
 /** GET /webhooks/:id/deliveries for the listing layer: newest first by (created_at, id) (index `webhook_deliveries__webhook_page`). */
-export function deliveryListing(db: Db, tenantId: string, webhookId: string, f: DeliveryFilter) {
+function deliveryListing(db: Db, tenantId: string, webhookId: string, f: DeliveryFilter) {
   let base = db.selectFrom('webhook_deliveries').where('tenant_id', '=', tenantId).where('webhook_id', '=', webhookId);
   if (f.status !== undefined) base = base.where('status', '=', f.status);
   if (f.event !== undefined) base = base.where('event', '=', f.event);
   return { base, select: (qb: typeof base) => qb.select(DELIVERY_COLUMNS) };
 }
 
-export const DELIVERY_SORT: SortColumn = { column: 'created_at', nullable: false };
+const DELIVERY_SORT: SortColumn = { column: 'created_at', nullable: false };
+
+/** The deliveries of a webhook (GET /webhooks/:id/deliveries), newest first. */
+export const DELIVERY_LISTING: Listing<DeliveryFilter & { webhookId: string }, 'createdAt'> = {
+  sort: { createdAt: DELIVERY_SORT },
+  query: (db, tenantId, f) => deliveryListing(db, tenantId, f.webhookId, f),
+};
 
 export function findDelivery(db: Db, tenantId: string, webhookId: string, id: string): Promise<(DeliveryRow & { attempt_limit: number | null }) | undefined> {
   return db

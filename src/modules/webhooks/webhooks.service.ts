@@ -14,7 +14,7 @@ import { parseJson } from '../../util/json.js';
 import { nowIso } from '../../util/time.js';
 import { deliveryDispatcher } from './webhooks.network.js';
 import * as repo from './webhooks.repo.js';
-import { listPage } from '../shared/listing.js';
+import { rowsPage } from '../../listing/planner.js';
 import { makeAttempt, MAX_ATTEMPTS, recordAttempt } from './webhooks.attempts.js';
 import * as queue from './webhooks.queue.js';
 import type { DeliveriesQueryT, DeliveryT, RecoverBodyT, TestResultT, WebhookCreateT, WebhookT, WebhookUpdateT } from './webhooks.schema.js';
@@ -228,11 +228,15 @@ export async function listDeliveries(ctx: Ctx, id: string, q: DeliveriesQueryT, 
   const req = pageRequestOf(q, 'limit');
   const hook = await mustFind(ctx, id);
   const filters: repo.DeliveryFilter = { status: q.status, event: q.event };
-  const { rows, pagination } = await listPage<repo.DeliveryRow>(
-    ctx,
-    { query: () => repo.deliveryListing(ctx.reads.db, ctx.tenantId, hook.id, filters), sort: { key: 'createdAt', order: 'desc', column: repo.DELIVERY_SORT }, keyId, endpoint: `GET /webhooks/${hook.id}/deliveries`, filters },
-    req,
-  );
+  const { data: rows, pagination } = await rowsPage<repo.DeliveryRow, repo.DeliveryFilter & { webhookId: string }, 'createdAt'>(ctx, repo.DELIVERY_LISTING, {
+    ...req,
+    sortKey: 'createdAt',
+    order: 'desc',
+    filters: { ...filters, webhookId: hook.id },
+    boundFilters: filters,
+    keyId,
+    endpoint: `GET /webhooks/${hook.id}/deliveries`,
+  });
   return { data: rows.map(toDelivery), nextCursor: pagination.nextCursor };
 }
 

@@ -8,13 +8,48 @@
  *   request logs, proxies or browser histories that keep URLs;
  * - any edit, or use in another context, fails authentication: 400 `invalid_cursor`.
  */
-import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
-import type { Config } from '../../config.js';
-import { errors } from '../../errors.js';
-import { subkey } from '../../util/crypto.js';
+import { createCipheriv, createDecipheriv, createHash, createHmac } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { Position } from '../db/pages.js';
+import { errors } from '../errors.js';
+import { subkey } from '../util/crypto.js';
 
 /** A position in a list's order: the last row's sort value (null when empty) and its id. */
-export type CursorPosition = [value: string | number | null, id: string];
+export type CursorPosition = Position;
+
+/** What a cursor is bound to (its additional data): the tenant, API key, endpoint, sort key and order, and filters (filtersDigest). */
+export function cursorBinding(tenantId: string, keyId: string, endpoint: string, sortKey: string, order: string, filtersHash: string): string {
+  return JSON.stringify(['v1', tenantId, keyId, endpoint, sortKey, order, filtersHash]);
+}
+
+/** What a cursor's binding holds of the filters: a digest of their stable JSON (stableJson). */
+export function filtersDigest(filtersJson: string): string {
+  return createHash('sha256').update(filtersJson).digest('base64url');
+}
+
+/** JSON with object keys sorted and undefined values dropped: equal filters give equal text. */
+export function stableJson(v: unknown): string {
+  if (v === undefined) return 'null';
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) {
+    // A list of plain values (a filter's 1,000 tag ids) has no keys to sort: JSON.stringify writes it as is.
+    if (v.every((x) => x === null || (typeof x !== 'object' && x !== undefined))) return JSON.stringify(v);
+    return '[' + v.map(stableJson).join(',') + ']';
+  }
+  const entries = Object.entries(v as Record<string, unknown>)
+    .filter(([, x]) => x !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return '{' + entries.map(([k, x]) => JSON.stringify(k) + ':' + stableJson(x)).join(',') + '}';
+}
+
+/** A row's sort value as a cursor's position holds it (a number or a string; a date as ISO text). */
+export function sortValueOf(v: unknown): string | number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number' || typeof v === 'string') return v;
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Date) return v.toISOString();
+  return String(v);
+}
 
 const ALGORITHM = 'aes-256-gcm';
 const NONCE_BYTES = 12;
