@@ -22,8 +22,19 @@ import {
 const tags = ['Webhooks'];
 const manage = { scopes: ['webhooks:manage'] };
 
-/** Spec 4.11 and CONTRACT B.9. */
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/** Spec 4.11 and CONTRACT B.9 (routes in this order in the reference). */
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  readRoutes(app);
+  writeRoutes(app);
+  secretAndTestRoutes(app);
+  deliveryListRoute(app);
+  deliveryRecoveryRoutes(app);
+};
+
+/** The event types, the webhooks and one webhook. */
+function readRoutes(app: App): void {
   app.get('/webhooks/event-types', {
     config: manage,
     schema: { operationId: 'listWebhookEventTypes', tags, summary: 'List the event types a webhook can subscribe to', response: { 200: Type.Array(EventTypeSchema) } },
@@ -38,7 +49,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: manage,
     schema: { operationId: 'getWebhook', tags, summary: 'Get a webhook (secret shown as a prefix)', params: IdParams, response: { 200: Webhook, ...errorResponses(404) } },
   }, async (req) => service.getWebhook(ctxOf(req), req.params.id));
+}
 
+/** Create, update, delete. */
+function writeRoutes(app: App): void {
   app.post('/webhooks', {
     config: { ...manage, valueRules: service.WEBHOOK_VALUE_RULES },
     schema: {
@@ -84,7 +98,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await service.deleteWebhook(ctxOf(req), req.params.id);
     return reply.code(204).send(null);
   });
+}
 
+/** A new signing secret; a `webhook.test` sent now. */
+function secretAndTestRoutes(app: App): void {
   app.post('/webhooks/:id/rotate-secret', {
     config: manage,
     schema: {
@@ -110,7 +127,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: TestResult, ...errorResponses(404) },
     },
   }, async (req) => service.testWebhook(ctxOf(req), req.params.id));
+}
 
+/** The delivery history, paged by a `Link` header. */
+function deliveryListRoute(app: App): void {
   app.get('/webhooks/:id/deliveries', {
     config: manage,
     schema: {
@@ -142,7 +162,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (page.nextCursor) reply.header('link', `<${nextPageUrl(req, page.nextCursor)}>; rel="next"`);
     return page.data;
   });
+}
 
+/** One delivery attempted again now; failed deliveries scheduled again. */
+function deliveryRecoveryRoutes(app: App): void {
   app.post('/webhooks/:id/deliveries/:deliveryId/retry', {
     // The attempt waits on the destination: an Idempotency-Key is claimed first and answered after (plugins/idempotency.ts).
     config: { ...manage, idempotencyOutbound: true },
@@ -180,7 +203,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: RecoverResult, ...errorResponses(400, 404, 409) },
     },
   }, async (req) => service.recoverDeliveries(ctxOf(req), req.params.id, req.body));
-};
+}
 
 /** The URL of the next page: this request's path and query parameters, with `cursor` set. */
 function nextPageUrl(req: FastifyRequest, cursor: string): string {
