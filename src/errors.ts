@@ -1,6 +1,25 @@
-import { DomainError } from './domain/errors.js';
+/**
+ * The bottom of the service: every layer (domain, db, events, modules, plugins) may import this file, and it
+ * imports nothing of the service.
+ */
 
-/** The one error type of the service. Every failure the client may see is an ApiError. */
+/**
+ * Raised by every domain normalizer/validator when input is rejected.
+ * The message is short and human ("must be a valid e-mail address"); the caller
+ * knows the field path and maps it to 400 `validation_failed` (fieldRule, FieldChecks).
+ * Defined here, not in domain/, so that this file needs nothing above it; domain/errors.ts re-exports it.
+ */
+export class DomainError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+/**
+ * The one error type of the service. Every failure the client may see is an ApiError, made by one of the
+ * named constructors of `errors` below (the catalogue), never by hand elsewhere.
+ */
 export class ApiError extends Error {
   constructor(
     readonly statusCode: number,
@@ -83,15 +102,58 @@ export interface FieldIssue {
   suggestion?: string;
 }
 
-// The catalogue of the contract (spec section 7, CONTRACT B.2). Status codes never come from message text.
+// The catalogue of the contract (spec section 7, CONTRACT B.2): the one place an ApiError is made. Status codes
+// never come from message text.
 export const errors = {
   validation: (details: FieldIssue[], message?: string) =>
     new ApiError(400, 'validation_failed', message ?? summarize(details), { details }),
   field: (field: string, message: string) => errors.validation([{ field, message }]),
   invalidFormat: (field: string, message: string) =>
     new ApiError(400, 'invalid_format', `${field}: ${message}`, { details: [{ field, message }] }),
+  /** Several `invalid_format` issues at once (FieldChecks, when only dates were refused). */
+  invalidFormats: (details: FieldIssue[]) => new ApiError(400, 'invalid_format', summarize(details), { details }),
+  /**
+   * The same error with its `details` renamed (an atomic batch's `inputs[i].` prefix, a form's field names):
+   * status, code, message, other extras and headers unchanged.
+   */
+  withDetails: (err: ApiError, details: FieldIssue[]) =>
+    new ApiError(err.statusCode, err.code, err.message, { ...err.extra, details }, err.headers),
+  /** B.2: a malformed JSON body (or an empty one where a body is required). */
+  invalidJson: () => new ApiError(400, 'invalid_json', 'The body is not valid JSON'),
+  contentLengthMismatch: () => new ApiError(400, 'invalid_request', 'Content-Length does not match the body'),
+  /** A client error raised by Fastify or Node itself (malformed request line, bad header…): no internals leak. */
+  badRequest: (status = 400, message = 'The request could not be processed') => new ApiError(status, 'bad_request', message),
+  /** B.2: a body sent with a Content-Type the route does not take. */
+  unsupportedMediaType: (message = 'Send the body as application/json') => new ApiError(415, 'unsupported_media_type', message),
+  payloadTooLarge: () => new ApiError(413, 'payload_too_large', 'The body is larger than 1 MiB'),
+  /** Node's own client errors, answered on the raw socket (plugins/errors.ts clientErrorHandler). */
+  requestTimeout: () => new ApiError(408, 'request_timeout', 'The request was not received in time'),
+  headerFieldsTooLarge: () => new ApiError(431, 'request_header_fields_too_large', 'The request line or headers are too large'),
+  /** B.2: no stack, no SQL; the request id lets an operator find the log line. */
+  internal: (requestId: string) => new ApiError(500, 'internal_error', 'An unexpected error occurred', { requestId }),
+  /** B.1: authentication. Messages never echo the key. */
+  missingApiKey: () => new ApiError(401, 'missing_api_key', 'The X-API-Key header is required'),
+  invalidApiKey: () => new ApiError(401, 'invalid_api_key', 'The API key is invalid, revoked or expired'),
+  /** Spec 5.3: the missing scope named, with `required` and `have`. */
+  insufficientScope: (required: readonly string[], have: readonly string[], missing: readonly string[]) =>
+    new ApiError(403, 'insufficient_scope', `This call requires the scope ${missing.join(', ')}`, { required, have }),
+  /** B.3: every 429 of a rate limit carries `limit`, `retryAfterSeconds` and `Retry-After`. */
+  rateLimited: (message: string, limit: number, retryAfterSeconds: number) =>
+    new ApiError(429, 'rate_limit_exceeded', message, { limit, retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) }),
+  /** Webhooks (spec 4.12): a present but non-HTTPS or malformed `url`. */
+  invalidUrl: (message: string) => new ApiError(400, 'invalid_url', `url ${message}`, { field: 'url' }),
+  /** Webhooks (spec 4.12): an item of `events` that is not in the catalog. */
+  invalidEvent: (index: number, key: string) =>
+    new ApiError(400, 'invalid_event', `events[${index}]: "${key}" is not an event type (see GET /webhooks/event-types)`, {
+      field: `events[${index}]`,
+    }),
   invalidStatus: (message: string) => new ApiError(400, 'invalid_status', message),
   notFound: (what: string) => new ApiError(404, 'not_found', what),
+  /** Static lists: members to add that are not in the tenant (all of them named in `ids`; nothing is added). */
+  missingMembers: (type: string, missing: string[]) => {
+    const shown = missing.slice(0, 5).map((m) => `"${m}"`).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
+    return new ApiError(404, 'not_found', `objectIds: no ${type} ${shown} in this tenant; nothing was added`, { field: 'objectIds', ids: missing });
+  },
   refNotFound: (field: string, id?: string) =>
     new ApiError(404, 'not_found', id === undefined ? `${field} does not exist` : `${field} "${id}" does not exist`, {
       field,
@@ -123,6 +185,15 @@ export const errors = {
   invalidCursor: (message: string) => new ApiError(400, 'invalid_cursor', message),
   queryTimeout: (ms: number) =>
     new ApiError(503, 'query_timeout', `The query did not finish within ${ms} ms and was stopped; narrow the filter or the page and try again`, {}, { 'retry-after': '1' }),
+  /** The per-tenant share of request bodies (plugins/body-share.ts) had no room within its deadline. */
+  noRoomForBodies: (ms: number) =>
+    new ApiError(
+      503,
+      'query_timeout',
+      `This tenant's earlier large requests left no room within ${ms} ms; send fewer at once and try again`,
+      {},
+      { 'retry-after': '1' },
+    ),
   tooManyQueries: (limit: number) =>
     new ApiError(
       429,
@@ -203,7 +274,7 @@ export class FieldChecks {
   assert(): void {
     if (this.issues.length === 0) return;
     const details = [...this.issues];
-    throw this.onlyFormat ? new ApiError(400, 'invalid_format', summarize(details), { details }) : errors.validation(details);
+    throw this.onlyFormat ? errors.invalidFormats(details) : errors.validation(details);
   }
 
   private record(field: string, err: unknown): void {

@@ -1,11 +1,5 @@
 /**
- * Raised by every domain normalizer/validator when input is rejected.
- * The message is short and human ("must be a valid e-mail address"); the caller
- * knows the field path and maps it to 400 `validation_failed`.
+ * The domain's error: raised by every domain normalizer/validator when input is rejected. It lives in
+ * src/errors.ts, the bottom of the service (which imports nothing above it); domain code imports it from here.
  */
-export class DomainError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DomainError';
-  }
-}
+export { DomainError } from '../errors.js';

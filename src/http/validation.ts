@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
-import { ApiError, FieldChecks, type FieldIssue } from '../errors.js';
+import { ApiError, errors, FieldChecks, type FieldIssue } from '../errors.js';
 import type { Ctx } from './context.js';
 import { heldIssues, NOT_FINITE } from './body-checks.js';
 import { closestName, didYouMean, typeMessage } from './suggest.js';
@@ -293,5 +293,5 @@ function errorOf(found: FieldIssue[], context: string): ApiError {
   if (context === 'headers') details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
   const first = details[0];
   const message = first ? `${WHERE[context] ?? ''}${first.field ? first.field + ' ' : ''}${first.message}`.trim() : 'The request is invalid';
-  return new ApiError(400, 'validation_failed', message, { details });
+  return errors.validation(details, message);
 }

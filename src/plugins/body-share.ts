@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 
 /**
  * One tenant's large request bodies cannot crowd another tenant off the event loop (DESIGN §4).
@@ -75,15 +75,7 @@ export class BodyShare {
           const i = share.queue.indexOf(waiter);
           if (i >= 0) share.queue.splice(i, 1);
           this.forget(tenantId, share);
-          reject(
-            new ApiError(
-              503,
-              'query_timeout',
-              `This tenant's earlier large requests left no room within ${this.timeoutMs} ms; send fewer at once and try again`,
-              {},
-              { 'retry-after': '1' },
-            ),
-          );
+          reject(errors.noRoomForBodies(this.timeoutMs));
         }, this.timeoutMs),
       };
       share.queue.push(waiter);

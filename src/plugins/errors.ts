@@ -32,30 +32,30 @@ export const errorsPlugin = fp(
       }
       switch (err.code) {
         case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-          return send(reply, new ApiError(415, 'unsupported_media_type', 'Send the body as application/json'));
+          return send(reply, errors.unsupportedMediaType());
         case 'FST_ERR_CTP_BODY_TOO_LARGE':
-          return send(reply, new ApiError(413, 'payload_too_large', 'The body is larger than 1 MiB'));
+          return send(reply, errors.payloadTooLarge());
         case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         case 'FST_ERR_CTP_INVALID_JSON_BODY':
-          return send(reply, new ApiError(400, 'invalid_json', 'The body is not valid JSON'));
+          return send(reply, errors.invalidJson());
         case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-          return send(reply, new ApiError(400, 'invalid_request', 'Content-Length does not match the body'));
+          return send(reply, errors.contentLengthMismatch());
       }
       const refused = clientErrorOf(err);
       if (refused) return send(reply, refused);
       if (err instanceof SyntaxError && (err as FastifyError).statusCode === 400) {
-        return send(reply, new ApiError(400, 'invalid_json', 'The body is not valid JSON'));
+        return send(reply, errors.invalidJson());
       }
       if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
         // A client error raised by Fastify itself (malformed request line, bad header…): no internals leak.
-        return send(reply, new ApiError(err.statusCode, 'bad_request', 'The request could not be processed'));
+        return send(reply, errors.badRequest(err.statusCode));
       }
       req.log.error({ err }, 'unexpected failure');
-      return send(reply, new ApiError(500, 'internal_error', 'An unexpected error occurred', { requestId: String(req.id) }));
+      return send(reply, errors.internal(String(req.id)));
     });
 
     app.setNotFoundHandler((req, reply) =>
-      send(reply, new ApiError(404, 'not_found', `No route ${req.method} ${req.url.split('?')[0]}`)),
+      send(reply, errors.notFound(`No route ${req.method} ${req.url.split('?')[0]}`)),
     );
   },
   { name: 'errors' },
@@ -69,14 +69,15 @@ export const errorsPlugin = fp(
 export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', req.id);
   if (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return send(reply, new ApiError(404, 'not_found', 'No resource at this path'));
+    return send(reply, errors.notFound('No resource at this path'));
   }
-  return send(reply, new ApiError(400, 'bad_request', 'The request could not be processed'));
+  return send(reply, errors.badRequest());
 }
 
-const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'request_header_fields_too_large', 'The request line or headers are too large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request was not received in time'],
+/** Node's client errors with an answer of their own: the reason phrase of the status line, and the error. */
+const CLIENT_ERRORS: Record<string, [string, () => ApiError]> = {
+  HPE_HEADER_OVERFLOW: ['Request Header Fields Too Large', errors.headerFieldsTooLarge],
+  ERR_HTTP_REQUEST_TIMEOUT: ['Request Timeout', errors.requestTimeout],
 };
 
 /**
@@ -87,12 +88,14 @@ const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
  */
 export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, reason, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'bad_request', 'The request could not be parsed'];
+  const [reason, refusal] = CLIENT_ERRORS[err.code ?? ''] ?? ['Bad Request', () => errors.badRequest(400, 'The request could not be parsed')];
   const requestId = randomUUID();
   this.log.debug({ code: err.code, requestId }, 'client error');
   const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !inProgress?.headersSent) {
-    const body = JSON.stringify(errorBody(new ApiError(status, code, message)));
+    const answer = refusal();
+    const status = answer.statusCode;
+    const body = JSON.stringify(errorBody(answer));
     // end(), as Node's documentation does, rather than destroy(): closing at once with request bytes
     // still unread makes the kernel send a reset, and the client would lose the answer.
     socket.end(

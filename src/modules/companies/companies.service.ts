@@ -9,7 +9,7 @@ import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf } from '../../http/pagination.js';
 import type { JsonText } from '../../http/replies.js';
-import { emptyListPage, type ListPage } from '../../listing/page.js';
+import type { ListPage } from '../../listing/page.js';
 import { recordsPage } from '../../listing/planner.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -42,14 +42,8 @@ export function toCompany(r: repo.CompanyRow, tags: string[]): CompanyT {
   };
 }
 
-// PostgreSQL text cannot hold U+0000; refusing it here keeps such input a 400 on both dialects.
-function text(field: string, value: string): string {
-  if (value.includes('\u0000')) throw errors.field(field, 'must not contain NUL characters');
-  return value;
-}
-
 function cleanName(name: string): string {
-  const n = text('name', name).trim();
+  const n = name.trim();
   if (!n) throw errors.field('name', 'must not be blank');
   return n;
 }
@@ -57,11 +51,11 @@ function cleanName(name: string): string {
 /** The value rules of a company body (C.5), run on a body whose shape is refused too. */
 export const COMPANY_VALUE_RULES = {
   name: cleanName,
-  cnpj: (v: string) => normalizeCnpj(text('cnpj', v)),
-  website: (v: string) => normalizeWebsite(text('website', v)),
-  domain: (v: string) => normalizeDomain(text('domain', v)),
-  phone: (v: string) => normalizePhone(text('phone', v)),
-  industry: (v: string) => text('industry', v).trim(),
+  cnpj: (v: string) => normalizeCnpj(v),
+  website: (v: string) => normalizeWebsite(v),
+  domain: (v: string) => normalizeDomain(v),
+  phone: (v: string) => normalizePhone(v),
+  industry: (v: string) => v.trim(),
 } satisfies ValueRules;
 
 /** C.5: the rules of a refused body that read the tenant's property definitions. */
@@ -95,26 +89,19 @@ async function checkedFields(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT) {
 
 /** Body references exist in the tenant (B.2): 404 naming `ownerId` or `tags[i]`. */
 async function assertReferences(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT): Promise<void> {
-  if (input.ownerId != null && !input.ownerId.includes('\u0000')) await assertRef(ctx.db, ctx.tenantId, 'user', 'ownerId', input.ownerId);
-  else if (input.ownerId != null) throw errors.refNotFound('ownerId', input.ownerId);
-  if (input.tags?.length) {
-    const bad = input.tags.findIndex((t) => t.includes('\u0000'));
-    if (bad >= 0) throw errors.refNotFound(`tags[${bad}]`);
-    await assertRefArray(ctx.db, ctx.tenantId, 'tag', 'tags', input.tags);
-  }
+  if (input.ownerId != null) await assertRef(ctx.db, ctx.tenantId, 'user', 'ownerId', input.ownerId);
+  if (input.tags?.length) await assertRefArray(ctx.db, ctx.tenantId, 'tag', 'tags', input.tags);
 }
 
-const hasNul = (s: string | undefined) => s !== undefined && s.includes('\u0000');
-
 export async function getCompany(ctx: Ctx, id: string): Promise<CompanyT> {
-  const row = hasNul(id) ? undefined : await repo.findCompany(ctx.db, ctx.tenantId, id);
+  const row = await repo.findCompany(ctx.db, ctx.tenantId, id);
   if (!row) throw errors.notFound('Company not found');
   return toCompany(row, parseTagIds(row.tag_ids));
 }
 
 /** Live companies among `ids`, by id (missing or deleted ones are left out); for expansions. */
 export async function companiesByIds(ctx: Ctx, ids: string[]): Promise<Map<string, CompanyT>> {
-  const wanted = ids.filter((id) => typeof id === 'string' && !hasNul(id));
+  const wanted = ids.filter((id) => typeof id === 'string');
   const out = new Map<string, CompanyT>();
   if (wanted.length === 0) return out;
   const one = onlyId(wanted);
@@ -135,7 +122,7 @@ export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: st
 
 /** GET /companies/:id: the company as JSON text built by the database (http/replies.ts sendJsonText). */
 export async function getCompanyJson(ctx: Ctx, id: string): Promise<JsonText<CompanyT>> {
-  const json = hasNul(id) ? undefined : await repo.findCompanyJson(ctx.db, ctx.tenantId, id);
+  const json = await repo.findCompanyJson(ctx.db, ctx.tenantId, id);
   if (json === undefined) throw errors.notFound('Company not found');
   return json as JsonText<CompanyT>;
 }
@@ -144,7 +131,6 @@ export async function getCompanyJson(ctx: Ctx, id: string): Promise<JsonText<Com
 export async function listCompanies(ctx: Ctx, q: CompanyListQueryT, keyId = ''): Promise<ListPage<CompanyT>> {
   const req = { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
-  if (hasNul(q.search) || hasNul(q.ownerId)) return emptyListPage(req);
   const search = q.search?.trim() || undefined;
   const cnpjNeedle = search?.replace(/[.\/\-\s]/g, '').toUpperCase();
   const filter: repo.CompanyFilter = {
@@ -194,7 +180,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
   const { set: fields, customValues } = await checkedFields(ctx, input);
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
-    const current = hasNul(id) ? undefined : await repo.findCompany(tx, ctx.tenantId, id);
+    const current = await repo.findCompany(tx, ctx.tenantId, id);
     if (!current) throw errors.notFound('Company not found');
     const before = toCompany(current, parseTagIds(current.tag_ids));
     await assertReferences(c, input);
@@ -219,7 +205,6 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
  * `readers` read the contacts and deals whose `*.updated` it raises.
  */
 export async function deleteCompany(ctx: Ctx, id: string, readers: Pick<RecordReaders, 'contact' | 'deal'>): Promise<void> {
-  if (hasNul(id)) throw errors.notFound('Company not found');
   await withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     const last = await getCompany(c, id);

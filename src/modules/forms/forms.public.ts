@@ -3,7 +3,7 @@ import formbody from '@fastify/formbody';
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ApiError, type FieldIssue } from '../../errors.js';
+import { ApiError, errors, type FieldIssue } from '../../errors.js';
 import { contextFor, requestSignal, type Ctx } from '../../http/context.js';
 import { errorResponses } from '../../http/schemas.js';
 import { pageHeaders, renderFormPage, renderMessage, renderThankYou } from './forms.html.js';
@@ -54,7 +54,7 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const wantsHtml = req.method === 'GET' || req.method === 'HEAD' || isBrowserPost(req);
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      err = new ApiError(415, 'unsupported_media_type', 'Send the form as application/x-www-form-urlencoded or application/json') as unknown as FastifyError;
+      err = errors.unsupportedMediaType('Send the form as application/x-www-form-urlencoded or application/json') as unknown as FastifyError;
     }
     if (!wantsHtml) throw err;
     const form = formOf.get(req);
@@ -123,13 +123,7 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const hit = await store.hit(`form:${form.tenantId}:${form.id}:${req.ip}`, WINDOW_MS);
     if (hit.count > SUBMISSION_LIMIT) {
       const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-      throw new ApiError(
-        429,
-        'rate_limit_exceeded',
-        `At most ${SUBMISSION_LIMIT} submissions a minute per client and form; retry in ${retry} s`,
-        { limit: SUBMISSION_LIMIT, retryAfterSeconds: retry },
-        { 'retry-after': String(retry) },
-      );
+      throw errors.rateLimited(`At most ${SUBMISSION_LIMIT} submissions a minute per client and form; retry in ${retry} s`, SUBMISSION_LIMIT, retry);
     }
     const browser = isBrowserPost(req);
     const metadata = { ipAddress: req.ip ?? null, userAgent: header(req, 'user-agent'), referrer: header(req, 'referer') ?? header(req, 'referrer') };

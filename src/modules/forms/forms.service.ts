@@ -233,5 +233,5 @@ function renameContactIssues(err: unknown, fields: StoredField[]): unknown {
   if (!(err instanceof ApiError) || !Array.isArray(err.extra.details)) return err;
   const byTarget = new Map(fields.filter((f) => f.mapsTo).map((f) => [f.mapsTo!, f.name]));
   const details = (err.extra.details as FieldIssue[]).map((d) => ({ field: byTarget.get(d.field) ?? d.field, message: d.message }));
-  return new ApiError(err.statusCode, err.code, err.message, { ...err.extra, details }, err.headers);
+  return errors.withDetails(err, details);
 }

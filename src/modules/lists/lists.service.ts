@@ -1,5 +1,5 @@
 import { withTx } from '../../db/index.js';
-import { ApiError, errors, FieldChecks } from '../../errors.js';
+import { errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageRequestOf, type Page } from '../../http/pagination.js';
@@ -44,11 +44,8 @@ async function memberCount(ctx: Ctx, list: repo.ListRow): Promise<number> {
   return counts.get(list.id) ?? 0;
 }
 
-/** Ids are opaque (B.2): one no stored text can hold (a NUL byte, refused by PostgreSQL) is simply not found. */
-const hasNul = (s: string) => s.includes('\u0000');
-
 async function mustFind(ctx: Ctx, id: string): Promise<repo.ListRow> {
-  const row = hasNul(id) ? undefined : await repo.findList(ctx.db, ctx.tenantId, id);
+  const row = await repo.findList(ctx.db, ctx.tenantId, id);
   if (!row) throw errors.notFound('List not found');
   return row;
 }
@@ -179,11 +176,10 @@ export async function addMembers(ctx: Ctx, id: string, input: MembersAddT): Prom
     assertStatic(list, 'Adding members');
     const type = list.object_type as ListObjectType;
     const ids = [...new Set(input.objectIds)];
-    const found = await existingIds(tx, ctx.tenantId, type, ids.filter((i) => !hasNul(i)));
+    const found = await existingIds(tx, ctx.tenantId, type, ids);
     const missing = ids.filter((i) => !found.has(i));
     if (missing.length) {
-      const shown = missing.slice(0, 5).map((m) => `"${m}"`).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
-      throw new ApiError(404, 'not_found', `objectIds: no ${type} ${shown} in this tenant; nothing was added`, { field: 'objectIds', ids: missing });
+      throw errors.missingMembers(type, missing);
     }
     const added = await repo.addMembers(tx, ctx.tenantId, list.id, ids, nowIso());
     const count = await memberCount(c, list);
@@ -205,7 +201,7 @@ export async function removeMember(ctx: Ctx, id: string, objectId: string): Prom
     const list = await mustFind(c, id);
     assertStatic(list, 'Removing members');
     // A soft-deleted record is no longer a member (B.3), so removing it is a 404 like any non-member.
-    const visible = !hasNul(objectId) && await repo.isVisibleMember(tx, ctx.tenantId, list.id, list.object_type as ListObjectType, objectId);
+    const visible = await repo.isVisibleMember(tx, ctx.tenantId, list.id, list.object_type as ListObjectType, objectId);
     if (!visible) throw errors.notFound(`"${objectId}" is not a member of this list`);
     await repo.removeMember(tx, ctx.tenantId, list.id, objectId);
     await emitEvent(tx, ctx.tenantId, 'list.member_removed', toList(list, await memberCount(c, list)), { objectId });

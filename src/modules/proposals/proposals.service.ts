@@ -8,7 +8,6 @@ import { emitEvent } from '../../events/outbox.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
-import { emptyPage } from '../../listing/page.js';
 import { rowsPage } from '../../listing/planner.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
@@ -22,7 +21,6 @@ import {
 } from './proposals.rules.js';
 import type { ProposalCreateT, ProposalItemInputT, ProposalItemT, ProposalListQueryT, ProposalStatus, ProposalT, ProposalUpdateT } from './proposals.schema.js';
 
-const hasNul = (s: string) => s.includes('\u0000');
 
 function toItem(r: repo.ItemRow): ProposalItemT {
   return {
@@ -89,7 +87,7 @@ async function expand(ctx: Ctx, rows: repo.ProposalRow[]): Promise<ProposalT[]> 
 }
 
 async function mustFind(ctx: Ctx, id: string): Promise<repo.ProposalRow> {
-  const row = hasNul(id) ? undefined : await repo.findProposal(ctx.db, ctx.tenantId, id);
+  const row = await repo.findProposal(ctx.db, ctx.tenantId, id);
   if (!row) throw errors.notFound('Proposal not found');
   return row;
 }
@@ -106,10 +104,6 @@ export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = '')
   const f: repo.ProposalFilter = {
     status: q.status, search: q.search, contactId: q.contactId, clientId: q.clientId, dealId: q.dealId, updatedAfter, includeDeleted: q.includeDeleted === true,
   };
-  // Text with a NUL byte can match nothing stored (and PostgreSQL refuses it in a parameter).
-  if ([f.search, f.contactId, f.clientId, f.dealId].some((v) => v !== undefined && hasNul(v))) {
-    return { data: [], pagination: emptyPage(req) };
-  }
   const sortKey = q.sortKey ?? 'createdAt';
   const order = q.sortOrder ?? 'desc';
   const { data: rows, pagination } = await rowsPage<repo.ProposalRow, repo.ProposalFilter, typeof sortKey>(ctx, repo.PROPOSAL_LISTING, { ...req, sortKey, order, filters: f, keyId, endpoint: 'GET /proposals' });
@@ -120,7 +114,7 @@ export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = '')
 async function assertReferences(ctx: Ctx, refs: Record<string, [RefKind, string | null | undefined]>): Promise<void> {
   for (const [field, [kind, id]] of Object.entries(refs)) {
     if (id === undefined || id === null) continue;
-    if (hasNul(id) || !(await existingIds(ctx.db, ctx.tenantId, kind, [id])).has(id)) throw errors.refNotFound(field, id);
+    if (!(await existingIds(ctx.db, ctx.tenantId, kind, [id])).has(id)) throw errors.refNotFound(field, id);
   }
 }
 
@@ -281,7 +275,6 @@ async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: Clea
 
 /** Soft delete; the linked deal is untouched and free for a new proposal (partial unique index). */
 export async function deleteProposal(ctx: Ctx, id: string): Promise<void> {
-  if (hasNul(id)) throw errors.notFound('Proposal not found');
   const now = nowIso();
   const n = await repo.softDeleteProposal(ctx.db, ctx.tenantId, id, now);
   if (!n) throw errors.notFound('Proposal not found');

@@ -86,7 +86,7 @@ function atInput(err: ApiError, index: number): ApiError {
   if (!details) return err;
   const prefix = `inputs[${index}]`;
   const prefixed = details.map((d) => ({ ...d, field: d.field ? (d.field.startsWith('[') ? prefix + d.field : `${prefix}.${d.field}`) : prefix }));
-  return new ApiError(err.statusCode, err.code, err.message, { ...err.extra, details: prefixed }, err.headers);
+  return errors.withDetails(err, prefixed);
 }
 
 /**

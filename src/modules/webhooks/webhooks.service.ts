@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTx, type Db } from '../../db/index.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
-import { ApiError, errors, FieldChecks, fieldRule } from '../../errors.js';
+import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import * as deliveries from '../../events/deliveries.js';
 import type { EventPayload } from '../../events/outbox.js';
@@ -55,8 +55,6 @@ function cleanName(name: string): string {
   return n;
 }
 
-const invalidUrl = (message: string) => new ApiError(400, 'invalid_url', `url ${message}`, { field: 'url' });
-
 /**
  * The value rules of a webhook body (C.5), run on a body whose shape is refused too. The URL is not
  * among them: a bad one is the spec's own 400 `invalid_url`, answered alone.
@@ -74,17 +72,17 @@ const LISTEN_HINT = (target: string) =>
 /** A present URL must be an absolute `https://` URL with a host; anything else is 400 `invalid_url`. */
 export function checkUrl(url: string): string {
   // NOTE: B.9 — the private-network rule is applied at delivery time (DNS can change), not here.
-  if (url.length === 0 || url.length > MAX_URL_LENGTH) throw invalidUrl(`must be an https:// URL of 1 to ${MAX_URL_LENGTH} characters`);
-  if (/[\s\x00-\x1f\x7f]/.test(url)) throw invalidUrl('must not contain spaces or control characters');
+  if (url.length === 0 || url.length > MAX_URL_LENGTH) throw errors.invalidUrl(`must be an https:// URL of 1 to ${MAX_URL_LENGTH} characters`);
+  if (/[\s\x00-\x1f\x7f]/.test(url)) throw errors.invalidUrl('must not contain spaces or control characters');
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw invalidUrl('is not a valid URL');
+    throw errors.invalidUrl('is not a valid URL');
   }
-  if (u.protocol !== 'https:') throw invalidUrl(`must use https://; ${LISTEN_HINT(u.protocol === 'http:' ? url : 'http://localhost:4000/hooks')}`);
-  if (!u.hostname) throw invalidUrl('must name a host');
-  if (u.username || u.password) throw invalidUrl('must not carry credentials; send them in `headers` instead');
+  if (u.protocol !== 'https:') throw errors.invalidUrl(`must use https://; ${LISTEN_HINT(u.protocol === 'http:' ? url : 'http://localhost:4000/hooks')}`);
+  if (!u.hostname) throw errors.invalidUrl('must name a host');
+  if (u.username || u.password) throw errors.invalidUrl('must not carry credentials; send them in `headers` instead');
   return url;
 }
 
@@ -92,7 +90,7 @@ export function checkUrl(url: string): string {
 export function checkEvents(events: string[]): string[] {
   events.forEach((key, i) => {
     if (!EVENT_KEYS.has(key)) {
-      throw new ApiError(400, 'invalid_event', `events[${i}]: "${key}" is not an event type (see GET /webhooks/event-types)`, { field: `events[${i}]` });
+      throw errors.invalidEvent(i, key);
     }
   });
   return [...new Set(events)];
