@@ -1,6 +1,7 @@
 import type { Database } from '../db/index.js';
 import { EVENTS_CHANNEL } from '../db/event-log.js';
-import { listen, type ListenLog, type Listener } from '../db/listen.js';
+import type { ListenLog, Listener } from '../db/listen.js';
+import { listenTo } from '../db/notify.js';
 import { errors } from '../errors.js';
 import { onEventsCommitted } from './signal.js';
 
@@ -144,7 +145,8 @@ export class Waiter {
  */
 export function startWakeups(database: Database, waiters: EventWaiters, log: ListenLog): Listener {
   const wake = (tenantId: string) => waiters.notify(tenantId);
-  if (database.pool) return listen(database.pool, EVENTS_CHANNEL, wake, () => waiters.notifyAll(), log);
+  const listener = listenTo(database, EVENTS_CHANNEL, wake, () => waiters.notifyAll(), log);
+  if (listener) return listener;
   const off = onEventsCommitted(wake);
   return { close: async () => void off() };
 }
