@@ -32,7 +32,7 @@ class HttpSeries {
  * `crm_http_requests_total` and `crm_http_request_duration_seconds`, kept by hand and exposed through the
  * registry like prom-client's own Counter and Histogram (same names, labels, buckets and text).
  * NOTE: prom-client's `inc(labels)` and `observe(labels, v)` build and hash a string of the labels and
- * check them on every call: ~2.8 µs of a ~95 µs `GET /contacts/:id` (perf, bench/RESULTS.md 2026-11-27).
+ * check them on every call: ~2.8 µs of a ~95 µs `GET /contacts/:id` (perf; bench/journal/).
  * Here a route's recorder (plugins/metrics.ts, made once per route) finds its series by method and status
  * in two small maps; the text is built only when /metrics is scraped.
  */

@@ -23,14 +23,14 @@ const FORCE_EXIT_MS = 9_000;
  * collecting it again. Under 50 connections every scavenge promotes the requests in flight, so the server
  * held anywhere from 184 to 258 MiB after the same bench runs. A growing factor of 1.5 collects sooner
  * (concurrently, on a helper thread): 186–192 MiB in every run. 1.25 held 183–188 MiB but made the full
- * collections frequent enough to triple the p99 of a heavy page at one connection (bench/RESULTS.md,
- * 2026-11-26). A factor given on the command line wins.
+ * collections frequent enough to triple the p99 of a heavy page at one connection (bench/journal/).
+ * A factor given on the command line wins.
  *
  * NOTE: the young generation is capped at 8 MiB per semi-space (V8's default grows it to 16) by the Node
  * options `npm start` and the `crm` executable's first line give (`--max-semi-space-size=8`): V8 reads that
  * size once, when the heap is made, so it cannot be set from here. Measured on the full bench: the server's
  * tree holds 193–199 MiB after it instead of 212–220 MiB, for ~5 % more CPU on a page of 50 and ~8 % on a
- * create (more frequent scavenges; bench/RESULTS.md, 2026-11-27). test/e2e/node-options.test.ts keeps the two
+ * create (more frequent scavenges; bench/journal/). test/e2e/node-options.test.ts keeps the two
  * places, and the bench that reads them, in step.
  *
  * NOTE: the same options turn V8's allocation-site pretenuring off (`--no-allocation-site-pretenuring`).
@@ -38,7 +38,7 @@ const FORCE_EXIT_MS = 9_000;
  * the old generation from then on: at one connection a page of deals moved ~1 MB a scavenge to the old
  * generation and ran a full collection every ~0.5 s (2.5–6.5 ms pauses, incremental steps up to 4 ms), which
  * made its p99 3.0–4.2× its median. Without it: 1.8–2.1×, fewer full collections (16 against 25 in the same
- * run), and the same req/s and memory at 50 connections (bench/RESULTS.md, 2026-11-27 06:30).
+ * run), and the same req/s and memory at 50 connections (bench/journal/).
  */
 const HEAP_GROWING_PERCENT = 50;
 
@@ -47,7 +47,7 @@ const HEAP_GROWING_PERCENT = 50;
  * can be set here). A scavenge of this server keeps ~17–50 KB of an 8 MiB semi-space: there is almost nothing
  * to share out, and waking V8's helper threads and waiting for them was most of the pause on a 2-core machine
  * whose other core runs the load (`--trace-gc-nvp`: `scavenge.parallel` 0.12–0.18 ms of a 0.3 ms pause, the
- * helpers' own work 0.02–0.04 ms). Three alternating rounds of the bench (bench/RESULTS.md, 2026-11-28): at one
+ * helpers' own work 0.02–0.04 ms). Three alternating rounds of the bench (bench/journal/): at one
  * connection a page of 50's p99 0.58–0.76 → 0.51–0.57 ms, a create's 0.98–1.12 → 0.83–0.91 ms; at 50
  * connections a page of 50 120–131 → 108–116 µs of CPU. An option given on the command line wins.
  */

@@ -19,8 +19,8 @@ const changeVersion = prepared((db: Db, tenantId: string, objectType: string) =>
 );
 // NOTE: lru-cache, not a Map re-inserted on every hit: each re-insertion stored the hit's own key string, made
 // for that request, which then lived as long as the entry, so every page moved a key to V8's old generation
-// (with the listing's shapes, 24 → 5 KB a scavenge for filters by owner at one connection, bench/RESULTS.md
-// 2026-11-28 11:30 – 12:45). lru-cache keeps the first key and moves the entry in its own index arrays.
+// (with the listing's shapes, 24 → 5 KB a scavenge for filters by owner at one connection;
+// bench/journal/). lru-cache keeps the first key and moves the entry in its own index arrays.
 const cache = new LRUCache<string, { version: number; total: number }>({ max: MAX_ENTRIES });
 /** Counts running now, by key and version: concurrent misses of one total share one count. */
 const counting = new Map<string, Promise<number>>();

@@ -14,7 +14,7 @@ export type RowMaker = (rows: readonly unknown[][]) => Record<string, unknown>[]
  * NOTE: generated, not a loop: a loop's `o[columns[j]] = …` is one store site for every column of every
  * statement, which V8 turns megamorphic in a server that runs hundreds of statements (a hashed lookup per
  * value); a literal makes each row in one step with its final shape. 50 rows of 13 columns: 7.6–8.0 µs with
- * the loop, 0.6–0.8 µs with the literal (bench/RESULTS.md, 2026-11-27). Names are written as JSON string
+ * the loop, 0.6–0.8 µs with the literal (bench/journal/). Names are written as JSON string
  * literals, so no column name can be read as code; `__proto__` is written as a computed name, which a
  * literal defines as its own property (a plain `"__proto__":` would set the prototype).
  */

@@ -32,7 +32,7 @@ export function contextFor(
 
 /**
  * A class, not an object literal with a getter and closures: one allocation per request, on the point
- * reads' path (bench/RESULTS.md, 2026-11-27). Its `reads` is on the prototype, so a copy (`{ ...ctx }`)
+ * reads' path, where an allocation per request shows in the CPU per request. Its `reads` is on the prototype, so a copy (`{ ...ctx }`)
  * would lose it: make another context with contextFor or inTx instead.
  */
 class DatabaseCtx implements Ctx {

@@ -24,7 +24,7 @@ export type JsonBytes<T> = Buffer & { readonly __jsonText: T };
  * a page of contacts) select each record as the JSON object text its row stores (`doc`, migration 014;
  * modules/shared/record-json.ts), instead of a value per column that the driver turns into a JavaScript value, a mapper into an object and the
  * serializer back into text: on SQLite, better-sqlite3 spends ~0.25 µs on each value it hands over, 550 of them
- * for a page of 50 contacts (bench/RESULTS.md, 2026-11-27 11:30). Records built so must read, parsed, as their
+ * for a page of 50 contacts (bench/journal/). Records built so must read, parsed, as their
  * mapper (`toContact`) makes them: test/db/json-records.test.ts compares the two on both databases.
  */
 export function sendJsonText<T>(reply: FastifyReply, text: JsonText<T> | JsonBytes<T>): T {
@@ -50,8 +50,8 @@ const lent = new WeakSet<ArrayBuffer>();
  * malloc gives and V8 frees only when it collects the Buffer. An answer lives until the socket has written it, so
  * under load the scavenge that meets it in flight moves it to the old generation, and then it waits for a full
  * collection, which external memory triggers only tens of MB later; glibc then keeps the freed chunks. A fresh
- * server after 20 s of pages of 50 at 50 connections, median of three alternating rounds (bench/RESULTS.md,
- * 2026-11-28 22:45): 87.0 MB of anonymous memory when each record was a string, 96.2 with a new buffer per page,
+ * server after 20 s of pages of 50 at 50 connections, median of three alternating rounds (bench/journal/):
+ * 87.0 MB of anonymous memory when each record was a string, 96.2 with a new buffer per page,
  * 90.4 with this pool. Here a buffer goes back to the pool when its response closes, which Node emits after the
  * socket's last write completed, or after the connection was destroyed (libuv cancels its writes first): nothing
  * reads the bytes afterwards. A buffer never given back (its request failed before sending) is left to the GC like

@@ -27,7 +27,7 @@ import { errors } from '../errors.js';
  * database. A request of 8,000 filter values cost the server ~17 ms of CPU where its PostgreSQL statement took a
  * few: B's 8 clients kept one in process at all times, ~50 a second, on a machine whose two cores also ran A's
  * backends, and A's p99 was ×4.8–6.4 its p99 alone; with the share held it was ×3.0–3.8, and on SQLite ×2.3 →
- * ×1.5 (bench/RESULTS.md, 2026-11-27 16:00). A tenant alone is never held back, and neither are writes: a large
+ * ×1.5 (bench/journal/). A tenant alone is never held back, and neither are writes: a large
  * write is a batch, and an integrator syncing a CRM sends them one after another (`acquire`'s `holds`).
  */
 export const BUDGET_BYTES = 64 * 1024;

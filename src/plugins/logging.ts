@@ -167,8 +167,8 @@ type LogArgs = [obj: unknown, msg?: string, ...args: unknown[]];
  * level, and writes every line through it: the lines are the ones the child would have written.
  *
  * NOTE: Fastify makes a child logger for every request; with redaction on, pino serializes the child's
- * bindings through the redactor at once. That was ~1.5 % of a point read's CPU (bench/RESULTS.md,
- * 2026-11-26 20:00), for a logger that most requests, at the default level, never write to.
+ * bindings through the redactor at once. That was ~1.5 % of a point read's CPU (bench/journal/),
+ * for a logger that most requests, at the default level, never write to.
  */
 class RequestLogger {
   private made: Logger | undefined;

@@ -6,7 +6,7 @@
  * generation, which only a full collection frees (test/db/no-promotion.test.ts; V8 13, in Node 24, no longer
  * does). 40,000 such copies of a 13-field row moved ~9.7 MB there, against ~60 KB built with Object.assign.
  * The row copy of each create (db/search-text.ts) was ~2/3 of what a create left for the old generation:
- * 74 → 24 KB a scavenge at one connection, and a shorter pause (bench/RESULTS.md, 2026-11-28 11:30 – 12:45).
+ * 74 → 24 KB a scavenge at one connection, and a shorter pause (bench/journal/).
  */
 export function extended<B extends object, M extends object>(base: B, more: M): B & M {
   return Object.assign({}, base, more);

@@ -13,7 +13,7 @@ import { SEARCH_SOURCES, SEARCH_TEXT, type SearchTable } from '../search-text.js
  *    foldText needs a later migration that replaces the function and refills `search_text`.
  *    SQLite's crm_fold is the JavaScript function itself, registered on each connection (db/index.ts).
  * 3. PostgreSQL: trigram indexes (pg_trgm, GIN) on `search_text` of the paginated lists, which answer
- *    `LIKE '%term%'` without reading every row of the tenant (bench/RESULTS.md has the measurements).
+ *    `LIKE '%term%'` without reading every row of the tenant (bench/journal/ has the measurements).
  *    pg_trgm is a trusted extension (PostgreSQL ≥ 13): a database owner without superuser may create it.
  *    Where it cannot be created, the migration goes on without these indexes (searches then read the
  *    tenant's rows, as SQLite does) and says so on stderr; creating the extension and the indexes later

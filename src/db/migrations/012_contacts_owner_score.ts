@@ -6,7 +6,7 @@ import type { DialectName } from '../dialect.js';
  * uses, spec 4.1: `ownerId eq`, `score gte`) counted from one index range. Before, both databases counted
  * through one condition's index and read the row of every contact in its range to test the other: on
  * SQLite at 1,000,000 contacts (4 owners, scores 0–99) a total took 650–850 ms through `contacts__score`;
- * through this index it is an index-only range of ~5 ms (bench/RESULTS.md, 2026-11-27).
+ * through this index it is an index-only range of ~5 ms (bench/journal/).
  *
  * What it costs: a create writes this index at one of its (owner, score) groups, one more page in the
  * commit's WAL: in six alternating runs on 100,000 contacts, POST /contacts −6 to −32 % (median −15 %) and

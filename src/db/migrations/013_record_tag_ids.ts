@@ -7,7 +7,7 @@ import type { DialectName } from '../dialect.js';
  * indexes). Every read of a record (a page, a single read, an expansion) takes its tags from this column.
  *
  * Why: a page of 50 contacts ran a correlated subquery on `record_tags` per row to embed the tags; on SQLite
- * that was ~38 µs of a page statement's ~130 (bench/RESULTS.md, 2026-11-27 15:00), on PostgreSQL 50 index scans.
+ * that was ~38 µs of a page statement's ~130 (bench/journal/), on PostgreSQL 50 index scans.
  *
  * How it stays right: triggers on `record_tags`, not the application, recompute the column of every record
  * whose tags an INSERT or DELETE touched — so no write path (the API's, a tag's delete, the CLI, the bench's

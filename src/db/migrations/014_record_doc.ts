@@ -7,7 +7,7 @@ import type { DialectName } from '../dialect.js';
  * generated column. Pages, filters, searches and single reads send it as it is (modules/shared/record-json.ts).
  *
  * Why: building the 50 objects of a page with json_object at read time was about half of a page statement's
- * cost on SQLite (bench/RESULTS.md, 2026-11-27 evening); a stored column is read as one value.
+ * cost on SQLite (bench/journal/); a stored column is read as one value.
  *
  * How it stays right: the database computes it on every INSERT and every UPDATE of the row, whatever writes it
  * (the API, the tag triggers of migration 013 that rewrite `tag_ids`, the CLI, the bench's bulk seeding, a test's

@@ -7,7 +7,7 @@ import type { DialectName } from '../dialect.js';
  * SQLite) holds the score of each entry: the probe tests the score on the index entries and reads the row of
  * the contacts that pass only (listing.ts walkCoversFilter), instead of the row of every contact it walks. On the
  * bench's search (~200 entries walked for a page of 50, ~150 of them failing the score): server CPU per search
- * 348–352 → 290–295 µs, 2,905–2,918 → 3,457–3,523 searches/s (bench/RESULTS.md, 2026-11-28).
+ * 348–352 → 290–295 µs, 2,905–2,918 → 3,457–3,523 searches/s (bench/journal/).
  *
  * Same name, same rows and the same leading columns, so every plan that used the index still does (list-index
  * and sqlite-stats tests); a write of a contact's score now also moves its entry in this index, which already

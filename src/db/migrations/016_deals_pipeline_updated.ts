@@ -9,7 +9,7 @@ import type { DialectName } from '../dialect.js';
  * (listing.ts walkCoversFilter). Before, the page walked `deals__updated` over every deal of the tenant and read
  * each row to test its pipeline and state. On the bench's single pipeline, with the probe that cuts its page from
  * the entries (listing.ts compileProbe), a page costs 2–5 % less; with several pipelines, a page no longer walks the
- * other pipelines' deals (bench/RESULTS.md, 2026-11-29).
+ * other pipelines' deals (bench/journal/).
  *
  * Migration 011 left deals without such an index because `updated_at` moves on every update of a deal, so every
  * update now moves an entry here too, as it already did in `deals__updated`. PostgreSQL takes it too, so both

@@ -9,7 +9,7 @@ import { rebuildWithStoredColumn } from './014_record_doc.js';
  * contact's and the company's stored `doc` into it (deals.service.ts dealsJson).
  *
  * Why: a page of 50 deals read 20 values a deal from the driver (~0.25 µs each on SQLite), built 50 objects and
- * serialized them again; the stored column is one value a deal (bench/RESULTS.md, 2026-11-29 07:30 – 10:30).
+ * serialized them again; the stored column is one value a deal (bench/journal/).
  *
  * How it stays right: as 014, the database computes it on every INSERT and UPDATE of the row, whatever writes it
  * (the tag triggers of migration 013 included). The value is the cents divided by 100 in double precision, as

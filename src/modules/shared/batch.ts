@@ -92,8 +92,8 @@ function atInput(err: ApiError, index: number): ApiError {
 /**
  * Inputs applied between two turns of the event loop. NOTE: on SQLite a batch of 100 creates is ~9 ms of
  * synchronous work, and libuv accepts one new connection per turn of the loop (libuv#3696): under a stream
- * of batches from 50 clients, a client's new connection waited up to 5 s to be accepted (any tenant's,
- * bench/RESULTS.md 2026-11-26). A turn every 10 inputs (~1 ms) lets the loop accept it, and read and answer
+ * of batches from 50 clients, a client's new connection waited up to 5 s to be accepted (any tenant's;
+ * bench/journal/). A turn every 10 inputs (~1 ms) lets the loop accept it, and read and answer
  * other requests, meanwhile; the transaction stays open (the writer waits for it, readers do not).
  */
 const YIELD_EVERY = 10;
