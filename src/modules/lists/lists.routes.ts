@@ -11,8 +11,17 @@ const read = { scopes: ['lists:read'] };
 const write = { scopes: ['lists:write'] };
 const NoContent = Type.Null({ description: 'Done; no body' });
 
-/** Spec 4.6 with CONTRACT B.7. */
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/** Spec 4.6 with CONTRACT B.7 (routes in this order in the reference). */
 export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  readAndCreateRoutes(app);
+  changeRoutes(app);
+  memberRoutes(app);
+};
+
+/** The lists, one list, a new static list. */
+function readAndCreateRoutes(app: App): void {
   app.get('/lists', {
     config: read,
     schema: {
@@ -41,7 +50,10 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: List, ...errorResponses(400) },
     },
   }, async (req, reply) => answer(reply, 201, service.createList(ctxOf(req), req.body)));
+}
 
+/** A static list renamed, described or deleted. */
+function changeRoutes(app: App): void {
   app.patch('/lists/:id', {
     config: { ...write, valueRules: service.LIST_VALUE_RULES },
     // `kind`/`objectType` in the body are named as immutable, before the generic unknown-field check.
@@ -73,7 +85,10 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await service.deleteList(ctxOf(req), req.params.id);
     return reply.code(204).send(null);
   });
+}
 
+/** A list's members: read, added, removed. */
+function memberRoutes(app: App): void {
   app.get('/lists/:id/members', {
     config: read,
     schema: {
@@ -120,4 +135,4 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await service.removeMember(ctxOf(req), req.params.id, req.params.objectId);
     return reply.code(204).send(null);
   });
-};
+}

@@ -186,45 +186,44 @@ export interface BatchOps {
   remove(ctx: Ctx, body: { ids: string[]; atomic?: boolean }): Promise<BatchAnswer>;
 }
 
+const created = (record: { id: string }): Applied => ({ status: 201, id: record.id, record });
+const updated = (record: { id: string }): Applied => ({ status: 200, id: record.id, record });
+
+/** Upsert by a natural key: match, else create; a create that loses a race to the same key updates. */
+async function upsertByKey(r: BatchResource, ctx: Ctx, key: UpsertKey, idProperty: string, input: Record<string, unknown>): Promise<Applied> {
+  const given = input[idProperty];
+  if (typeof given !== 'string' || given.trim() === '') throw errors.field(idProperty, `is required to upsert by ${idProperty}`);
+  let value: string | undefined;
+  try {
+    value = key.normalize(given);
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    // Invalid: the create reports it exactly as POST would.
+  }
+  const match = value === undefined ? undefined : await key.find(ctx, value);
+  if (match) return extended(updated(await r.update(ctx, match, input)), { action: 'updated' as const });
+  try {
+    // NOTE: on PostgreSQL a failed statement aborts the transaction, and the update below must run after it: the
+    // create gets a savepoint. SQLite needs none, and it would make a created input ~1.5 times as costly (the
+    // savepoint's journal): there the batch holds the write lock from its look-up on, so no other transaction can
+    // commit the key in between and a failed create is never followed by that update (the input fails, and its
+    // own savepoint, runBatch's, undoes whatever the create wrote).
+    const create = () => r.create(ctx, input);
+    const record = isPostgres(ctx.db) ? await withSavepoint(ctx.db, create, 'upsert_create') : await create();
+    return extended(created(record), { action: 'created' as const });
+  } catch (err) {
+    // Another transaction committed the same key since the look-up (PostgreSQL waits for it on the
+    // unique index, then reports the duplicate): the record now exists, so this input updates it.
+    const winner = err instanceof ApiError && err.statusCode === 409 && value !== undefined ? await key.find(ctx, value) : undefined;
+    if (!winner) throw err;
+    return { ...updated(await r.update(ctx, winner, input)), action: 'updated' };
+  }
+}
+
 /** The five batch operations of a resource, through its own service functions. */
 export function batchOps(r: BatchResource): BatchOps {
   const validCreate = compileBodySchema(r.schemas.create);
   const validUpdate = compileBodySchema(r.schemas.update);
-
-  const created = (record: { id: string }): Applied => ({ status: 201, id: record.id, record });
-  const updated = (record: { id: string }): Applied => ({ status: 200, id: record.id, record });
-
-  /** Upsert by a natural key: match, else create; a create that loses a race to the same key updates. */
-  async function upsertByKey(ctx: Ctx, key: UpsertKey, idProperty: string, input: Record<string, unknown>): Promise<Applied> {
-    const given = input[idProperty];
-    if (typeof given !== 'string' || given.trim() === '') throw errors.field(idProperty, `is required to upsert by ${idProperty}`);
-    let value: string | undefined;
-    try {
-      value = key.normalize(given);
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      // Invalid: the create reports it exactly as POST would.
-    }
-    const match = value === undefined ? undefined : await key.find(ctx, value);
-    if (match) return extended(updated(await r.update(ctx, match, input)), { action: 'updated' as const });
-    try {
-      // NOTE: on PostgreSQL a failed statement aborts the transaction, and the update below must run after it: the
-      // create gets a savepoint. SQLite needs none, and it would make a created input ~1.5 times as costly (the
-      // savepoint's journal): there the batch holds the write lock from its look-up on, so no other transaction can
-      // commit the key in between and a failed create is never followed by that update (the input fails, and its
-      // own savepoint, runBatch's, undoes whatever the create wrote).
-      const create = () => r.create(ctx, input);
-      const record = isPostgres(ctx.db) ? await withSavepoint(ctx.db, create, 'upsert_create') : await create();
-      return extended(created(record), { action: 'created' as const });
-    } catch (err) {
-      // Another transaction committed the same key since the look-up (PostgreSQL waits for it on the
-      // unique index, then reports the duplicate): the record now exists, so this input updates it.
-      const winner = err instanceof ApiError && err.statusCode === 409 && value !== undefined ? await key.find(ctx, value) : undefined;
-      if (!winner) throw err;
-      return { ...updated(await r.update(ctx, winner, input)), action: 'updated' };
-    }
-  }
-
   return {
     create: (ctx, body) =>
       runBatch(ctx, body.inputs, body.atomic === true, async (c, input) => {
@@ -245,26 +244,7 @@ export function batchOps(r: BatchResource): BatchOps {
         stringId,
       ),
 
-    upsert: (ctx, body) => {
-      const key = body.idProperty === 'id' ? undefined : r.upsertKeys[body.idProperty];
-      return runBatch(
-        ctx,
-        body.inputs,
-        body.atomic === true,
-        async (c, input) => {
-          if (key) {
-            await check(c, validCreate, input, r);
-            return upsertByKey(c, key, body.idProperty, input);
-          }
-          // By id: an input with an id updates that record (404 when it does not exist); one without creates.
-          const [id, rest] = splitId(input, false);
-          await check(c, validCreate, rest, r);
-          if (id === undefined) return { ...created(await r.create(c, rest)), action: 'created' };
-          return { ...updated(await r.update(c, id, rest)), action: 'updated' };
-        },
-        body.idProperty === 'id' ? stringId : undefined,
-      );
-    },
+    upsert: (ctx, body) => runBatch(ctx, body.inputs, body.atomic === true, upsertOne(r, validCreate, body.idProperty), body.idProperty === 'id' ? stringId : undefined),
 
     read: async (ctx, body) => {
       const ids = [...new Set(body.ids)];
@@ -283,6 +263,22 @@ export function batchOps(r: BatchResource): BatchOps {
         },
         (id) => id,
       ),
+  };
+}
+
+/** How an upsert applies one input: by the natural key `idProperty`, or by `id` (update when given, else create). */
+function upsertOne(r: BatchResource, validCreate: ValidateFunction, idProperty: string) {
+  const key = idProperty === 'id' ? undefined : r.upsertKeys[idProperty];
+  return async (c: Ctx, input: Record<string, unknown>): Promise<Applied> => {
+    if (key) {
+      await check(c, validCreate, input, r);
+      return upsertByKey(r, c, key, idProperty, input);
+    }
+    // By id: an input with an id updates that record (404 when it does not exist); one without creates.
+    const [id, rest] = splitId(input, false);
+    await check(c, validCreate, rest, r);
+    if (id === undefined) return { ...created(await r.create(c, rest)), action: 'created' };
+    return { ...updated(await r.update(c, id, rest)), action: 'updated' };
   };
 }
 
@@ -323,23 +319,46 @@ function resultsSchema(r: BatchResource, upsert: boolean) {
   );
 }
 
+/** What the batch routes of one resource share: its operations, and the parts of their documentation. */
+interface BatchRoutes {
+  r: BatchResource;
+  ops: BatchOps;
+  tags: string[];
+  write: { scopes: string[] };
+  plural: string;
+  Results: TSchema;
+  limits: string;
+  example: Record<string, unknown>;
+  answers(results: TSchema, ...errs: number[]): Record<number, unknown>;
+  send(reply: FastifyReply, a: BatchAnswer): Promise<BatchAnswer['body']>;
+}
+
 /** Registers POST /<path>/batch/{create,update,upsert,read,delete} for a resource. */
 export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): void {
-  const ops = batchOps(r);
-  const tags = [r.tag];
-  const write = { scopes: [`${r.path}:write`] };
-  const plural = r.tag;
-  const Results = resultsSchema(r, false);
-  const UpsertResults = resultsSchema(r, true);
-  const answers = (results: TSchema, ...errs: number[]) => ({ 200: results, 207: results, ...errorResponses(400, ...errs) });
-  const limits = `1–${BATCH_MAX} inputs (400 \`validation_failed\` beyond); one call counts once against the rate limit; accepts \`Idempotency-Key\`.`;
-  const example = (r.schemas.create as { examples?: Record<string, unknown>[] }).examples?.[0] ?? {};
-  const send = (reply: FastifyReply, a: BatchAnswer) => {
-    // A large batch has its tables' planner statistics refreshed soon (PostgreSQL: db/pg-stats.ts).
-    if (a.body.succeeded >= BULK_CHANGE_ROWS) noteBulkChange(reply.server.database.db, [r.path, 'record_tags'], a.body.succeeded);
-    return answer(reply, a.status, a.body);
+  const k: BatchRoutes = {
+    r,
+    ops: batchOps(r),
+    tags: [r.tag],
+    write: { scopes: [`${r.path}:write`] },
+    plural: r.tag,
+    Results: resultsSchema(r, false),
+    limits: `1–${BATCH_MAX} inputs (400 \`validation_failed\` beyond); one call counts once against the rate limit; accepts \`Idempotency-Key\`.`,
+    example: (r.schemas.create as { examples?: Record<string, unknown>[] }).examples?.[0] ?? {},
+    answers: (results, ...errs) => ({ 200: results, 207: results, ...errorResponses(400, ...errs) }),
+    send: (reply, a) => {
+      // A large batch has its tables' planner statistics refreshed soon (PostgreSQL: db/pg-stats.ts).
+      if (a.body.succeeded >= BULK_CHANGE_ROWS) noteBulkChange(reply.server.database.db, [r.path, 'record_tags'], a.body.succeeded);
+      return answer(reply, a.status, a.body);
+    },
   };
+  createRoute(app, k);
+  updateRoute(app, k);
+  upsertRoute(app, k);
+  readRoute(app, k);
+  deleteRoute(app, k);
+}
 
+function createRoute(app: FastifyInstance, { r, ops, tags, write, plural, Results, limits, example, answers, send }: BatchRoutes): void {
   app.post(`/${r.path}/batch/create`, {
     config: write,
     schema: {
@@ -354,7 +373,9 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       response: answers(Results, 404, 409, 422),
     },
   }, async (req, reply) => send(reply, await ops.create(ctxOf(req), req.body as any)));
+}
 
+function updateRoute(app: FastifyInstance, { r, ops, tags, write, plural, Results, limits, answers, send }: BatchRoutes): void {
   const UpdateInput = Type.Object(
     { id: Type.String({ description: `The ${r.noun} to update` }), ...r.schemas.update.properties },
     { additionalProperties: false, description: `\`id\` plus a \`PATCH /${r.path}/:id\` body` },
@@ -370,7 +391,10 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       response: answers(Results, 404, 409, 422),
     },
   }, async (req, reply) => send(reply, await ops.update(ctxOf(req), req.body as any)));
+}
 
+function upsertRoute(app: FastifyInstance, { r, ops, tags, write, plural, limits, example, answers, send }: BatchRoutes): void {
+  const UpsertResults = resultsSchema(r, true);
   const keys = [...Object.keys(r.upsertKeys), 'id'];
   const UpsertInput = Type.Object(
     { id: Type.Optional(Type.String({ description: 'Only with `idProperty: "id"`: the record to update (404 when missing); absent: create' })), ...r.schemas.create.properties },
@@ -400,7 +424,9 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       response: answers(UpsertResults, 404, 409, 422),
     },
   }, async (req, reply) => send(reply, await ops.upsert(ctxOf(req), req.body as any)));
+}
 
+function readRoute(app: FastifyInstance, { r, ops, tags, plural }: BatchRoutes): void {
   app.post(`/${r.path}/batch/read`, {
     config: { scopes: [`${r.path}:read`] },
     schema: {
@@ -415,7 +441,9 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
       },
     },
   }, async (req) => ops.read(ctxOf(req), req.body as any));
+}
 
+function deleteRoute(app: FastifyInstance, { r, ops, tags, write, plural, Results, limits, answers, send }: BatchRoutes): void {
   app.post(`/${r.path}/batch/delete`, {
     config: write,
     schema: {
