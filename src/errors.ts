@@ -48,9 +48,9 @@ export function errorDocUrl(code: string): string {
 }
 
 /**
- * Every error code the service answers, with its HTTP status: the catalogue below, the conflicts passed to
- * `errors.conflict`, and the answers written outside it (authentication, rate limits, the parsers, Node's own
- * client errors). The reference page's Errors section must have a heading for each (errorDocUrl), and the
+ * Every error code the service answers, with its HTTP status: the codes of the catalogue below (authentication,
+ * rate limits, the parsers' and Node's own client errors among them) and the conflicts passed to
+ * `errors.conflict`. The reference page's Errors section must have a heading for each (errorDocUrl), and the
  * tests check that each one's body carries `docUrl`.
  */
 export const ERROR_CODES: Readonly<Record<string, number>> = {
