@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import { missingScopes } from '../auth/scopes.js';
 import { findKeyByHash, setKeyLastUsed, type KeyOfHash } from '../auth/keys.repo.js';
 import type { Db } from '../db/index.js';
-import { ApiError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import { parseJson } from '../util/json.js';
 import { routeHooks } from '../http/route-hooks.js';
 import { MemoryStore, type RateLimitStore } from './rate-limit.js';
@@ -93,17 +93,9 @@ function rejectAuth(failures: MemoryStore, req: FastifyRequest, code: 'missing_a
   const hit = failures.hitSync(`ip:${req.ip}`, WINDOW_MS);
   if (hit.count > FAILED_AUTH_LIMIT) {
     const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-    throw new ApiError(
-      429,
-      'rate_limit_exceeded',
-      'Too many failed authentications from this address; retry later',
-      { limit: FAILED_AUTH_LIMIT, retryAfterSeconds: retry },
-      { 'retry-after': String(retry) },
-    );
+    throw errors.rateLimited('Too many failed authentications from this address; retry later', FAILED_AUTH_LIMIT, retry);
   }
-  throw code === 'missing_api_key'
-    ? new ApiError(401, code, 'The X-API-Key header is required')
-    : new ApiError(401, code, 'The API key is invalid, revoked or expired');
+  throw code === 'missing_api_key' ? errors.missingApiKey() : errors.invalidApiKey();
 }
 
 /** The key's rate limit (B.3): its headers on every answer, 429 past it. */
@@ -113,13 +105,7 @@ function applyRateLimit(reply: FastifyReply, limit: number, hit: { count: number
   reply.header('x-ratelimit-reset', String(Math.ceil(hit.resetAtMs / 1000)));
   if (hit.count > limit) {
     const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-    throw new ApiError(
-      429,
-      'rate_limit_exceeded',
-      `Rate limit of ${limit} requests per minute exceeded; retry in ${retry} s`,
-      { limit, retryAfterSeconds: retry },
-      { 'retry-after': String(retry) },
-    );
+    throw errors.rateLimited(`Rate limit of ${limit} requests per minute exceeded; retry in ${retry} s`, limit, retry);
   }
 }
 
@@ -127,12 +113,7 @@ function applyRateLimit(reply: FastifyReply, limit: number, hit: { count: number
 function requireScopes(required: readonly string[] | undefined, principal: Principal): void {
   if (!required || required.length === 0) throw errors.forbidden();
   const missing = missingScopes(required, principal.scopes);
-  if (missing.length > 0) {
-    throw new ApiError(403, 'insufficient_scope', `This call requires the scope ${missing.join(', ')}`, {
-      required,
-      have: principal.scopes,
-    });
-  }
+  if (missing.length > 0) throw errors.insufficientScope(required, principal.scopes, missing);
 }
 
 export const authPlugin = fp<AuthOptions>(
