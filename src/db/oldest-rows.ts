@@ -29,12 +29,23 @@ export async function deleteOldestInserted<T extends keyof DB>(db: Db, t: Insert
   const key: readonly string[] = t.key;
   const createdAt: string = t.createdAt;
   if (!isPostgres(db)) {
-    const window = q.selectFrom(table).select(sql`rowid`.as('r')).orderBy(sql`rowid`).limit(batch);
-    const r = await q.deleteFrom(table).where(sql`rowid`, 'in', window).where(createdAt, '<', cutoff).executeTakeFirst();
+    const window = q
+      .selectFrom(table)
+      .select(sql`rowid`.as('r'))
+      .orderBy(sql`rowid`)
+      .limit(batch);
+    const r = await q
+      .deleteFrom(table)
+      .where(sql`rowid`, 'in', window)
+      .where(createdAt, '<', cutoff)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
   const oldest = q.selectFrom(table).select(key).where(createdAt, '<', cutoff).orderBy(createdAt).limit(batch);
   const columns = sql.join(key.map((c) => sql.ref(c)));
-  const r = await q.deleteFrom(table).where(sql<boolean>`(${columns}) in (${oldest})`).executeTakeFirst();
+  const r = await q
+    .deleteFrom(table)
+    .where(sql<boolean>`(${columns}) in (${oldest})`)
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

@@ -44,7 +44,17 @@ const { PENDING } = repo;
  * them, so that a corrected retry with the same key runs. Any other 400 is a business error of a request that
  * ran (the spec's `duplicate_proposal_for_deal`), stored like a 409.
  */
-const REFUSED_AS_SENT = new Set(['validation_failed', 'invalid_json', 'invalid_format', 'invalid_url', 'invalid_event', 'invalid_status', 'invalid_cursor', 'invalid_request', 'bad_request']);
+const REFUSED_AS_SENT = new Set([
+  'validation_failed',
+  'invalid_json',
+  'invalid_format',
+  'invalid_url',
+  'invalid_event',
+  'invalid_status',
+  'invalid_cursor',
+  'invalid_request',
+  'bad_request',
+]);
 
 /**
  * Answers a request that ran kept for a replay: success, and the business errors of a request that
@@ -119,14 +129,16 @@ export function sealAnswer(key: Buffer, run: Pick<Run, 'tenantId' | 'keyId' | 'i
  * CRM_SECRET_KEY, or an edited row) cannot be replayed, and running the request again could repeat its change
  * (a second contact): the replay fails (500) rather than guess, until the row expires.
  */
-export function openAnswer(key: Buffer, row: { tenantId: string; keyId: string; idemKey: string; fingerprint: string; status: number }, stored: string): string {
+export function openAnswer(
+  key: Buffer,
+  row: { tenantId: string; keyId: string; idemKey: string; fingerprint: string; status: number },
+  stored: string,
+): string {
   if (!stored.startsWith(SEALED_PREFIX)) return stored;
   try {
     return decryptSecret(key, stored, answerAad(row.tenantId, row.keyId, row.idemKey, row.fingerprint, row.status));
   } catch {
-    throw new StoredAnswerUnreadable(
-      'the stored answer of an Idempotency-Key cannot be decrypted with the configured CRM_SECRET_KEY',
-    );
+    throw new StoredAnswerUnreadable('the stored answer of an Idempotency-Key cannot be decrypted with the configured CRM_SECRET_KEY');
   }
 }
 
@@ -431,7 +443,10 @@ function documentPost(route: RouteOptions): void {
 /** A mutating POST's hooks, after its own: begin before the handler, finish in onSend, abandon in onResponse. */
 function guardPost(route: RouteOptions, runs: IdempotentRuns): void {
   const pending = route.config?.idempotencyOutbound === true;
-  route.preHandler = [...routeHooks(route.preHandler), (req: FastifyRequest, reply: FastifyReply) => runs.begin(req, reply, pending)] as typeof route.preHandler;
+  route.preHandler = [
+    ...routeHooks(route.preHandler),
+    (req: FastifyRequest, reply: FastifyReply) => runs.begin(req, reply, pending),
+  ] as typeof route.preHandler;
   route.onSend = [...routeHooks(route.onSend), (req, reply, payload) => runs.finish(req, reply, payload)] as typeof route.onSend;
   // A callback hook, not an async one: nearly every request has nothing to do here.
   route.onResponse = [...routeHooks(route.onResponse), runs.abandon] as typeof route.onResponse;
