@@ -5,7 +5,7 @@
  */
 import { CompiledQuery, sql, type QueryCreator, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { sqliteDialect, type SqlDialect } from './dialect.js';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 import { flatSql, rebound, type SlottedQuery } from './prepared.js';
 import { directReads, type Reads } from './reads.js';
 import {

@@ -6,7 +6,7 @@
  */
 import { RawNode, sql, type CompiledQuery, type Expression, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { sortableText, type SqlDialect } from './dialect.js';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 import { flatSql, slotted, type SlottedQuery } from './prepared.js';
 
 export type SortOrder = 'asc' | 'desc';

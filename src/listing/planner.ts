@@ -41,7 +41,7 @@ export async function rowsPage<R, F, K extends string>(ctx: Ctx, listing: Listin
 }
 
 /** The plan of a page of `listing`: where and how it may be read (see ListingSpec). */
-function specOf<F, K extends string>(ctx: Ctx, listing: Listing<F, K>, req: ListingRequest<F, K>): ListingSpec {
+function specOf<F, K extends string>(ctx: Ctx, listing: Listing<F, K>, req: Omit<ListingRequest<F, K>, 'page' | 'pageSize' | 'cursor'>): ListingSpec {
   const { sortKey, filters } = req;
   const walks = listing.timeIndexes;
   return {
@@ -191,11 +191,26 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
 }
 
 /**
- * One page by keyset only, from the start of `base` or after a cursor, with no total: for a log that
- * grows without bound (the event log), where counting would cost what reading it all costs. Same
- * cursors, binding and order as listPage.
+ * One page of a resource's rows by keyset only, from the start of its list or after a cursor, with no total: for a
+ * log that grows without bound (the event log), where counting would cost what reading it all costs. Same cursors,
+ * binding and order as recordsPage and rowsPage.
  */
-export async function keysetPage<R>(
+export function keysetPage<R, F, K extends string>(
+  ctx: Ctx,
+  listing: Listing<F, K>,
+  req: Omit<ListingRequest<F, K>, 'page'>,
+): Promise<{ rows: R[]; hasNext: boolean; nextCursor: string | null }> {
+  return keysetRows<R>(ctx, specOf(ctx, listing, req), req);
+}
+
+/** The cursor that continues a keysetPage of `listing` after `row`, one of its rows (read with any key's request). */
+export function keysetCursor<F, K extends string>(ctx: Ctx, listing: Listing<F, K>, req: Omit<ListingRequest<F, K>, 'page'>, row: Record<string, unknown>): string {
+  const spec = specOf(ctx, listing, req);
+  return cursorAfter(ctx, compiledShape(ctx, spec).binding(spec.keyId), spec.idColumn ?? 'id', row);
+}
+
+/** keysetPage of a ListingSpec. */
+async function keysetRows<R>(
   ctx: Ctx,
   spec: Omit<ListingSpec, 'countCache'>,
   req: { pageSize: number; cursor?: string },
@@ -206,11 +221,6 @@ export async function keysetPage<R>(
   const more = fetched.length > req.pageSize;
   const rows = fetched.slice(0, req.pageSize) as Record<string, unknown>[];
   return { rows: rows as R[], hasNext: more, nextCursor: shape.next(rows, more) };
-}
-
-/** The cursor that continues `spec` after `row`, a row of a keysetPage of the same spec (any key's). */
-export function keysetCursor(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>, row: Record<string, unknown>): string {
-  return cursorAfter(ctx, compiledShape(ctx, spec).binding(spec.keyId), spec.idColumn ?? 'id', row);
 }
 
 function cursorAfter(ctx: Ctx, binding: string, idColumn: string, row: Record<string, unknown>): string {
@@ -291,23 +301,21 @@ interface CompiledShape {
   next(rows: Record<string, unknown>[], more: boolean): string | null;
 }
 
-function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): CompiledShape {
+/** The shape of `spec`'s list: kept per tenant, endpoint, order and filters when it is compiled once, else new. */
+function shapeOf(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Shape {
   const filtersJson = stableJson(spec.filters);
-  let shape: Shape | undefined;
-  if (spec.compiledOnce) {
-    const adapter = ctx.db.getExecutor().adapter;
-    let byKey = shapes.get(adapter);
-    if (!byKey) shapes.set(adapter, (byKey = new LRUCache({ max: MAX_SHAPES })));
-    const key = JSON.stringify([ctx.tenantId, spec.endpoint, spec.sort.key, spec.sort.order, spec.idColumn ?? 'id', filtersJson]);
-    shape = byKey.get(key);
-    if (!shape) {
-      shape = newShape(filtersJson);
-      byKey.set(key, shape);
-    }
-  } else {
-    shape = newShape(filtersJson);
-  }
-  const s = shape;
+  if (!spec.compiledOnce) return newShape(filtersJson);
+  const adapter = ctx.db.getExecutor().adapter;
+  let byKey = shapes.get(adapter);
+  if (!byKey) shapes.set(adapter, (byKey = new LRUCache({ max: MAX_SHAPES })));
+  const key = JSON.stringify([ctx.tenantId, spec.endpoint, spec.sort.key, spec.sort.order, spec.idColumn ?? 'id', filtersJson]);
+  let shape = byKey.get(key);
+  if (!shape) byKey.set(key, (shape = newShape(filtersJson)));
+  return shape;
+}
+
+function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): CompiledShape {
+  const s = shapeOf(ctx, spec);
   let built: ListingQuery | undefined;
   const query = () => (built ??= spec.query());
   const idColumn = spec.idColumn ?? 'id';

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/index.js';
+import type { Listing } from '../../listing/descriptor.js';
 import { TEST_EVENT } from '../../events/catalog.js';
 
 /** Where an event sits in the log: its `seq`, the commit order within the tenant (db/event-log.ts). */
@@ -44,3 +45,10 @@ export function eventListing(db: Db, tenantId: string, f: EventFilter) {
   const select = (qb: typeof base) => qb.select(['id', 'type', 'payload', 'seq']);
   return { base, select };
 }
+
+/** The event log (GET /events): oldest first, by its position (`seq`, unique). */
+export const EVENT_LISTING: Listing<EventFilter, 'position'> = {
+  sort: { position: { column: 'seq', nullable: false } },
+  query: eventListing,
+  idColumn: 'seq',
+};

@@ -78,14 +78,16 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
     if (!after) return build([], false, null);
   }
   const filter: repo.EventFilter = { types, after };
-  const spec = {
-    query: () => repo.eventListing(ctx.reads.db, ctx.tenantId, filter),
-    idColumn: 'seq',
-    sort: { key: 'position', order: 'asc' as const, column: { column: 'seq', nullable: false } },
+  const listed = {
+    sortKey: 'position',
+    order: 'asc',
+    filters: filter,
+    boundFilters: { types: types ?? null, after: q.after ?? null },
     keyId,
     endpoint: 'GET /events',
-    filters: { types: types ?? null, after: q.after ?? null },
-  };
+    pageSize,
+    cursor: q.cursor,
+  } as const;
   // Long-polls asking the same page share one read and one page object (which the route serializes once):
   // a commit wakes them together. Without a cursor the query is the same for every key of the tenant, and
   // only a next cursor (bound to its key) differs; a cursor is bound to its key, so it shares with that key.
@@ -93,16 +95,16 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
   const waiting = wait && (q.wait ?? 0) > 0 ? wait.waiters : undefined;
   const read = async (): Promise<ListedEventPage> => {
     if (!waiting) {
-      const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow>(ctx, spec, { pageSize, cursor: q.cursor });
+      const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow, repo.EventFilter, 'position'>(ctx, repo.EVENT_LISTING, listed);
       return build(rows, hasNext, nextCursor);
     }
     const shared = await waiting.shared(sharedKey, async () => {
-      const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow>(ctx, spec, { pageSize, cursor: q.cursor });
+      const { rows, hasNext, nextCursor } = await keysetPage<repo.EventRow, repo.EventFilter, 'position'>(ctx, repo.EVENT_LISTING, listed);
       return { keyId, rows, page: build(rows, hasNext, nextCursor) };
     });
     if (!shared.page.pagination.hasNext || shared.keyId === keyId) return shared.page;
     const last = shared.rows[shared.rows.length - 1] as unknown as Record<string, unknown>;
-    return { ...shared.page, pagination: { ...shared.page.pagination, nextCursor: keysetCursor(ctx, spec, last) } };
+    return { ...shared.page, pagination: { ...shared.page.pagination, nextCursor: keysetCursor(ctx, repo.EVENT_LISTING, listed, last) } };
   };
 
   const waiters = wait?.waiters;
