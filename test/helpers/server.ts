@@ -63,10 +63,19 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
+// Servers a failed test never stopped die with the test process: left running, they held CPU and ports through the
+// rest of a CI run.
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const proc of live) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+});
+
 /** Starts `crm serve` (or another command) and waits until /healthz answers. */
 export async function startServer(env: Record<string, string>, command = 'serve'): Promise<RunningServer> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const proc = spawn(process.execPath, [CLI, command], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
   proc.stdout!.on('data', () => {});
