@@ -48,8 +48,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const ownsDb = !deps.database;
   const database = deps.database ?? createDatabase(config);
-  const app = Fastify({
-    logger: loggerOptions(config, deps.logger),
+  const app = Fastify(serverOptions(config, deps.logger)).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestSchema(schema as Record<string, unknown>, httpPart));
+  acceptJsonBodies(app);
+  refuseHeldValuesAndNul(app);
+
+  app.decorate('config', config);
+  app.decorate('database', database);
+  app.decorate('draining', false);
+  database.readPool?.warm();
+  const store = deps.store ?? createRateLimitStore(config.redisUrl, app.log);
+  app.decorate('rateLimitStore', store);
+  stampRequests(app);
+  const wakeups = wakeEventWaiters(app, config, database);
+  app.addHook('onClose', async () => {
+    await wakeups.close();
+    if (!deps.store) await store.close();
+    if (ownsDb) await database.close();
+  });
+
+  await registerPlugins(app, config, database, store);
+  return app;
+}
+
+/** Fastify's own settings for the API. */
+function serverOptions(config: Config, logger: AppDeps['logger']): FastifyServerOptions {
+  return {
+    logger: loggerOptions(config, logger),
     childLoggerFactory: requestLogger,
     bodyLimit: 1024 * 1024,
     // Ids are opaque: an over-long id is a 404 like any other unknown id, not a 414 (longer ones than
@@ -67,10 +92,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // arrived before the signal); `crm serve` stops accepting only after its drain window instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  };
+}
 
-  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestSchema(schema as Record<string, unknown>, httpPart));
-
+/** JSON bodies, parsed once and judged by B.2's rules (http/body-checks.ts); an empty one is no body. */
+function acceptJsonBodies(app: FastifyInstance): void {
   // An empty body with a JSON content type (DELETE from many HTTP clients) is no body, not an error.
   // Only JSON bodies are accepted on the API (B.2: anything else is 415); Fastify parses text/plain by default.
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -90,6 +116,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (refused !== null) return done(errors.validation(refused), undefined);
     done(null, parsed);
   });
+}
+
+/** Value issues held from the body for a route without a body schema; NUL in a path or query value. */
+function refuseHeldValuesAndNul(app: FastifyInstance): void {
   app.addHook('preValidation', (req, _reply, done) => {
     // The value issues of a body are reported by its validator, with the schema's own (http/validation.ts);
     // a route without a body schema has no validator to report them.
@@ -106,13 +136,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     done();
   });
+}
 
-  app.decorate('config', config);
-  app.decorate('database', database);
-  app.decorate('draining', false);
-  database.readPool?.warm();
-  const store = deps.store ?? createRateLimitStore(config.redisUrl, app.log);
-  app.decorate('rateLimitStore', store);
+/** Each request's arrival time and its `x-request-id` header. */
+function stampRequests(app: FastifyInstance): void {
   // When the request arrived: its data-dependent reads must be answered within QUERY_TIMEOUT_MS of it (db/reads.ts).
   app.decorateRequest('receivedAt', 0);
   app.addHook('onRequest', (req, reply, done) => {
@@ -120,6 +147,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     done();
   });
+}
+
+/** The long-polls of `GET /events?wait=` of this app and what wakes them; returns the wake-ups to close. */
+function wakeEventWaiters(app: FastifyInstance, config: Config, database: Database): { close(): Promise<void> } {
   // Long-polls of the event log are woken by commits: through the one LISTEN connection of this process
   // on PostgreSQL (commits of every process), in process on SQLite (DESIGN §5).
   const waiters = new EventWaiters({ perKey: config.eventWaitPerKey, perProcess: config.eventWaitMax });
@@ -127,12 +158,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const wakeups = startWakeups(database, waiters, app.log);
   // Waiting requests are answered before the server waits for requests in flight to finish.
   app.addHook('preClose', async () => waiters.close());
-  app.addHook('onClose', async () => {
-    await wakeups.close();
-    if (!deps.store) await store.close();
-    if (ownsDb) await database.close();
-  });
+  return wakeups;
+}
 
+/** The plugins, then every module's routes. */
+async function registerPlugins(app: FastifyInstance, config: Config, database: Database, store: RateLimitStore): Promise<void> {
   await app.register(errorsPlugin);
   // Before every plugin that adds routes: each route gets its recorder when it is added (onRoute).
   await app.register(metricsPlugin);
@@ -148,5 +178,4 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   for (const mod of MODULES) await app.register(mod, { prefix: '/api/v1' });
   for (const mod of PUBLIC_MODULES) await app.register(mod);
-  return app;
 }

@@ -42,16 +42,22 @@ function sendHtml(reply: FastifyReply, status: number, render: (nonce: string) =
  */
 export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(formbody);
-  // The app's counters (one Redis connection and one circuit breaker per process; the app closes it).
-  const store = app.rateLimitStore;
   /** The form of a request, for the error page that refills it. */
-  const formOf = new WeakMap<FastifyRequest, service.PublicForm>();
+  const formOf: FormOf = new WeakMap();
+  app.setErrorHandler(errorPages(formOf));
+  formPageRoute(app);
+  submitRoute(app, formOf);
+};
 
-  const ctxFor = (req: FastifyRequest, form: service.PublicForm): Ctx =>
-    contextFor(req.server.database, req.server.config, form.tenantId, null, requestSignal(req));
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+type FormOf = WeakMap<FastifyRequest, service.PublicForm>;
 
-  // Browsers get pages; JSON clients get the contract's JSON errors from the app's handler.
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+const ctxFor = (req: FastifyRequest, form: service.PublicForm): Ctx =>
+  contextFor(req.server.database, req.server.config, form.tenantId, null, requestSignal(req));
+
+/** Browsers get pages; JSON clients get the contract's JSON errors from the app's handler. */
+function errorPages(formOf: FormOf) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const wantsHtml = req.method === 'GET' || req.method === 'HEAD' || isBrowserPost(req);
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       err = errors.unsupportedMediaType('Send the form as application/x-www-form-urlencoded or application/json') as unknown as FastifyError;
@@ -80,8 +86,11 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return message(500, t.failedTitle, `${t.failedBody} ${String(req.id)}).`);
     }
     return message(400, t.notSentTitle, t.notProcessed);
-  });
+  };
+}
 
+/** The public HTML form. */
+function formPageRoute(app: App): void {
   app.get('/f/:tenantSlug/:slug', {
     schema: {
       operationId: 'getPublicForm',
@@ -96,7 +105,10 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
     return sendHtml(reply, 200, (nonce) => renderFormPage({ formName: form.name, fields: form.fields, nonce, locale: form.locale }));
   });
+}
 
+/** A submission: JSON answers 201, a browser's post a thank-you page. */
+function submitRoute(app: App, formOf: FormOf): void {
   app.post('/f/:tenantSlug/:slug', {
     schema: {
       operationId: 'submitPublicForm',
@@ -120,15 +132,20 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (req, reply) => {
     const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
     formOf.set(req, form);
-    const hit = await store.hit(`form:${form.tenantId}:${form.id}:${req.ip}`, WINDOW_MS);
-    if (hit.count > SUBMISSION_LIMIT) {
-      const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-      throw errors.rateLimited(`At most ${SUBMISSION_LIMIT} submissions a minute per client and form; retry in ${retry} s`, SUBMISSION_LIMIT, retry);
-    }
+    await limitSubmissions(req, form);
     const browser = isBrowserPost(req);
     const metadata = { ipAddress: req.ip ?? null, userAgent: header(req, 'user-agent'), referrer: header(req, 'referer') ?? header(req, 'referrer') };
     const result = await service.submitForm(ctxFor(req, form), form, req.body, browser ? 'form' : 'json', metadata, req.log);
     if (browser) return sendHtml(reply, 200, (nonce) => renderThankYou(form.name, { nonce, locale: form.locale }));
     return reply.code(201).send(result);
   });
-};
+}
+
+/** CONTRACT A.4's limit per client IP and form, counted by the app's store (one Redis connection and breaker a process). */
+async function limitSubmissions(req: FastifyRequest, form: service.PublicForm): Promise<void> {
+  const hit = await req.server.rateLimitStore.hit(`form:${form.tenantId}:${form.id}:${req.ip}`, WINDOW_MS);
+  if (hit.count > SUBMISSION_LIMIT) {
+    const retry = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
+    throw errors.rateLimited(`At most ${SUBMISSION_LIMIT} submissions a minute per client and form; retry in ${retry} s`, SUBMISSION_LIMIT, retry);
+  }
+}
