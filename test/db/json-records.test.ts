@@ -7,14 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { DIALECT, newTenant, testApp } from '../helpers/app.js';
-import type { Ctx } from '../../src/http/context.js';
+import { contextFor, type Ctx } from '../../src/http/context.js';
 import * as contacts from '../../src/modules/contacts/contacts.service.js';
 import * as companies from '../../src/modules/companies/companies.service.js';
 import * as deals from '../../src/modules/deals/deals.service.js';
 
 const t = await testApp();
 const db = t.database.db;
-const ctxFor = (tenantId: string): Ctx => ({ db, dialect: t.database.dialect, config: t.config, tenantId, userId: null });
+const ctxFor = (tenantId: string): Ctx => contextFor(t.database, t.config, tenantId, null);
 
 const ODD_TEXT = 'Zoë "quoted" \\ back\nslash\t\u0001\u001f </script> ✓ 😀 \u2028';
 const CUSTOM = {

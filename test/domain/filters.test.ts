@@ -248,7 +248,7 @@ test(`filters: contacts — every operator, tags and custom properties compile a
   for (const r of await db.selectFrom('properties').select(['id', 'type', 'options']).where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').execute()) {
     defs.set(r.id, { id: r.id, type: r.type as any, options: r.options ? JSON.parse(r.options) : null });
   }
-  const base = { tenant_id: tenantId, company_id: null, deleted_at: null };
+    const base = { tenant_id: tenantId, company_id: null, deleted_at: null, search_text: '' };
   const rows = [
     {
       id: 'c1', first_name: 'Ana', last_name: 'Souza', email: 'ana@acme.com', phone: '+5511987654321', owner_id: refs.ana, score: 80,
@@ -393,8 +393,8 @@ test(`filters: companies and deals (column maps, cents, booleans, dates) compile
   const { tenantId, refs } = await newTenant(t);
   const now = '2026-05-01T00:00:00.000Z';
   await db.insertInto('companies').values([
-    { tenant_id: tenantId, id: 'k1', name: 'Acme Ltda', cnpj: '11222333000181', website: 'https://acme.com.br', domain: 'acme.com.br', phone: '+551133334444', industry: 'Retail', owner_id: refs.ana, custom_properties: JSON.stringify({ [refs.company_number]: 3 }), created_at: now, updated_at: now, deleted_at: null },
-    { tenant_id: tenantId, id: 'k2', name: 'Beta SA', cnpj: null, website: null, domain: null, phone: null, industry: null, owner_id: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null },
+    { tenant_id: tenantId, id: 'k1', name: 'Acme Ltda', cnpj: '11222333000181', website: 'https://acme.com.br', domain: 'acme.com.br', phone: '+551133334444', industry: 'Retail', owner_id: refs.ana, custom_properties: JSON.stringify({ [refs.company_number]: 3 }), created_at: now, updated_at: now, deleted_at: null, search_text: '' },
+    { tenant_id: tenantId, id: 'k2', name: 'Beta SA', cnpj: null, website: null, domain: null, phone: null, industry: null, owner_id: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null, search_text: '' },
   ]).execute();
   // Rows as the deals repo writes them: with their search column, which `title contains` reads.
   const deal = (id: string, extra: Record<string, unknown>) => withSearchText('deals', {

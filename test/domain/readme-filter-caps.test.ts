@@ -16,8 +16,8 @@ test('README: at most MAX_IN_VALUES values in one in/notIn condition and MAX_TOT
   // And the caps are the ones enforced.
   const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}@x.test`);
   const condition = (n: number) => ({ field: 'email', operator: 'in', value: values(n) });
-  assert.deepEqual(validateFilter({ operator: 'AND', conditions: [condition(MAX_IN_VALUES)] }, 'contact', []), []);
-  assert.match(validateFilter({ operator: 'OR', conditions: [condition(MAX_IN_VALUES + 1)] }, 'contact', [])[0].message, /at most 1000 values/);
+  assert.deepEqual(validateFilter({ operator: 'AND', conditions: [condition(MAX_IN_VALUES)] }, 'contact', new Map()), []);
+  assert.match(validateFilter({ operator: 'OR', conditions: [condition(MAX_IN_VALUES + 1)] }, 'contact', new Map())[0].message, /at most 1000 values/);
   const many = Array.from({ length: MAX_TOTAL_VALUES / MAX_IN_VALUES + 1 }, () => condition(MAX_IN_VALUES));
-  assert.match(validateFilter({ operator: 'OR', conditions: many }, 'contact', [])[0].message, /at most 10000 values in total/);
+  assert.match(validateFilter({ operator: 'OR', conditions: many }, 'contact', new Map())[0].message, /at most 10000 values in total/);
 });

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { withTx } from '../../src/db/index.js';
+import { contextFor } from '../../src/http/context.js';
 import { emitEvent } from '../../src/events/outbox.js';
 import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
 import { makeTestCert, opensslAvailable } from '../helpers/test-cert.js';
@@ -40,7 +41,7 @@ describe('two crm worker processes on one PostgreSQL queue', { skip }, () => {
 
   test(`${EVENTS} events: each delivered at least once, no attempt twice at a time, records add up`, async () => {
     const tenant = await s.tenant();
-    const ctx = { db: s.database.db, dialect: s.database.dialect, config: s.config, tenantId: tenant.tenantId, userId: null };
+    const ctx = contextFor(s.database, s.config, tenant.tenantId, null);
     const hook = await createWebhook(ctx, { name: 'scale', url: rx.url('/scale'), events: ['deal.created'] });
     // Every tenth event fails its first attempt (retried a second later); answers take 0–20 ms.
     const failsFirst = (id: string) => createHash('sha256').update(id).digest()[0] % 10 === 0;

@@ -103,13 +103,16 @@ export function http(baseUrl: string, key: string) {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What a value that passed `if (value)` can be: `cond && value` answers `false` while it waits. */
+type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
+
 /** Polls `fn` until it returns a truthy value; throws naming `what` after `timeoutMs`. */
-export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs: number, what: string): Promise<NonNullable<T>> {
+export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs: number, what: string): Promise<Truthy<T>> {
   const until = Date.now() + timeoutMs;
   let last: T | undefined;
   for (;;) {
     last = await fn();
-    if (last) return last as NonNullable<T>;
+    if (last) return last as Truthy<T>;
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
     await sleep(50);
   }

@@ -4,7 +4,7 @@ import { newTenant, testApp, type Client, type Tenant } from '../helpers/app.js'
 import { STANDARD_SETUP } from '../helpers/fixtures.js';
 import { normalizeCnpj } from '../../src/domain/cnpj.js';
 import { companiesByIds, getCompany } from '../../src/modules/companies/companies.service.js';
-import type { Ctx } from '../../src/http/context.js';
+import { contextFor, type Ctx } from '../../src/http/context.js';
 
 const t = await testApp();
 
@@ -35,7 +35,7 @@ async function tenantWithKeys(): Promise<Tenant> {
 }
 
 function ctxFor(tenantId: string): Ctx {
-  return { db: t.database.db, dialect: t.database.dialect, config: t.config, tenantId, userId: null };
+  return contextFor(t.database, t.config, tenantId, null);
 }
 
 const OLD = '2020-01-01T00:00:00.000Z';
@@ -43,7 +43,7 @@ const OLD = '2020-01-01T00:00:00.000Z';
 async function insertContact(tenantId: string, id: string, companyId: string | null, deletedAt: string | null = null) {
   await t.database.db
     .insertInto('contacts')
-    .values({ tenant_id: tenantId, id, first_name: 'Test', last_name: null, email: null, phone: null, company_id: companyId, owner_id: null, score: null, custom_properties: '{}', created_at: OLD, updated_at: OLD, deleted_at: deletedAt })
+    .values({ tenant_id: tenantId, id, first_name: 'Test', last_name: null, email: null, phone: null, company_id: companyId, owner_id: null, score: null, custom_properties: '{}', created_at: OLD, updated_at: OLD, deleted_at: deletedAt, search_text: '' })
     .execute();
 }
 
@@ -53,7 +53,7 @@ async function insertDeal(tenant: Tenant, id: string, companyId: string | null) 
     .values({
       tenant_id: tenant.tenantId, id, title: 'Deal', pipeline_id: tenant.refs.sales, stage_id: tenant.refs.lead, value_cents: null, currency: 'BRL',
       contact_id: null, company_id: companyId, owner_id: null, expected_close_date: null, custom_properties: '{}', is_won: 0, is_lost: 0,
-      closed_at: null, loss_reason_id: null, loss_notes: null, created_at: OLD, updated_at: OLD, deleted_at: null,
+      closed_at: null, loss_reason_id: null, loss_notes: null, created_at: OLD, updated_at: OLD, deleted_at: null, search_text: '',
     })
     .execute();
 }
@@ -362,7 +362,7 @@ test('companies: soft delete clears companyId on contacts and deals and moves th
   assert.equal((await a.api.delete(`/companies/${c.id}`)).status, 404);
   assert.deepEqual((await a.api.get('/companies')).body.data.map((x: any) => x.id), [keep.id]);
   assert.equal((await a.api.get('/companies?search=doomed')).body.pagination.total, 0);
-  assert.equal((await companiesByIds({ db, dialect: t.database.dialect, config: t.config, tenantId: a.tenantId, userId: null }, [c.id])).size, 0);
+  assert.equal((await companiesByIds(ctxFor(a.tenantId), [c.id])).size, 0);
   // The row stays in the database (soft delete).
   const row = await db.selectFrom('companies').select(['deleted_at']).where('tenant_id', '=', a.tenantId).where('id', '=', c.id).executeTakeFirstOrThrow();
   assert.ok(row.deleted_at);

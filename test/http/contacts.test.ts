@@ -4,7 +4,7 @@ import { newTenant, testApp, type Client } from '../helpers/app.js';
 import { newId } from '../../src/util/ids.js';
 import { nowIso } from '../../src/util/time.js';
 import { withTx } from '../../src/db/index.js';
-import type { Ctx } from '../../src/http/context.js';
+import { contextFor, type Ctx } from '../../src/http/context.js';
 import * as contacts from '../../src/modules/contacts/contacts.service.js';
 
 const t = await testApp();
@@ -18,7 +18,7 @@ async function company(tenantId: string, fields: { domain?: string | null; delet
     .insertInto('companies')
     .values({
       tenant_id: tenantId, id, name: `Company ${id}`, cnpj: null, website: null, domain: fields.domain ?? null, phone: null,
-      industry: null, owner_id: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: fields.deleted ? now : null,
+      industry: null, owner_id: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: fields.deleted ? now : null, search_text: '',
     })
     .execute();
   return id;
@@ -31,7 +31,7 @@ async function events(tenantId: string, type?: string): Promise<any[]> {
   return rows.map((r) => JSON.parse(r.payload));
 }
 
-const ctxFor = (tenantId: string, userId: string | null = null): Ctx => ({ db, dialect: t.database.dialect, config: t.config, tenantId, userId });
+const ctxFor = (tenantId: string, userId: string | null = null): Ctx => contextFor(t.database, t.config, tenantId, userId);
 
 async function create(api: Client, body: Record<string, unknown>) {
   const r = await api.post('/contacts', body);

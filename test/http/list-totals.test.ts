@@ -45,7 +45,7 @@ test('a write made outside this process (another server sharing the database) in
   // transaction's last statement, by withTx's commit).
   await withTx(t.database.db, async (tx) => {
     const now = new Date().toISOString();
-    await tx.insertInto('contacts').values({ tenant_id: tenantId, id: 'con_elsewhere', first_name: 'C', last_name: null, email: null, phone: null, company_id: null, owner_id: null, score: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null }).execute();
+    await tx.insertInto('contacts').values({ tenant_id: tenantId, id: 'con_elsewhere', first_name: 'C', last_name: null, email: null, phone: null, company_id: null, owner_id: null, score: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null, search_text: '' }).execute();
     await markChanged(tx, tenantId, 'contact');
   });
   assert.equal((await api.get('/contacts?pageSize=1')).body.pagination.total, 3);

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { newTenant, testApp } from '../helpers/app.js';
 import { STANDARD_SETUP } from '../helpers/fixtures.js';
 import { getPipeline, getStage, findPipeline } from '../../src/modules/pipelines/pipelines.service.js';
-import type { Ctx } from '../../src/http/context.js';
+import { contextFor, type Ctx } from '../../src/http/context.js';
 
 const t = await testApp();
 
-const ctxFor = (tenantId: string): Ctx => ({ db: t.database.db, dialect: t.database.dialect, config: t.config, tenantId, userId: null });
+const ctxFor = (tenantId: string): Ctx => contextFor(t.database, t.config, tenantId, null);
 
 test('pipelines: list returns every pipeline by displayOrder with its stages by displayOrder', async () => {
   const { api, refs } = await newTenant(t);

@@ -3,14 +3,17 @@
 // waiting behind a client that does not read keep their bytes while other requests are answered from the pool.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { replyBytes, reuseWhenClosed } from '../../src/http/replies.js';
 import { DIALECT, newTenant, testApp } from '../helpers/app.js';
 
+/** A response on no connection: reuseWhenClosed only listens for its 'close', which the test emits. */
+const response = () => new ServerResponse(new IncomingMessage(new net.Socket()));
+
 test('an answer buffer is lent again once its response has closed, never before, and once', () => {
   const a = replyBytes(1000);
-  const resA = new EventEmitter();
+  const resA = response();
   reuseWhenClosed(resA, a);
   const b = replyBytes(1000);
   assert.notEqual(b.buffer, a.buffer, 'its response is open: not lent again');
@@ -20,7 +23,7 @@ test('an answer buffer is lent again once its response has closed, never before,
   assert.equal(c.length, 2000);
 
   // Two listeners for one buffer (or a second close): it goes back once, so two answers never share it.
-  const resC = new EventEmitter();
+  const resC = response();
   reuseWhenClosed(resC, c);
   reuseWhenClosed(resC, c);
   resC.emit('close');
@@ -34,7 +37,7 @@ test('an answer buffer is lent again once its response has closed, never before,
   const big = replyBytes(200_000);
   const own = Buffer.alloc(64 * 1024);
   for (const x of [big, own]) {
-    const res = new EventEmitter();
+    const res = response();
     reuseWhenClosed(res, x);
     res.emit('close');
   }

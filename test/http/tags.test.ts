@@ -111,7 +111,7 @@ test('tags: every page of contacts and companies (list, search, cursor, includeD
     assert.equal(page.status, 200, path);
     assert.ok(page.body.data.length >= 2, path);
     for (const record of page.body.data) {
-      const want = record.id === gone.id ? [ids[0], ids[2]].sort() : (await api.get(`${single}/${record.id}`)).body.tags;
+      const want: unknown = record.id === gone.id ? [ids[0], ids[2]].sort() : (await api.get(`${single}/${record.id}`)).body.tags;
       assert.deepEqual(record.tags, want, `${path} ${record.id}`);
     }
   }
@@ -144,7 +144,7 @@ test('tags: deals in pages, in batch reads and expanded, and the contacts and co
   const gone = (await api.post('/deals', { title: 'Gone', pipelineId: refs.sales, stageId: refs.lead, tags: [ids[2], ids[0]] })).body;
   assert.equal((await api.delete(`/deals/${gone.id}`)).status, 204);
 
-  const singles = new Map<string, unknown>();
+  const singles = new Map<string, Record<string, unknown>>();
   for (const d of deals) singles.set(d.id, (await api.get(`/deals/${d.id}`)).body);
   const contactSingle = (await api.get(`/contacts/${contact.id}`)).body;
   const companySingle = (await api.get(`/companies/${company.id}`)).body;
@@ -157,7 +157,8 @@ test('tags: deals in pages, in batch reads and expanded, and the contacts and co
         assert.deepEqual(d.tags, [ids[0], ids[2]].sort(), path);
         continue;
       }
-      const single = singles.get(d.id) as object;
+      const single = singles.get(d.id);
+      assert.ok(single, `${path} ${d.id}: one of the deals read one by one`);
       assert.deepEqual(d, path.includes('includeDeleted') ? { ...single, deletedAt: null } : single, `${path} ${d.id}`);
       assert.deepEqual(d.contact, contactSingle, path);
       assert.deepEqual(d.company, companySingle, path);
