@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { WAL_AUTOCHECKPOINT_PAGES, type Database } from '../../src/db/index.js';
 import { SqliteCheckpointer } from '../../src/db/sqlite-checkpointer.js';
@@ -57,17 +58,56 @@ test('under a steady write load the WAL is restarted: it stays near wal_autochec
   assert.ok(largest < 1.5 * WAL_AUTOCHECKPOINT_PAGES * PAGE, `WAL reached ${largest} bytes`);
 });
 
-test('close ends the checkpointer thread', { skip: sqliteOnly }, async () => {
-  const other = scratchSqlite('crm-ckpt-');
-  await sql`create table t (x integer)`.execute(other.database.db);
-  await sql`insert into t values (1)`.execute(other.database.db);
-  await other.remove(); // its close resolves once the thread has exited
+interface Thread {
+  /** The exit code once the thread has ended. */
+  exitCode?: number;
+}
+
+/**
+ * The worker threads this process starts while `fn` runs (process's 'worker' event), and whether each has ended.
+ * The checkpointer is the only thread the service starts; the suite's own database started its thread already.
+ */
+async function threadsStartedBy(fn: (threads: Thread[]) => Promise<void>): Promise<Thread[]> {
+  const threads: Thread[] = [];
+  const onWorker = (worker: Worker) => {
+    const thread: Thread = {};
+    threads.push(thread);
+    worker.once('exit', (code) => (thread.exitCode = code));
+  };
+  process.on('worker', onWorker);
+  try {
+    await fn(threads);
+  } finally {
+    process.off('worker', onWorker);
+  }
+  return threads;
+}
+
+test('close ends the checkpointer thread', { skip: sqliteOnly, timeout: 10_000 }, async () => {
+  await threadsStartedBy(async (threads) => {
+    const other = scratchSqlite('crm-ckpt-');
+    await sql`create table t (x integer)`.execute(other.database.db);
+    await sql`insert into t values (1)`.execute(other.database.db);
+    assert.ok(await until(() => threads.length > 0), 'the first write started the thread');
+    assert.equal(threads.length, 1, 'one thread a database');
+    await sleep(50);
+    assert.equal(threads[0].exitCode, undefined, 'the thread runs while the database is open');
+    await other.remove(); // its close resolves once the thread has exited
+    assert.equal(threads[0].exitCode, 0, 'the thread ended, by itself, when the database closed');
+  });
 });
 
 test('a thread that fails (its file is gone) harms no write, and close still ends', { skip: sqliteOnly, timeout: 10_000 }, async () => {
-  const checkpointer = new SqliteCheckpointer(path.join(scratch.dir, 'missing.db'), WAL_AUTOCHECKPOINT_PAGES);
-  checkpointer.wrote();
-  await sleep(300); // the thread cannot open the file and ends with an error
-  checkpointer.wrote();
-  await checkpointer.close();
+  await threadsStartedBy(async (threads) => {
+    const checkpointer = new SqliteCheckpointer(path.join(scratch.dir, 'missing.db'), WAL_AUTOCHECKPOINT_PAGES);
+    // The writer calls wrote() after each commit: it never throws, neither before nor after the thread failed.
+    assert.doesNotThrow(() => checkpointer.wrote());
+    // The thread cannot open the file and ends with an error (its 'error' event is the checkpointer's to handle:
+    // an unhandled one would fail this test as an uncaught exception).
+    assert.ok(await until(() => threads[0]?.exitCode !== undefined), 'the thread ended on its own');
+    assert.notEqual(threads[0].exitCode, 0, 'with an error');
+    assert.doesNotThrow(() => checkpointer.wrote());
+    assert.equal(threads.length, 1, 'a failed thread is not started again at each write');
+    await checkpointer.close();
+  });
 });

@@ -110,10 +110,29 @@ test('a read and a failed statement in the same turn leave no transaction behind
 });
 
 test('a database closed in the turn of a read closes cleanly', { skip: sqliteOnly }, async () => {
-  const second = createDatabase(testConfig({ DATA_DIR: scratch.dir }));
-  await sql`select count(*) from t`.execute(second.db);
-  await second.close();
-  await nextTurn(); // the end of the turn must not run a statement on the closed connection
+  const uncaught: unknown[] = [];
+  const onUncaught = (e: unknown) => uncaught.push(e);
+  process.on('uncaughtException', onUncaught);
+  try {
+    await nextTurn();
+    const second = createDatabase(testConfig({ DATA_DIR: scratch.dir }));
+    const { rows } = await sql<{ n: number }>`select count(*) n from t`.execute(second.db);
+    assert.equal(rows[0].n, countThere(), 'the read was answered');
+    let turnEnded = false;
+    setImmediate(() => (turnEnded = true)); // after the driver's own end of the turn's read
+    await second.close();
+    assert.equal(turnEnded, false, 'closed in the turn of the read, its read transaction open');
+    // The end of the turn, where the read transaction would end, must not run a statement on the closed connection.
+    await nextTurn();
+    await nextTurn();
+    assert.deepEqual(uncaught, [], 'nothing failed at the end of the turn');
+    await assert.rejects(sql`select 1`.execute(second.db), 'closed: it runs nothing more');
+  } finally {
+    process.off('uncaughtException', onUncaught);
+  }
+  // Its read transaction did not outlive it: another connection restarts the WAL, which needs every reader gone.
+  const [checkpoint] = other.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+  assert.equal(checkpoint.busy, 0, 'no reader holds the WAL');
 });
 
 const insert = (tx: Db, x: number) => (tx as unknown as typeof db).insertInto('t').values({ x }).execute();
