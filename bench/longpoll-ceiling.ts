@@ -20,7 +20,7 @@ if (args.serve) {
   const held: ((body: string) => void)[] = [];
   let n = 0;
   app.get('/events', (_req, reply) => {
-    held.push((body) => reply.type('application/json; charset=utf-8').send(body));
+    held.push((body) => void reply.type('application/json; charset=utf-8').send(body));
   });
   app.post('/contacts', async () => {
     const body = JSON.stringify({

@@ -134,5 +134,6 @@ function invokedPath(): string {
   }
 }
 if (invokedPath() === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).then((code) => process.exit(code));
+  // A rejection is left to Node, which prints it and exits with 1.
+  void main(process.argv.slice(2)).then((code) => process.exit(code));
 }

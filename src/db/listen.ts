@@ -39,7 +39,7 @@ export function listen(pool: pg.Pool, channel: string, onNotify: (payload: strin
         log.warn({ err, channel }, 'LISTEN connection lost; reconnecting');
         client = null;
         me.release(err);
-        if (!closed) retry = setTimeout(connect, 1_000);
+        if (!closed) retry = setTimeout(() => void connect(), 1_000);
       });
       await me.query(`LISTEN ${channel}`);
       if (closed) {
@@ -54,7 +54,7 @@ export function listen(pool: pg.Pool, channel: string, onNotify: (payload: strin
       c?.release(err as Error);
       if (!failing) log.warn({ err, channel }, 'cannot LISTEN; retrying every second');
       failing = true;
-      if (!closed) retry = setTimeout(connect, 1_000);
+      if (!closed) retry = setTimeout(() => void connect(), 1_000);
     }
   };
   void connect();

@@ -93,7 +93,7 @@ export class LockLine {
   }
 
   private later(ms: number): void {
-    this.timer = setTimeout(this.probe, ms);
+    this.timer = setTimeout(() => void this.probe(), ms);
   }
 
   private readonly probe = async (): Promise<void> => {

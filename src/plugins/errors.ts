@@ -66,12 +66,14 @@ export const errorsPlugin = fp(
  * either): an undecodable URL (FST_ERR_BAD_URL) or a path parameter past maxParamLength. Both are a
  * path no route serves, so the answer is the contract's 404, like any unknown route or odd id (B.2).
  */
-export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', req.id);
+  // Fastify ignores what this handler returns: the reply (a thenable) is sent, not awaited.
   if (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return send(reply, errors.notFound('No resource at this path'));
+    void send(reply, errors.notFound('No resource at this path'));
+    return;
   }
-  return send(reply, errors.badRequest());
+  void send(reply, errors.badRequest());
 }
 
 /** Node's client errors with an answer of their own: the reason phrase of the status line, and the error. */
