@@ -1,10 +1,10 @@
 import v8 from 'node:v8';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { AdminError } from '../admin/keys.js';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
-import { createDatabase, migrate } from '../db/index.js';
+import { createDatabase, migrate, type Database } from '../db/index.js';
 import { sealLegacyHeaders } from '../modules/webhooks/webhooks.service.js';
 import { startWorkers } from '../workers/index.js';
 import { processLogger } from '../plugins/logging.js';
@@ -62,99 +62,126 @@ export async function serve(config: Config): Promise<void> {
   tuneHeap();
   config.secretKey(); // CONTRACT A.2: fails fast without CRM_SECRET_KEY on PostgreSQL (webhook secrets); SQLite generates it
   const database = createDatabase(config);
-  let app: FastifyInstance | undefined;
-  let connections: ConnectionDrain | undefined;
-  let workers: { stop(): Promise<void> } | null = null;
   const log = processLogger(config);
+  const server = new Serving(config, database, log);
 
   // Handlers go in first, so a signal during start-up (migrations, demo provisioning) also stops cleanly.
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    const signalledAt = Date.now();
-    (app?.log ?? log).info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
-    // Which step the stop is in, so that a forced exit says what held it.
-    let step = 'drain';
-    const force = setTimeout(() => {
-      (app?.log ?? log).error({ step }, 'shutdown took too long; exiting');
-      process.exit(1);
-    }, FORCE_EXIT_MS);
-    force.unref();
-    try {
-      if (app) {
-        // CONTRACT A.1: readiness turns 503 at once, so a load balancer stops sending; meanwhile the
-        // server keeps accepting and answering (connections the kernel already queued are served, not
-        // reset), with `Connection: close` on each answer so clients move to fresh connections.
-        app.draining = true;
-        // C.4: long-polls of the event log answer what they have at once (200, empty) rather than hold the stop.
-        app.eventWaiters.close();
-        await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
-        // Then: stop accepting, answer every request that reached the server (from the signal on, the onSend
-        // hook below marks each answer `Connection: close`), and close the keep-alive connections left idle
-        // without resetting one a client may be writing to (drain.ts).
-        step = 'requests in flight';
-        // A request whose body never finishes arriving never turns its connection idle, and would hold the
-        // stop until it is forced (exit 1). Every request had CUT_CONNECTIONS_MS to finish; past that, close.
-        const { server, log: appLog } = app;
-        const cut = setTimeout(() => {
-          server.getConnections((_err, connections) => appLog.warn({ connections }, 'shutdown: closing the connections still open'));
-          server.closeAllConnections();
-        }, Math.max(0, CUT_CONNECTIONS_MS - (Date.now() - signalledAt)));
-        cut.unref();
-        await connections?.finish();
-        clearTimeout(cut);
-        await app.close();
-      }
-      step = 'background workers';
-      await workers?.stop();
-      step = 'database';
-      await database.close();
-      process.exit(0);
-    } catch (err) {
-      (app?.log ?? log).error({ err }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void server.shutdown('SIGTERM'));
+  process.on('SIGINT', () => void server.shutdown('SIGINT'));
 
   await migrate(database);
-  if (stopping) return;
+  if (server.stopping) return;
   await sealLegacyHeaders(database.db, config.secretKey());
   const demo = await maybeProvisionDemo(database, config);
   // A key provisioned by this start is never lost: a stop before the banner prints it as the banner would.
   const handOver = () => demo && progress(['', ...demoKeyLines(localBaseUrl(null, config.host, config.port), demo), ''].join('\n'));
-  if (stopping) return void handOver();
-  app = await buildApp({ config, database });
-  app.addHook('onSend', (_req, reply, payload, done) => {
-    if (stopping) reply.header('connection', 'close');
-    done(null, payload);
-  });
-  connections = connectionDrain(app.server);
-  try {
-    await app.listen({ port: config.port, host: config.host });
-  } catch (err) {
-    handOver();
-    await app.close().catch(() => {});
-    await database.close().catch(() => {});
-    const e = err as NodeJS.ErrnoException;
-    throw new AdminError('listen_failed', `cannot listen on ${config.host}:${config.port}: ${e.code ?? e.message}`);
+  if (server.stopping) return void handOver();
+  const app = await server.listen(handOver);
+  optimizeHourly(database, log, () => server.stopping);
+  if (config.workers && !server.stopping) server.workers = startWorkers({ database, config, log: app.log as unknown as pino.Logger });
+  // Last, after the start-up logs, so that the key stays on screen (request logs on a terminal are one line each).
+  if (server.stopping) handOver();
+  else progress(startBanner(localBaseUrl(app.server.address(), config.host, config.port), demo));
+}
+
+/** The server of `crm serve` and what its stop closes, in order: connections, app, workers, database. */
+class Serving {
+  app: FastifyInstance | undefined;
+  connections: ConnectionDrain | undefined;
+  workers: { stop(): Promise<void> } | null = null;
+  stopping = false;
+  /** Which step the stop is in, so that a forced exit says what held it. */
+  private step = 'drain';
+
+  constructor(
+    private readonly config: Config,
+    private readonly database: Database,
+    private readonly log: Logger,
+  ) {}
+
+  /** The app on HOST:PORT; a failure to listen closes what was opened and is an AdminError. */
+  async listen(handOver: () => void): Promise<FastifyInstance> {
+    const { config, database } = this;
+    const app = (this.app = await buildApp({ config, database }));
+    app.addHook('onSend', (_req, reply, payload, done) => {
+      if (this.stopping) reply.header('connection', 'close');
+      done(null, payload);
+    });
+    this.connections = connectionDrain(app.server);
+    try {
+      await app.listen({ port: config.port, host: config.host });
+    } catch (err) {
+      handOver();
+      await app.close().catch(() => {});
+      await database.close().catch(() => {});
+      const e = err as NodeJS.ErrnoException;
+      throw new AdminError('listen_failed', `cannot listen on ${config.host}:${config.port}: ${e.code ?? e.message}`);
+    }
+    return app;
   }
-  // Planner statistics once listening and then hourly (a no-op on PostgreSQL, whose autovacuum analyzes):
-  // measuring the indexes of a large database takes seconds on the read pool, and needs no one to wait.
+
+  async shutdown(signal: string): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    const signalledAt = Date.now();
+    (this.app?.log ?? this.log).info({ signal, drainMs: this.config.shutdownDrainMs }, 'shutting down: not ready, draining, then finishing requests in flight');
+    const force = setTimeout(() => {
+      (this.app?.log ?? this.log).error({ step: this.step }, 'shutdown took too long; exiting');
+      process.exit(1);
+    }, FORCE_EXIT_MS);
+    force.unref();
+    try {
+      if (this.app) await this.drain(this.app, signalledAt);
+      this.step = 'background workers';
+      await this.workers?.stop();
+      this.step = 'database';
+      await this.database.close();
+      process.exit(0);
+    } catch (err) {
+      (this.app?.log ?? this.log).error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  }
+
+  private async drain(app: FastifyInstance, signalledAt: number): Promise<void> {
+    // CONTRACT A.1: readiness turns 503 at once, so a load balancer stops sending; meanwhile the
+    // server keeps accepting and answering (connections the kernel already queued are served, not
+    // reset), with `Connection: close` on each answer so clients move to fresh connections.
+    app.draining = true;
+    // C.4: long-polls of the event log answer what they have at once (200, empty) rather than hold the stop.
+    app.eventWaiters.close();
+    await new Promise((r) => setTimeout(r, this.config.shutdownDrainMs));
+    // Then: stop accepting, answer every request that reached the server (from the signal on, the onSend
+    // hook of listen() marks each answer `Connection: close`), and close the keep-alive connections left idle
+    // without resetting one a client may be writing to (drain.ts).
+    this.step = 'requests in flight';
+    // A request whose body never finishes arriving never turns its connection idle, and would hold the
+    // stop until it is forced (exit 1). Every request had CUT_CONNECTIONS_MS to finish; past that, close.
+    const { server, log: appLog } = app;
+    const cut = setTimeout(() => {
+      server.getConnections((_err, connections) => appLog.warn({ connections }, 'shutdown: closing the connections still open'));
+      server.closeAllConnections();
+    }, Math.max(0, CUT_CONNECTIONS_MS - (Date.now() - signalledAt)));
+    cut.unref();
+    await this.connections?.finish();
+    clearTimeout(cut);
+    await app.close();
+  }
+}
+
+/**
+ * Planner statistics once listening and then hourly (a no-op on PostgreSQL, whose autovacuum analyzes):
+ * measuring the indexes of a large database takes seconds on the read pool, and needs no one to wait.
+ */
+function optimizeHourly(database: Database, log: Logger, stopping: () => boolean): void {
   const optimize = () =>
     void database
       .optimize((index, err) => {
-        if (!stopping) log.warn({ err, index }, 'planner statistics: index not measured; it keeps its sampled statistics');
+        if (!stopping()) log.warn({ err, index }, 'planner statistics: index not measured; it keeps its sampled statistics');
       })
       .catch((err) => {
-        if (!stopping) log.warn({ err }, 'optimize failed');
+        if (!stopping()) log.warn({ err }, 'optimize failed');
       });
   optimize();
   setInterval(optimize, 3_600_000).unref();
-  if (config.workers && !stopping) workers = startWorkers({ database, config, log: app.log as unknown as pino.Logger });
-  // Last, after the start-up logs, so that the key stays on screen (request logs on a terminal are one line each).
-  if (stopping) handOver();
-  else progress(startBanner(localBaseUrl(app.server.address(), config.host, config.port), demo));
 }

@@ -1,6 +1,6 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerOptions } from '@fastify/swagger';
 import { ErrorBody } from '../http/schemas.js';
 import { ERROR_CODES } from '../errors.js';
 import { SCOPES } from '../auth/scopes.js';
@@ -265,87 +265,9 @@ export const openapiPlugin = fp<OpenApiOptions>(
   async (app, opts) => {
     app.addSchema(ErrorBody);
     // Every public API route shares these answers; adding them here keeps route files to what is their own.
-    app.addHook('onRoute', (route) => {
-      if (!route.url.startsWith('/api/v1/') || route.config?.public) return;
-      const schema = (route.schema ??= {});
-      const response = ((schema as any).response ??= {}) as Record<string, unknown>;
-      const descriptions: Record<number, string> = {
-        401: 'Missing or invalid API key',
-        403: 'Insufficient scope',
-        429: '`rate_limit_exceeded` (the key\'s rate limit), or `too_many_concurrent_queries` (too many of the tenant\'s queries waiting)',
-        500: 'Unexpected failure',
-        503: '`query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time',
-      };
-      for (const status of [401, 403, 429, 500, 503]) response[status] ??= { $ref: 'Error#', description: descriptions[status] };
-      const scopes = route.config?.scopes ?? [];
-      if (scopes.length && !(schema as any).description) (schema as any).description = `Requires scope \`${scopes.join('`, `')}\`.`;
-      (schema as any)['x-scopes'] = scopes;
-    });
-    await app.register(swagger, {
-      openapi: {
-        openapi: '3.1.0',
-        info: { ...API_INFO, description: DESCRIPTION },
-        servers: [{ url: '/' }],
-        components: {
-          securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Your API key: `crm_live_…`' } },
-        },
-        security: [{ ApiKey: [] }],
-        // The reference page lists the sections in this order: the spec's, then what the API adds.
-        tags: TAGS,
-        ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
-      } as any,
-      refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
-      hideUntagged: false,
-      // Each operation's SDK example (lang `typescript`, label `SDK`), shown by Scalar beside its curl; the
-      // operations in the order List, Create, Get, Update, Delete; example answers; no narrowing pre-fills.
-      transformObject: (document) =>
-        prepareReference(addSdkCodeSamples((document as { openapiObject: Record<string, any> }).openapiObject)),
-    });
-    // NOTE: the reference page is Scalar, served from its npm package (its script is bundled in it): no
-    // CDN, no web fonts, no telemetry, no hosted API client, and no CSP that upgrades requests to HTTPS,
-    // so it renders over plain HTTP from any host name (test/e2e/docs-browser.test.ts).
-    // Its module holds that script: loading it costs the process ~40 MiB (20 MiB of heap), which most
-    // servers never use. So it is loaded on the first request for /docs, into a Fastify instance of its own
-    // that the routes below answer through (`inject`), with the document this one generated.
-    let reference: Promise<FastifyInstance> | undefined;
-    const loadReference = async (): Promise<FastifyInstance> => {
-      const { default: scalar } = await import('@scalar/fastify-api-reference');
-      const docs = Fastify({ logger: false });
-      await docs.register(scalar, {
-        routePrefix: '/docs',
-        logLevel: 'silent',
-        configuration: {
-          title: `${API_INFO.title} — reference`,
-          pageTitle: `${API_INFO.title} — reference`,
-          content: app.swagger(),
-          withDefaultFonts: false,
-          telemetry: false,
-          hideClientButton: true,
-          showDeveloperTools: 'never',
-          agent: { disabled: true },
-          mcp: { disabled: true },
-          defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
-          // The SDK's example (x-codeSamples) heads the client list, then a few common clients, not forty.
-          hiddenClients: HIDDEN_CLIENTS,
-          // "Test Request" and the examples show a key of the right shape, not Scalar's own placeholder.
-          authentication: { preferredSecurityScheme: 'ApiKey', securitySchemes: { ApiKey: { value: KEY_PLACEHOLDER } } },
-        } as any,
-      });
-      await docs.ready();
-      return docs;
-    };
-    const serveReference = async (req: FastifyRequest, reply: FastifyReply) => {
-      reference ??= loadReference().catch((err) => {
-        reference = undefined; // a failed load is tried again by the next request
-        throw err;
-      });
-      const page = await (await reference).inject({ method: 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
-      for (const [name, value] of Object.entries(page.headers)) {
-        if (value !== undefined && !['connection', 'transfer-encoding', 'keep-alive', 'date', 'content-length'].includes(name)) reply.header(name, value);
-      }
-      reply.code(page.statusCode);
-      return patchReference(page);
-    };
+    app.addHook('onRoute', addSharedAnswers);
+    await app.register(swagger, swaggerOptions(opts));
+    const serveReference = referenceServer(app);
     const hidden = { config: { public: true }, schema: { hide: true }, logLevel: 'silent' as const };
     app.get('/docs', hidden, serveReference);
     app.get('/docs/*', hidden, serveReference);
@@ -353,3 +275,96 @@ export const openapiPlugin = fp<OpenApiOptions>(
   },
   { name: 'openapi' },
 );
+
+/** The answers every public API route shares (401, 403, 429, 500, 503), by status. */
+const SHARED_ANSWERS: Record<number, string> = {
+  401: 'Missing or invalid API key',
+  403: 'Insufficient scope',
+  429: '`rate_limit_exceeded` (the key\'s rate limit), or `too_many_concurrent_queries` (too many of the tenant\'s queries waiting)',
+  500: 'Unexpected failure',
+  503: '`query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time',
+};
+
+/** A public API route's documentation: the shared answers, its scopes (`x-scopes`, and a description saying them when it has none). */
+function addSharedAnswers(route: RouteOptions): void {
+  if (!route.url.startsWith('/api/v1/') || route.config?.public) return;
+  const schema = (route.schema ??= {});
+  const response = ((schema as any).response ??= {}) as Record<string, unknown>;
+  for (const status of [401, 403, 429, 500, 503]) response[status] ??= { $ref: 'Error#', description: SHARED_ANSWERS[status] };
+  const scopes = route.config?.scopes ?? [];
+  if (scopes.length && !(schema as any).description) (schema as any).description = `Requires scope \`${scopes.join('`, `')}\`.`;
+  (schema as any)['x-scopes'] = scopes;
+}
+
+function swaggerOptions(opts: OpenApiOptions): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: { ...API_INFO, description: DESCRIPTION },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Your API key: `crm_live_…`' } },
+      },
+      security: [{ ApiKey: [] }],
+      // The reference page lists the sections in this order: the spec's, then what the API adds.
+      tags: TAGS,
+      ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
+    } as any,
+    refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
+    hideUntagged: false,
+    // Each operation's SDK example (lang `typescript`, label `SDK`), shown by Scalar beside its curl; the
+    // operations in the order List, Create, Get, Update, Delete; example answers; no narrowing pre-fills.
+    transformObject: (document) =>
+      prepareReference(addSdkCodeSamples((document as { openapiObject: Record<string, any> }).openapiObject)),
+  };
+}
+
+/** The handler of the reference pages (/docs), answered by Scalar's own instance, loaded at the first request. */
+function referenceServer(app: FastifyInstance): (req: FastifyRequest, reply: FastifyReply) => Promise<Buffer> {
+  // NOTE: the reference page is Scalar, served from its npm package (its script is bundled in it): no
+  // CDN, no web fonts, no telemetry, no hosted API client, and no CSP that upgrades requests to HTTPS,
+  // so it renders over plain HTTP from any host name (test/e2e/docs-browser.test.ts).
+  // Its module holds that script: loading it costs the process ~40 MiB (20 MiB of heap), which most
+  // servers never use. So it is loaded on the first request for /docs, into a Fastify instance of its own
+  // that the /docs routes answer through (`inject`), with the document this one generated.
+  let reference: Promise<FastifyInstance> | undefined;
+  const loadReference = async (): Promise<FastifyInstance> => {
+    const { default: scalar } = await import('@scalar/fastify-api-reference');
+    const docs = Fastify({ logger: false });
+    await docs.register(scalar, {
+      routePrefix: '/docs',
+      logLevel: 'silent',
+      configuration: {
+        title: `${API_INFO.title} — reference`,
+        pageTitle: `${API_INFO.title} — reference`,
+        content: app.swagger(),
+        withDefaultFonts: false,
+        telemetry: false,
+        hideClientButton: true,
+        showDeveloperTools: 'never',
+        agent: { disabled: true },
+        mcp: { disabled: true },
+        defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+        // The SDK's example (x-codeSamples) heads the client list, then a few common clients, not forty.
+        hiddenClients: HIDDEN_CLIENTS,
+        // "Test Request" and the examples show a key of the right shape, not Scalar's own placeholder.
+        authentication: { preferredSecurityScheme: 'ApiKey', securitySchemes: { ApiKey: { value: KEY_PLACEHOLDER } } },
+      } as any,
+    });
+    await docs.ready();
+    return docs;
+  };
+  const serveReference = async (req: FastifyRequest, reply: FastifyReply) => {
+    reference ??= loadReference().catch((err) => {
+      reference = undefined; // a failed load is tried again by the next request
+      throw err;
+    });
+    const page = await (await reference).inject({ method: 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
+    for (const [name, value] of Object.entries(page.headers)) {
+      if (value !== undefined && !['connection', 'transfer-encoding', 'keep-alive', 'date', 'content-length'].includes(name)) reply.header(name, value);
+    }
+    reply.code(page.statusCode);
+    return patchReference(page);
+  };
+  return serveReference;
+}
