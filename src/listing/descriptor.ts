@@ -5,7 +5,7 @@
  */
 import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { CountedType } from '../db/count-cache.js';
-import type { Db } from '../db/index.js';
+import type { Db } from '../db/types.js';
 import type { ListingQuery, SortColumn, SortOrder } from '../db/pages.js';
 import type { RecordSql } from '../db/pages-sqlite.js';
 
