@@ -35,110 +35,113 @@ const READ_SCOPES = [
 const opt = (pairs: [string, string][]) => pairs.map(([value, label]) => ({ value, label }));
 
 /** The setup file of the demo tenant (CONTRACT A.3). */
+const DEMO_SETUP_FILE: Record<string, unknown> = {
+  tenant: { name: 'Ipê Digital Soluções Ltda', locale: 'pt-BR' },
+  users: [
+    { ref: 'ana', name: 'Ana Souza', email: 'ana.souza@ipedigital.com.br' },
+    { ref: 'bruno', name: 'Bruno Lima', email: 'bruno.lima@ipedigital.com.br' },
+    { ref: 'carla', name: 'Carla Mendes', email: 'carla.mendes@ipedigital.com.br' },
+    { ref: 'diego', name: 'Diego Ferreira', email: 'diego.ferreira@ipedigital.com.br' },
+    { ref: 'elisa', name: 'Elisa Rocha', email: 'elisa.rocha@ipedigital.com.br' },
+  ],
+  apiKeys: [
+    { ref: 'full', name: 'Integração (acesso total)', user: 'ana', scopes: ['*'], rateLimit: 1000 },
+    { ref: 'readonly', name: 'Painel de BI (somente leitura)', user: 'bruno', scopes: READ_SCOPES, rateLimit: 300 },
+  ],
+  pipelines: [
+    {
+      ref: 'sales',
+      name: 'Vendas',
+      isDefault: true,
+      stages: [
+        { ref: 'prospeccao', name: 'Prospecção', probability: 10 },
+        { ref: 'qualificacao', name: 'Qualificação', probability: 30 },
+        { ref: 'proposta', name: 'Proposta enviada', probability: 60 },
+        { ref: 'negociacao', name: 'Negociação', probability: 80 },
+        { ref: 'ganho', name: 'Ganho', probability: 100, isWonStage: true },
+        { ref: 'perdido', name: 'Perdido', probability: 0, isLostStage: true },
+      ],
+    },
+    {
+      ref: 'partners',
+      name: 'Parcerias',
+      stages: [
+        { ref: 'p_contato', name: 'Contato inicial', probability: 20 },
+        { ref: 'p_avaliacao', name: 'Avaliação técnica', probability: 50 },
+        { ref: 'p_assinado', name: 'Contrato assinado', probability: 100, isWonStage: true },
+        { ref: 'p_descartado', name: 'Descartado', probability: 0, isLostStage: true },
+      ],
+    },
+  ],
+  lossReasons: [
+    { ref: 'preco', name: 'Preço acima do orçamento' },
+    { ref: 'concorrente', name: 'Escolheu um concorrente' },
+    { ref: 'sem_orcamento', name: 'Sem orçamento no momento' },
+    { ref: 'sem_resposta', name: 'Cliente parou de responder' },
+    { ref: 'timing', name: 'Momento inadequado' },
+  ],
+  properties: [
+    { ref: 'contact_segment', objectType: 'contact', internalName: 'segmento', label: 'Segmento', type: 'select', group: 'Qualificação', isDefaultInForm: true, options: opt([['pme', 'PME'], ['medio', 'Médio porte'], ['enterprise', 'Enterprise']]) },
+    { ref: 'contact_role', objectType: 'contact', internalName: 'cargo', label: 'Cargo', type: 'text', group: 'Perfil', isDefaultInForm: true },
+    { ref: 'contact_birthday', objectType: 'contact', internalName: 'aniversario', label: 'Aniversário', type: 'date', group: 'Perfil' },
+    { ref: 'contact_newsletter', objectType: 'contact', internalName: 'aceita_newsletter', label: 'Aceita newsletter', type: 'boolean', group: 'Marketing' },
+    { ref: 'contact_linkedin', objectType: 'contact', internalName: 'linkedin', label: 'LinkedIn', type: 'url', group: 'Perfil' },
+    { ref: 'company_employees', objectType: 'company', internalName: 'numero_funcionarios', label: 'Número de funcionários', type: 'number', group: 'Firmografia' },
+    { ref: 'company_revenue', objectType: 'company', internalName: 'faturamento_anual', label: 'Faturamento anual', type: 'select', group: 'Firmografia', options: opt([['ate_4m', 'Até R$ 4,8 mi'], ['4m_50m', 'R$ 4,8 mi a R$ 50 mi'], ['50m_300m', 'R$ 50 mi a R$ 300 mi'], ['300m_mais', 'Acima de R$ 300 mi']]) },
+    { ref: 'company_customer_since', objectType: 'company', internalName: 'cliente_desde', label: 'Cliente desde', type: 'date', group: 'Relacionamento' },
+    { ref: 'company_finance_email', objectType: 'company', internalName: 'email_financeiro', label: 'E-mail do financeiro', type: 'email', group: 'Relacionamento' },
+    { ref: 'deal_source', objectType: 'deal', internalName: 'origem', label: 'Origem', type: 'select', group: 'Marketing', options: opt([['inbound', 'Inbound'], ['outbound', 'Outbound'], ['indicacao', 'Indicação'], ['evento', 'Evento'], ['parceiro', 'Parceiro']]) },
+    { ref: 'deal_products', objectType: 'deal', internalName: 'produtos', label: 'Produtos', type: 'multi_select', group: 'Escopo', options: opt([['erp', 'ERP'], ['crm', 'CRM'], ['bi', 'BI'], ['suporte', 'Suporte premium']]) },
+    { ref: 'deal_demo_at', objectType: 'deal', internalName: 'data_demo', label: 'Data da demonstração', type: 'datetime', group: 'Escopo' },
+    { ref: 'deal_competitor', objectType: 'deal', internalName: 'concorrente', label: 'Concorrente', type: 'text', group: 'Escopo' },
+    { ref: 'deal_notes', objectType: 'deal', internalName: 'observacoes', label: 'Observações', type: 'textarea', group: 'Escopo' },
+  ],
+  forms: [
+    {
+      ref: 'fale_conosco',
+      name: 'Fale com um especialista',
+      slug: 'fale-conosco',
+      fields: [
+        { name: 'email', label: 'E-mail corporativo', type: 'email', required: true, mapsTo: 'email' },
+        { name: 'nome', label: 'Nome', type: 'text', required: true, mapsTo: 'firstName', validations: { minLength: 2, maxLength: 80 } },
+        { name: 'sobrenome', label: 'Sobrenome', type: 'text', required: false, mapsTo: 'lastName' },
+        { name: 'telefone', label: 'Telefone / WhatsApp', type: 'phone', required: false, mapsTo: 'phone' },
+        { name: 'segmento', label: 'Porte da empresa', type: 'select', required: false, options: opt([['pme', 'PME'], ['medio', 'Médio porte'], ['enterprise', 'Enterprise']]), mapsTo: 'customProperties.contact_segment' },
+        { name: 'cargo', label: 'Cargo', type: 'text', required: false, mapsTo: 'customProperties.contact_role' },
+        { name: 'mensagem', label: 'Como podemos ajudar?', type: 'textarea', required: false, validations: { maxLength: 2000 } },
+      ],
+    },
+  ],
+  lists: [
+    { ref: 'evento', name: 'Convidados — Encontro de Clientes 2026', objectType: 'contact', kind: 'static', description: 'Lista de convidados do evento anual em São Paulo' },
+    { ref: 'estrategicos', name: 'Contas estratégicas', objectType: 'company', kind: 'static', description: 'Clientes com plano de conta dedicado' },
+    {
+      ref: 'leads_quentes',
+      name: 'Leads quentes',
+      objectType: 'contact',
+      kind: 'dynamic',
+      description: 'Score a partir de 80',
+      filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] },
+    },
+    {
+      ref: 'enterprise_newsletter',
+      name: 'Enterprise que aceitam newsletter',
+      objectType: 'contact',
+      kind: 'dynamic',
+      filters: {
+        operator: 'AND',
+        conditions: [
+          { field: 'customProperties.contact_segment', operator: 'eq', value: 'enterprise' },
+          { field: 'customProperties.contact_newsletter', operator: 'eq', value: true },
+        ],
+      },
+    },
+  ],
+};
+
+/** The setup file of the demo tenant (CONTRACT A.3), a fresh copy. */
 export function DEMO_SETUP(): Record<string, unknown> {
-  return {
-    tenant: { name: 'Ipê Digital Soluções Ltda', locale: 'pt-BR' },
-    users: [
-      { ref: 'ana', name: 'Ana Souza', email: 'ana.souza@ipedigital.com.br' },
-      { ref: 'bruno', name: 'Bruno Lima', email: 'bruno.lima@ipedigital.com.br' },
-      { ref: 'carla', name: 'Carla Mendes', email: 'carla.mendes@ipedigital.com.br' },
-      { ref: 'diego', name: 'Diego Ferreira', email: 'diego.ferreira@ipedigital.com.br' },
-      { ref: 'elisa', name: 'Elisa Rocha', email: 'elisa.rocha@ipedigital.com.br' },
-    ],
-    apiKeys: [
-      { ref: 'full', name: 'Integração (acesso total)', user: 'ana', scopes: ['*'], rateLimit: 1000 },
-      { ref: 'readonly', name: 'Painel de BI (somente leitura)', user: 'bruno', scopes: READ_SCOPES, rateLimit: 300 },
-    ],
-    pipelines: [
-      {
-        ref: 'sales',
-        name: 'Vendas',
-        isDefault: true,
-        stages: [
-          { ref: 'prospeccao', name: 'Prospecção', probability: 10 },
-          { ref: 'qualificacao', name: 'Qualificação', probability: 30 },
-          { ref: 'proposta', name: 'Proposta enviada', probability: 60 },
-          { ref: 'negociacao', name: 'Negociação', probability: 80 },
-          { ref: 'ganho', name: 'Ganho', probability: 100, isWonStage: true },
-          { ref: 'perdido', name: 'Perdido', probability: 0, isLostStage: true },
-        ],
-      },
-      {
-        ref: 'partners',
-        name: 'Parcerias',
-        stages: [
-          { ref: 'p_contato', name: 'Contato inicial', probability: 20 },
-          { ref: 'p_avaliacao', name: 'Avaliação técnica', probability: 50 },
-          { ref: 'p_assinado', name: 'Contrato assinado', probability: 100, isWonStage: true },
-          { ref: 'p_descartado', name: 'Descartado', probability: 0, isLostStage: true },
-        ],
-      },
-    ],
-    lossReasons: [
-      { ref: 'preco', name: 'Preço acima do orçamento' },
-      { ref: 'concorrente', name: 'Escolheu um concorrente' },
-      { ref: 'sem_orcamento', name: 'Sem orçamento no momento' },
-      { ref: 'sem_resposta', name: 'Cliente parou de responder' },
-      { ref: 'timing', name: 'Momento inadequado' },
-    ],
-    properties: [
-      { ref: 'contact_segment', objectType: 'contact', internalName: 'segmento', label: 'Segmento', type: 'select', group: 'Qualificação', isDefaultInForm: true, options: opt([['pme', 'PME'], ['medio', 'Médio porte'], ['enterprise', 'Enterprise']]) },
-      { ref: 'contact_role', objectType: 'contact', internalName: 'cargo', label: 'Cargo', type: 'text', group: 'Perfil', isDefaultInForm: true },
-      { ref: 'contact_birthday', objectType: 'contact', internalName: 'aniversario', label: 'Aniversário', type: 'date', group: 'Perfil' },
-      { ref: 'contact_newsletter', objectType: 'contact', internalName: 'aceita_newsletter', label: 'Aceita newsletter', type: 'boolean', group: 'Marketing' },
-      { ref: 'contact_linkedin', objectType: 'contact', internalName: 'linkedin', label: 'LinkedIn', type: 'url', group: 'Perfil' },
-      { ref: 'company_employees', objectType: 'company', internalName: 'numero_funcionarios', label: 'Número de funcionários', type: 'number', group: 'Firmografia' },
-      { ref: 'company_revenue', objectType: 'company', internalName: 'faturamento_anual', label: 'Faturamento anual', type: 'select', group: 'Firmografia', options: opt([['ate_4m', 'Até R$ 4,8 mi'], ['4m_50m', 'R$ 4,8 mi a R$ 50 mi'], ['50m_300m', 'R$ 50 mi a R$ 300 mi'], ['300m_mais', 'Acima de R$ 300 mi']]) },
-      { ref: 'company_customer_since', objectType: 'company', internalName: 'cliente_desde', label: 'Cliente desde', type: 'date', group: 'Relacionamento' },
-      { ref: 'company_finance_email', objectType: 'company', internalName: 'email_financeiro', label: 'E-mail do financeiro', type: 'email', group: 'Relacionamento' },
-      { ref: 'deal_source', objectType: 'deal', internalName: 'origem', label: 'Origem', type: 'select', group: 'Marketing', options: opt([['inbound', 'Inbound'], ['outbound', 'Outbound'], ['indicacao', 'Indicação'], ['evento', 'Evento'], ['parceiro', 'Parceiro']]) },
-      { ref: 'deal_products', objectType: 'deal', internalName: 'produtos', label: 'Produtos', type: 'multi_select', group: 'Escopo', options: opt([['erp', 'ERP'], ['crm', 'CRM'], ['bi', 'BI'], ['suporte', 'Suporte premium']]) },
-      { ref: 'deal_demo_at', objectType: 'deal', internalName: 'data_demo', label: 'Data da demonstração', type: 'datetime', group: 'Escopo' },
-      { ref: 'deal_competitor', objectType: 'deal', internalName: 'concorrente', label: 'Concorrente', type: 'text', group: 'Escopo' },
-      { ref: 'deal_notes', objectType: 'deal', internalName: 'observacoes', label: 'Observações', type: 'textarea', group: 'Escopo' },
-    ],
-    forms: [
-      {
-        ref: 'fale_conosco',
-        name: 'Fale com um especialista',
-        slug: 'fale-conosco',
-        fields: [
-          { name: 'email', label: 'E-mail corporativo', type: 'email', required: true, mapsTo: 'email' },
-          { name: 'nome', label: 'Nome', type: 'text', required: true, mapsTo: 'firstName', validations: { minLength: 2, maxLength: 80 } },
-          { name: 'sobrenome', label: 'Sobrenome', type: 'text', required: false, mapsTo: 'lastName' },
-          { name: 'telefone', label: 'Telefone / WhatsApp', type: 'phone', required: false, mapsTo: 'phone' },
-          { name: 'segmento', label: 'Porte da empresa', type: 'select', required: false, options: opt([['pme', 'PME'], ['medio', 'Médio porte'], ['enterprise', 'Enterprise']]), mapsTo: 'customProperties.contact_segment' },
-          { name: 'cargo', label: 'Cargo', type: 'text', required: false, mapsTo: 'customProperties.contact_role' },
-          { name: 'mensagem', label: 'Como podemos ajudar?', type: 'textarea', required: false, validations: { maxLength: 2000 } },
-        ],
-      },
-    ],
-    lists: [
-      { ref: 'evento', name: 'Convidados — Encontro de Clientes 2026', objectType: 'contact', kind: 'static', description: 'Lista de convidados do evento anual em São Paulo' },
-      { ref: 'estrategicos', name: 'Contas estratégicas', objectType: 'company', kind: 'static', description: 'Clientes com plano de conta dedicado' },
-      {
-        ref: 'leads_quentes',
-        name: 'Leads quentes',
-        objectType: 'contact',
-        kind: 'dynamic',
-        description: 'Score a partir de 80',
-        filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] },
-      },
-      {
-        ref: 'enterprise_newsletter',
-        name: 'Enterprise que aceitam newsletter',
-        objectType: 'contact',
-        kind: 'dynamic',
-        filters: {
-          operator: 'AND',
-          conditions: [
-            { field: 'customProperties.contact_segment', operator: 'eq', value: 'enterprise' },
-            { field: 'customProperties.contact_newsletter', operator: 'eq', value: true },
-          ],
-        },
-      },
-    ],
-  };
+  return structuredClone(DEMO_SETUP_FILE);
 }
 
 const COUNTS = { companies: 50, contacts: 200, deals: 80, activities: 240, proposals: 15, submissions: 15 };
