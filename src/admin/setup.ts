@@ -274,19 +274,19 @@ async function insertListOf(tx: Db, tenantId: string, l: PlannedList, now: strin
 
 /** The file's API keys, by ref (by id when it has none), as their secrets are shown once. */
 async function createApiKeys(tx: Db, file: SetupFileT, tenantId: string, refs: Refs, userByRef: Map<string, string>): Promise<Record<string, string>> {
-    const apiKeys: Record<string, string> = {};
-    for (const [i, k] of (file.apiKeys ?? []).entries()) {
-      try {
-        const created = await createKey(tx, { tenantId, name: k.name, scopes: k.scopes, userId: k.user ? userByRef.get(k.user)! : null, rateLimit: k.rateLimit, expiresAt: k.expiresAt ?? null });
-        refs.claim(k.ref, `apiKeys[${i}]`, created.id);
-        if (k.ref) apiKeys[k.ref] = created.key;
-        else apiKeys[created.id] = created.key;
-      } catch (err) {
-        if (err instanceof AdminError) fail(`apiKeys[${i}]${err.path ? '.' + err.path : ''}`, err.message);
-        throw err;
-      }
+  const apiKeys: Record<string, string> = {};
+  for (const [i, k] of (file.apiKeys ?? []).entries()) {
+    try {
+      const created = await createKey(tx, { tenantId, name: k.name, scopes: k.scopes, userId: k.user ? userByRef.get(k.user)! : null, rateLimit: k.rateLimit, expiresAt: k.expiresAt ?? null });
+      refs.claim(k.ref, `apiKeys[${i}]`, created.id);
+      if (k.ref) apiKeys[k.ref] = created.key;
+      else apiKeys[created.id] = created.key;
+    } catch (err) {
+      if (err instanceof AdminError) fail(`apiKeys[${i}]${err.path ? '.' + err.path : ''}`, err.message);
+      throw err;
     }
-    return apiKeys;
+  }
+  return apiKeys;
 }
 
 function checkOptions(options: { value: string }[], at: string) {
