@@ -1,40 +1,10 @@
 import { errors } from '../errors.js';
-import { replyBytes, type JsonBytes, type JsonText } from './replies.js';
 import type { PaginationT } from './schemas.js';
 
 /** The envelope of spec 2.12 / B.4 with C.1's `nextCursor`; pages are built by src/listing/planner.ts. */
 export interface Page<T> {
   data: T[];
   pagination: PaginationT;
-}
-
-/**
- * A page whose records are JSON text made by the database (replies.ts sendJsonText): the envelope of Page.
- * NOTE: made by one `join`, which gives a flat string. `{"data":[` + records.join(',') + … gave a rope of three
- * strings over the flat records (a ConsString), and Fastify's `Buffer.byteLength` for Content-Length flattened it
- * into a copy: a page of 50 contacts allocated ~18 KB more, a tenth of what its request allocates.
- */
-export function jsonPage<T>(records: readonly JsonText<T>[], pagination: PaginationT): JsonText<Page<T>> {
-  const tail = `],"pagination":${JSON.stringify(pagination)}}`;
-  const n = records.length;
-  if (n === 0) return `{"data":[${tail}` as JsonText<Page<T>>;
-  const parts: string[] = new Array(n);
-  parts[0] = `{"data":[${records[0]}`;
-  for (let i = 1; i < n; i++) parts[i] = records[i];
-  parts[n - 1] += tail;
-  return parts.join(',') as JsonText<Page<T>>;
-}
-
-const HEAD = Buffer.from('{"data":[');
-
-/** The envelope of Page around records given as UTF-8 bytes, joined by commas (a page read as one BLOB), in a reusable buffer (replies.ts replyBytes). */
-export function jsonBytesPage<T>(records: Buffer, pagination: PaginationT): JsonBytes<Page<T>> {
-  const tail = `],"pagination":${JSON.stringify(pagination)}}`;
-  const out = replyBytes(HEAD.length + records.length + Buffer.byteLength(tail));
-  HEAD.copy(out, 0);
-  records.copy(out, HEAD.length);
-  out.write(tail, HEAD.length + records.length, 'utf8');
-  return out as JsonBytes<Page<T>>;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;

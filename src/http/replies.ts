@@ -13,7 +13,7 @@ export async function answer<T>(reply: FastifyReply, status: number, result: Pro
   return body;
 }
 
-/** JSON text of a `T` made by the database: a record, or a page of them (`jsonPage`), as the route's 200 schema describes it. */
+/** JSON text of a `T` made by the database: a record, or a page of them (listing/page.ts `jsonPage`), as the route's 200 schema describes it. */
 export type JsonText<T> = string & { readonly __jsonText: T };
 
 /** The same as UTF-8 bytes: a page whose records the database joined into one BLOB (db/pages-sqlite.ts pageAsBlob). */

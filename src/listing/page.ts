@@ -3,8 +3,8 @@
  * the database made as JSON (contacts, companies, deals) stays that text, or those bytes, up to the socket.
  */
 import type { FastifyReply } from 'fastify';
-import { assertCursorOrPage, jsonPage, type Page } from '../http/pagination.js';
-import { sendJsonText, type JsonBytes, type JsonText } from '../http/replies.js';
+import { assertCursorOrPage, type Page } from '../http/pagination.js';
+import { replyBytes, sendJsonText, type JsonBytes, type JsonText } from '../http/replies.js';
 import type { PaginationT } from '../http/schemas.js';
 import type { PageRequest } from './descriptor.js';
 
@@ -17,6 +17,35 @@ export type ListPage<T> = Page<T> | JsonText<Page<T>> | JsonBytes<Page<T>>;
 export function sendPage<T>(reply: FastifyReply, page: ListPage<T>): Page<T> {
   if (typeof page === 'string' || Buffer.isBuffer(page)) return sendJsonText(reply, page);
   return page;
+}
+
+/**
+ * A page whose records are JSON text made by the database (http/replies.ts sendJsonText): the envelope of Page.
+ * NOTE: made by one `join`, which gives a flat string. `{"data":[` + records.join(',') + … gave a rope of three
+ * strings over the flat records (a ConsString), and Fastify's `Buffer.byteLength` for Content-Length flattened it
+ * into a copy: a page of 50 contacts allocated ~18 KB more, a tenth of what its request allocates.
+ */
+export function jsonPage<T>(records: readonly JsonText<T>[], pagination: PaginationT): JsonText<Page<T>> {
+  const tail = `],"pagination":${JSON.stringify(pagination)}}`;
+  const n = records.length;
+  if (n === 0) return `{"data":[${tail}` as JsonText<Page<T>>;
+  const parts: string[] = new Array(n);
+  parts[0] = `{"data":[${records[0]}`;
+  for (let i = 1; i < n; i++) parts[i] = records[i];
+  parts[n - 1] += tail;
+  return parts.join(',') as JsonText<Page<T>>;
+}
+
+const HEAD = Buffer.from('{"data":[');
+
+/** The envelope of Page around records given as UTF-8 bytes, joined by commas (a page read as one BLOB), in a reusable buffer (http/replies.ts replyBytes). */
+export function jsonBytesPage<T>(records: Buffer, pagination: PaginationT): JsonBytes<Page<T>> {
+  const tail = `],"pagination":${JSON.stringify(pagination)}}`;
+  const out = replyBytes(HEAD.length + records.length + Buffer.byteLength(tail));
+  HEAD.copy(out, 0);
+  records.copy(out, HEAD.length);
+  out.write(tail, HEAD.length + records.length, 'utf8');
+  return out as JsonBytes<Page<T>>;
 }
 
 /** The envelope of a query that can match nothing (a NUL byte in a filter): same shape as a listed page's. */

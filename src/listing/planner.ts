@@ -13,12 +13,12 @@ import { columnName, compilePlan, JSON_COLUMN, kept, modeOf, pageValues, SORT_VA
 import { rebound, type SlottedQuery } from '../db/prepared.js';
 import { directReads } from '../db/reads.js';
 import type { Ctx } from '../http/context.js';
-import { assertCursorOrPage, jsonBytesPage, jsonPage, type Page } from '../http/pagination.js';
+import { assertCursorOrPage, type Page } from '../http/pagination.js';
 import type { JsonText } from '../http/replies.js';
 import type { PaginationT } from '../http/schemas.js';
 import { cursorBinding, decodeCursor, encodeCursor, filtersDigest, sortValueOf, stableJson } from './cursor.js';
 import type { EqualityWalk, JsonRecords, Listing, ListingRequest, PageRequest } from './descriptor.js';
-import type { ListPage } from './page.js';
+import { jsonBytesPage, jsonPage, type ListPage } from './page.js';
 
 export { COUNTED_ROWS, PROBE_ROWS } from '../db/pages-sqlite.js';
 

@@ -2,7 +2,7 @@
 // (one flat string); it must read, parsed, as the object envelope does for 0, 1 and many records.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonPage } from '../../src/http/pagination.js';
+import { jsonPage } from '../../src/listing/page.js';
 import type { JsonText } from '../../src/http/replies.js';
 import type { PaginationT } from '../../src/http/schemas.js';
 
