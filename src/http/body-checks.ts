@@ -62,6 +62,15 @@ export function judgeJsonBody(value: unknown, text: string): BodyIssue[] | null 
   return null;
 }
 
+/**
+ * Holds the value issues of a body another parser made (a form's urlencoded fields), for its validator, as
+ * judgeJsonBody does for JSON: every string is judged (the raw text gives no hint of a NUL: `%00`).
+ */
+export function holdValueIssues(body: object): void {
+  const { issues } = walk(body, true);
+  if (issues.length > 0) held.set(body, issues);
+}
+
 /** The value issues judgeJsonBody found in this body, if any. */
 export function heldIssues(body: unknown): BodyIssue[] | undefined {
   return body !== null && typeof body === 'object' ? held.get(body) : undefined;

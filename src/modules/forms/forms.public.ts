@@ -5,6 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
 import { contextFor, requestSignal, type Ctx } from '../../http/context.js';
+import { holdValueIssues } from '../../http/body-checks.js';
 import { errorResponses } from '../../http/schemas.js';
 import { pageHeaders, renderFormPage, renderMessage, renderThankYou } from './forms.html.js';
 import { textsFor } from './forms.texts.js';
@@ -42,6 +43,12 @@ function sendHtml(reply: FastifyReply, status: number, render: (nonce: string) =
  */
 export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(formbody);
+  // The edge's value rules (no NUL, well-formed strings) for urlencoded bodies too: the validator reports them
+  // as it does a JSON body's (a NUL reached PostgreSQL's insert, a 500, before).
+  app.addHook('preValidation', (req, _reply, done) => {
+    if (req.body !== null && typeof req.body === 'object' && req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) holdValueIssues(req.body);
+    done();
+  });
   /** The form of a request, for the error page that refills it. */
   const formOf: FormOf = new WeakMap();
   app.setErrorHandler(errorPages(formOf));
