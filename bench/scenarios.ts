@@ -121,7 +121,7 @@ export function scenarios(s: ScenarioData): Scenario[] {
     },
     { name: 'GET /deals?pipelineId&isWon=false', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals?pipelineId=${s.pipelineId}&isWon=false&page=${1 + (i % 10)}` }) },
     {
-      // Pages by number deeper than the main connection reads (listing.ts MAIN_MAX_OFFSET): SQLite's read pool. Their
+      // Pages by number deeper than the main connection reads (listing/planner.ts MAIN_MAX_OFFSET): SQLite's read pool. Their
       // deals' contacts and companies are looked up by id and spliced in JavaScript (deals.service.ts dealsJson).
       name: 'GET /deals?page=21…40 (by number, deep: the read pool)',
       target: 'api',

@@ -36,7 +36,7 @@ export interface CachedTotal {
   version: number;
 }
 
-/** The cached total of a list (`queryKey`: the count's SQL and its values, listing.ts), read against the current version. */
+/** The cached total of a list (`queryKey`: the count's SQL and its values, db/pages.ts), read against the current version. */
 export async function peekCount(db: Db, tenantId: string, objectType: CountedType, queryKey: string): Promise<CachedTotal | undefined> {
   if (db.isTransaction) return undefined; // own writes may be uncommitted
   const [row] = await changeVersion(db, tenantId, objectType);
@@ -53,7 +53,7 @@ export async function cachedCount(
   tenantId: string,
   objectType: CountedType,
   countQuery: CompiledQuery<{ n: number | string | bigint }>,
-  /** Tells this total from the tenant's others: the count's SQL and its values (listing.ts). */
+  /** Tells this total from the tenant's others: the count's SQL and its values (db/pages.ts). */
   queryKey: string,
 ): Promise<number> {
   const count = async () => Number((await reads.first({ compile: () => countQuery }))?.n ?? 0);

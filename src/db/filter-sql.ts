@@ -50,7 +50,7 @@ function parsed(filter: unknown, objectType: FilterObjectType, opts: CompileOpti
 
 /**
  * A filter compiled for a list page: an `ownerId eq` the whole filter requires (a condition of the root AND),
- * taken out so that the page can walk the owner's index (listing.ts), the rest as SQL, and what testing one row
+ * taken out so that the page can walk the owner's index (listing/planner.ts), the rest as SQL, and what testing one row
  * against that rest costs.
  */
 export interface FilterParts {
@@ -62,14 +62,14 @@ export interface FilterParts {
    * What testing one row against `rest` costs, in simple comparisons: 1 a comparison, 2 a `contains`, one per
    * value of an `in`/`notIn` (a set built per statement) or multi_select list; Infinity for tags, whose set
    * of records is read from record_tags, as large as the tag, and for a `contains` folded in SQL (rowCostOf).
-   * listing.ts probes a page on the main connection only below a bound (PROBE_MAX_ROW_COST).
+   * The listing planner probes a page on the main connection only below a bound (PROBE_MAX_ROW_COST).
    */
   rowCost: number;
 }
 
 /**
  * Filters compiled for list pages (compileFilterParts), by dialect, tenant, object type and filter JSON, most
- * recently used last. A search's page statements are compiled once per filter (listing.ts compiledShape), but
+ * recently used last. A search's page statements are compiled once per filter (listing/planner.ts compiledShape), but
  * its filter was parsed, validated and compiled again on every page: ~7 µs of a search's CPU. Only filters
  * with no custom property: their SQL depends on the property definitions, which can change between pages.
  * What is kept is immutable (Kysely expressions); a filter that fails validation is never kept.

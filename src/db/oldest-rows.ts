@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from './dialect.js';
-import type { Db } from './index.js';
+import type { Db } from './types.js';
 import type { DB } from './tables/schema.js';
 
 /**

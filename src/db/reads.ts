@@ -5,16 +5,16 @@
  * Which statements run where
  * - On the main connection (the event loop on SQLite): point reads and writes by primary or unique
  *   key, and reads bounded by a page (the tags of 50 records, the expansions of a deal, and a list page that
- *   walks its own index to a bounded depth: listing.ts `walksIndex`). Their cost does not depend on how
+ *   walks its own index to a bounded depth: listing/planner.ts `walksIndex`). Their cost does not depend on how
  *   much data a tenant has, and a hop would cost more than the statement (a page of 50 on SQLite: a
  *   170–300 µs statement; with the hop, the server's CPU per page was ~1.6 times as much, and one tenant's
  *   pages ran one at a time).
- * - Also on the main connection: a bounded probe of a filtered page of contacts, companies or deals (listing.ts
+ * - Also on the main connection: a bounded probe of a filtered page of contacts, companies or deals (listing/planner.ts
  *   ListingSpec.probes): at most PROBE_ROWS entries of an index walk, each row tested against a filter of a
  *   few comparisons, in one statement that tells whether they held the page. When they do not, the page goes
  *   to the read pool like any other.
  * - On the read pool, a page by number of contacts, companies or deals whose total is not cached reads the
- *   list once for both, up to COUNTED_ROWS rows (listing.ts compileCounted); a longer list's total is counted
+ *   list once for both, up to COUNTED_ROWS rows (db/pages.ts compileCounted); a longer list's total is counted
  *   apart, as before.
  * - Through `Reads` (this module): every statement whose cost grows with the data — other list pages,
  *   search and filters, totals, dynamic-list recalculation. They run on a small pool of read
@@ -42,7 +42,7 @@ export interface Reads {
   /** The query builder (also the main connection, for what stays there). */
   readonly db: Db;
   /**
-   * Whether these statements run on a read pool, away from the main connection (listing.ts runs a bounded
+   * Whether these statements run on a read pool, away from the main connection (the listing planner runs a bounded
    * probe on the main connection first only then: without a pool, every statement is already on it).
    */
   readonly pooled: boolean;

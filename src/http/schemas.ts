@@ -71,7 +71,7 @@ export const IdParams = Type.Object({ id: Type.String({ description: 'Record id'
 /** An opaque continuation token (CONTRACT C.1); garbage is 400 `invalid_cursor`, never a 5xx. */
 export const CursorParam = Type.Optional(
   Type.String({
-    // No minLength or maxLength: an empty or overlong cursor is malformed, 400 `invalid_cursor` (listing.ts decodeCursor).
+    // No minLength or maxLength: an empty or overlong cursor is malformed, 400 `invalid_cursor` (listing/cursor.ts decodeCursor).
     description:
       'Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` ' +
       '(both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, ' +

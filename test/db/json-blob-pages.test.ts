@@ -1,5 +1,5 @@
 // Pages of contacts and companies read on SQLite's main connection come as one BLOB of their records joined by
-// commas, with each row's id, sort value and byte length (modules/shared/listing.ts pageAsBlob). Every such page
+// commas, with each row's id, sort value and byte length (db/pages-sqlite.ts pageAsBlob). Every such page
 // must hold exactly the records, in exactly the order, that the list's rows give: checked here against the single
 // reads (the same stored JSON) and the order the API promises (B.4: by the key, then id), through page numbers and
 // cursor walks, for the index walks (no filter, an owner) and the probes (an owner and a score), with records whose

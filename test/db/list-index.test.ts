@@ -4,7 +4,7 @@
 //    (created_at, ties by id), walks the owner index in that order — no sort of the owner's rows, and on
 //    SQLite no walk of the created_at index that reads every row it passes to test the owner; the rows of
 //    the page are checked against the order the API promises.
-// 2. Pages that walk their own index run on the main connection (listing.ts walksTimeIndex, reads.ts): a
+// 2. Pages that walk their own index run on the main connection (listing/planner.ts walksTimeIndex, reads.ts): a
 //    page of contacts, companies or deals with no filter but the owner's, sorted by a time with an index,
 //    reads at most offset + pageSize + 1 entries of that index whatever the tenant's size. These tests hold
 //    that claim to the statements the API really runs: every such page is answered without the read pool,
@@ -197,12 +197,12 @@ test(`the rows of a page read on the main connection are the ones the read pool 
 
 // 4. A filtered page of contacts whose walk is one of the above and whose other conditions are cheap to test
 //    on a row is first looked for among the first PROBE_ROWS entries of that walk, on the main connection
-//    (listing.ts ListingSpec.probes): one statement, which tells whether those entries held the page.
+//    (listing/planner.ts ListingSpec.probes): one statement, which tells whether those entries held the page.
 
 /**
  * A covered probe (the walk's index holds the filter's columns) cuts its page from the walk's entries that pass,
  * offset included, and only then reads those rows by rowid: the entries an offset skips are never read from the
- * table (listing.ts compileProbe).
+ * table (db/pages.ts compileProbe).
  */
 const PAGE_CUT_FROM_ENTRIES = /as "probe_hits" where "probe_hits"\."__hit" limit \(\? \+ 0\)( offset \(\? \+ 0\))?\) as "probe_walk" cross join/;
 
@@ -214,7 +214,7 @@ const walkOrder = Array.from({ length: CONTACTS }, (_, k) => k + 1)
 test(`a filtered contact page found within the first ${PROBE_ROWS} entries of its index walk is answered on the main connection, with the read pool's rows (${DIALECT})`, async (c) => {
   if (!t.database.readPool || DIALECT !== 'sqlite') return c.skip('probes run on SQLite with a read pool');
   // `covered`: the walk's index holds every column the filter reads (contacts__owner holds score, migration 015),
-  // so the probe tests the filter on the index entries and reads only the rows that pass (listing.ts walkCoversFilter).
+  // so the probe tests the filter on the index entries and reads only the rows that pass (db/pages-sqlite.ts walkCoversFilter).
   const cases: { name: string; request: () => Promise<{ status: number; body: any }>; expected: string[]; covered: boolean }[] = [];
   // ownerId eq (walks contacts__owner) + score: half the owner's rows pass.
   const filters = { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 50 }, { field: 'ownerId', operator: 'eq', value: 'own1' }] };
@@ -331,7 +331,7 @@ test(`a filtered contact page not found within the first ${PROBE_ROWS} entries o
 });
 
 // 5. A page by number on the read pool whose total is not cached reads the list once for both, up to
-//    COUNTED_ROWS rows (listing.ts compileCounted): a filter no index answers no longer reads its walk twice.
+//    COUNTED_ROWS rows (db/pages.ts compileCounted): a filter no index answers no longer reads its walk twice.
 test(`a page by number on the read pool takes its total from the rows it read, when the list has fewer than ${COUNTED_ROWS} (${DIALECT})`, async (c) => {
   if (!t.database.readPool || DIALECT !== 'sqlite') return c.skip('counted pages run on SQLite with a read pool');
   const counted = (q: RanStatement) => /counted_rows/.test(q.sql);
@@ -461,7 +461,7 @@ test(`a page by number and the same list walked by cursor give the same rows in 
 });
 
 // 5. SQLite's main connection reads a page of deals as one BLOB, each deal's contact and company spliced into its
-//    record by the statement (listing.ts pageAsBlob with ListingSpec.blobRecord, deals.repo.ts dealRecordSql): two
+//    record by the statement (db/pages-sqlite.ts pageAsBlob with ListingSpec.blobRecord, deals.repo.ts dealRecordSql): two
 //    lookups by primary key a deal. The aggregate uses each record twice (the BLOB and its byte length), so the
 //    record is computed in a subquery SQLite cannot flatten into it: once a row, not twice.
 test(`a page of deals read as one BLOB computes each deal's record once (${DIALECT})`, async (c) => {

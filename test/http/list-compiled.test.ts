@@ -5,7 +5,7 @@ import { listPage, type ListingSpec } from '../../src/listing/planner.js';
 import { newTenant, testApp } from '../helpers/app.js';
 
 // A list whose query depends only on the tenant, its endpoint and its filters is built and compiled once per
-// shape, then re-bound with each page's limit, offset and cursor position (listing.ts compiledShape).
+// shape, then re-bound with each page's limit, offset and cursor position (listing/planner.ts compiledShape).
 const t = await testApp();
 
 test('a list compiled once answers every page, cursor and filter as if built anew, and never across tenants', async () => {

@@ -6,7 +6,7 @@ import { seedContacts, unseedContacts } from '../helpers/bulk.js';
 import { DIALECT, newTenant, recordStatements, testApp, type Client, type RanStatement, type Tenant } from '../helpers/app.js';
 
 // CONTRACT C.1: cursor pagination and incremental sync, on every paginated endpoint (one listing layer,
-// src/modules/shared/listing.ts).
+// src/listing/).
 const t = await testApp();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sep = (url: string) => (url.includes('?') ? '&' : '?');

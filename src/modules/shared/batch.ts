@@ -2,7 +2,7 @@ import { setImmediate as loopTurn } from 'node:timers/promises';
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { isPostgres } from '../../db/dialect.js';
+import { dialectOf } from '../../db/dialect.js';
 import { clientErrorOf } from '../../db/errors.js';
 import { withSavepoint, withTx, type Tx } from '../../db/index.js';
 import { BULK_CHANGE_ROWS, noteBulkChange } from '../../db/pg-stats.js';
@@ -209,7 +209,7 @@ async function upsertByKey(r: BatchResource, ctx: Ctx, key: UpsertKey, idPropert
     // commit the key in between and a failed create is never followed by that update (the input fails, and its
     // own savepoint, runBatch's, undoes whatever the create wrote).
     const create = () => r.create(ctx, input);
-    const record = isPostgres(ctx.db) ? await withSavepoint(ctx.db, create, 'upsert_create') : await create();
+    const record = dialectOf(ctx.db).locksRows ? await withSavepoint(ctx.db, create, 'upsert_create') : await create();
     return extended(created(record), { action: 'created' as const });
   } catch (err) {
     // Another transaction committed the same key since the look-up (PostgreSQL waits for it on the

@@ -1,7 +1,5 @@
-import { sql } from 'kysely';
-import { isPostgres } from '../../db/dialect.js';
+import { markDirtyAndBump } from '../../db/change-marks.js';
 import { deferWrite, oncePerTransaction, type Db, type DeferredWrites } from '../../db/index.js';
-import { prepared } from '../../db/prepared.js';
 import { nowIso } from '../../util/time.js';
 
 export type ChangedType = 'contact' | 'company' | 'deal';
@@ -27,38 +25,7 @@ const changeMarks: DeferredWrites<{ tenantId: string; objectType: ChangedType }>
     const now = nowIso();
     // In one order in every transaction: two writers of several types cannot deadlock on these rows.
     const pairs = [...new Map(items.map((i) => [`${i.tenantId}\0${i.objectType}`, i])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const postgres = isPostgres(tx);
-    for (const [, { tenantId, objectType }] of pairs) {
-      if (postgres) {
-        await markBoth(tx, tenantId, objectType, now, 1);
-      } else {
-        await markDirty(tx, tenantId, objectType, now);
-        await bumpVersion(tx, tenantId, objectType, 1);
-      }
-    }
+    for (const [, { tenantId, objectType }] of pairs) await markDirtyAndBump(tx, tenantId, objectType, now);
   },
 };
 
-// Compiled once: every write of a record runs them.
-const markDirty = prepared((db: Db, tenantId: string, objectType: string, now: string) =>
-  db
-    .insertInto('list_dirty')
-    .values({ tenant_id: tenantId, object_type: objectType, changed_at: now })
-    .onConflict((oc) => oc.columns(['tenant_id', 'object_type']).doUpdateSet({ changed_at: now })),
-);
-const bumpVersion = prepared((db: Db, tenantId: string, objectType: string, one: number) =>
-  db
-    .insertInto('change_versions')
-    .values({ tenant_id: tenantId, object_type: objectType, version: one })
-    .onConflict((oc) => oc.columns(['tenant_id', 'object_type']).doUpdateSet((eb) => ({ version: eb('change_versions.version', '+', one) }))),
-);
-/** PostgreSQL: both in one statement (a data-modifying WITH), one round trip; SQLite has no such WITH. */
-const markBoth = prepared((db: Db, tenantId: string, objectType: string, now: string, one: number) => ({
-  compile: () =>
-    sql`with dirty as (
-      insert into list_dirty (tenant_id, object_type, changed_at) values (${tenantId}, ${objectType}, ${now})
-      on conflict (tenant_id, object_type) do update set changed_at = excluded.changed_at
-    )
-    insert into change_versions (tenant_id, object_type, version) values (${tenantId}, ${objectType}, ${one})
-    on conflict (tenant_id, object_type) do update set version = change_versions.version + excluded.version`.compile(db),
-}));
