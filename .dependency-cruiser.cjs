@@ -22,9 +22,7 @@
  * 4. A module (src/modules/<x>/) does not import another module's repository (`*.repo.ts`): it goes through
  *    that module's service.
  *
- * CI runs this file (`npm run lint:deps`). The rules that still find imports to remove (the engine-specific files
- * of 3., and 4.) are in .dependency-cruiser.pending.cjs (`npm run lint:deps:pending`, which runs every rule): once
- * one finds nothing, it moves here.
+ * CI runs this file (`npm run lint:deps`), every rule above included, before the tests.
  */
 
 /** Layers, lowest first: [name, path pattern]. */
@@ -69,6 +67,21 @@ module.exports = {
       comment: 'The database drivers are imported under src/db/ only.',
       from: { path: '^src/', pathNot: '^src/db/' },
       to: { path: '^node_modules/(pg|pg-[^/]+|better-sqlite3|better-sqlite3-node20)/' },
+    },
+    {
+      name: 'dialect-files-only-in-db',
+      severity: 'error',
+      comment:
+        "src/db's engine-specific files (sqlite-*, pg-*, *-sqlite, *-pg, *.mjs, migrations/) are imported under src/db/ only; the rest of the service goes through src/db's public entries (statistics.ts, fast-pages.ts, …).",
+      from: { path: '^src/', pathNot: '^src/db/' },
+      to: { path: '^src/db/(migrations/|(sqlite|pg)-[^/]+$|[^/]+-(sqlite|pg)[.][a-z]+$|[^/]+[.]mjs$)' },
+    },
+    {
+      name: 'no-other-module-repo',
+      severity: 'error',
+      comment: "A module does not import another module's repository; it calls that module's service.",
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/[^/]+/[^/]+\\.repo\\.ts$', pathNot: '^src/modules/$1/' },
     },
   ],
   options: {

@@ -7,10 +7,10 @@ import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kys
 import type { CountedType } from '../db/count-cache.js';
 import type { Db } from '../db/types.js';
 import type { ListingQuery, SortColumn, SortOrder } from '../db/pages.js';
-import type { RecordSql } from '../db/pages-sqlite.js';
+import type { RecordSql } from '../db/fast-pages.js';
 
 export { BLOB_PAGE, JSON_COLUMN, type ListingQuery, type SortColumn, type SortOrder } from '../db/pages.js';
-export type { RecordSql } from '../db/pages-sqlite.js';
+export type { RecordSql } from '../db/fast-pages.js';
 
 export type SortTable<K extends string> = Record<K, SortColumn>;
 

@@ -8,7 +8,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Compilable, CompiledQuery } from 'kysely';
 import { cachedCount, peekCount, type CountedType } from '../db/count-cache.js';
-import { COUNTED_ROWS, PROBE_ROWS, sqlitePagesOf, type RecordSql } from '../db/pages-sqlite.js';
+import { COUNTED_ROWS, PROBE_ROWS, sqlitePagesOf, type RecordSql } from '../db/fast-pages.js';
 import { columnName, compilePlan, JSON_COLUMN, kept, modeOf, pageValues, SORT_VALUE, type ListingQuery, type Mode, type PageRows, type Position, type SortColumn, type SortOrder } from '../db/pages.js';
 import { rebound, type SlottedQuery } from '../db/prepared.js';
 import { directReads } from '../db/reads.js';
@@ -20,7 +20,7 @@ import { cursorBinding, decodeCursor, encodeCursor, filtersDigest, sortValueOf, 
 import type { EqualityWalk, JsonRecords, Listing, ListingRequest, PageRequest } from './descriptor.js';
 import { jsonBytesPage, jsonPage, type ListPage } from './page.js';
 
-export { COUNTED_ROWS, PROBE_ROWS } from '../db/pages-sqlite.js';
+export { COUNTED_ROWS, PROBE_ROWS } from '../db/fast-pages.js';
 
 /**
  * A page of a resource's records as JSON (Listing.json): the records the database made, as one BLOB when the page

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { forUpdateSkipLocked } from '../db/dialect.js';
 import { forEachChunk } from '../db/batch.js';
 import { compileFilter } from '../db/filter-sql.js';
-import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/pg-stats.js';
+import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/statistics.js';
 import { withTx, type Database } from '../db/index.js';
 import type { FilterObjectType } from '../domain/filters.js';
 import { tenantPropertyDefs } from '../modules/shared/custom-properties.js';

@@ -1,4 +1,4 @@
-import { refreshPlannerStatistics } from '../db/pg-stats.js';
+import { refreshPlannerStatistics } from '../db/statistics.js';
 import { intervalLoop } from './loop.js';
 
 /** How often the tables' planner statistics are checked (and the stale ones analyzed). */

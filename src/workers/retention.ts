@@ -1,7 +1,7 @@
 import type { Database } from '../db/index.js';
 import { deleteOldDeliveries } from '../events/deliveries.js';
 import { deleteOldEvents } from '../modules/events/retention.repo.js';
-import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/pg-stats.js';
+import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/statistics.js';
 import { intervalLoop } from './loop.js';
 
 const DAY_MS = 86_400_000;

@@ -1,3 +1,5 @@
+import type { Db } from '../../db/index.js';
+import type { PropertyDef, PropertyType } from '../../domain/properties.js';
 import type { Ctx } from '../../http/context.js';
 import { parseJson } from '../../util/json.js';
 import * as repo from './properties.repo.js';
@@ -21,4 +23,10 @@ export function toProperty(r: repo.PropertyRow): PropertyT {
 /** Property definitions of one object type, by displayOrder (spec 4.8). */
 export async function listProperties(ctx: Ctx, objectType: PropertyT['objectType']): Promise<PropertyT[]> {
   return (await repo.listProperties(ctx.db, ctx.tenantId, objectType)).map(toProperty);
+}
+
+/** A tenant's property definitions of one object type, by id, as values are checked against them (also outside a request). */
+export async function propertyDefsById(db: Db, tenantId: string, objectType: PropertyT['objectType']): Promise<Map<string, PropertyDef>> {
+  const rows = await repo.listProperties(db, tenantId, objectType);
+  return new Map(rows.map((r) => [r.id, { id: r.id, type: r.type as PropertyType, options: parseJson(r.options, null) }]));
 }

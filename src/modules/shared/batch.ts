@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { dialectOf } from '../../db/dialect.js';
 import { clientErrorOf } from '../../db/errors.js';
 import { withSavepoint, withTx, type Tx } from '../../db/index.js';
-import { BULK_CHANGE_ROWS, noteBulkChange } from '../../db/pg-stats.js';
+import { BULK_CHANGE_ROWS, noteBulkChange } from '../../db/statistics.js';
 import { DomainError } from '../../domain/errors.js';
 import { ApiError, errorBody, errors } from '../../errors.js';
 import { ctxOf, inTx, type Ctx } from '../../http/context.js';

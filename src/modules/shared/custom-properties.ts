@@ -3,7 +3,7 @@ import type { Db } from '../../db/index.js';
 import type { Ctx } from '../../http/context.js';
 import type { DataValueRules } from '../../http/validation.js';
 import { mergeCustomProperties, normalizeCustomProperties, type PropertyDef, type PropertyType } from '../../domain/properties.js';
-import { listProperties } from '../properties/properties.repo.js';
+import { propertyDefsById } from '../properties/properties.service.js';
 import { parseJson } from '../../util/json.js';
 
 export type ObjectType = 'contact' | 'company' | 'deal';
@@ -14,9 +14,8 @@ export function propertyDefs(ctx: Ctx, objectType: ObjectType): Promise<Map<stri
 }
 
 /** The same for a tenant outside any request (the dynamic-list worker). */
-export async function tenantPropertyDefs(db: Db, tenantId: string, objectType: ObjectType): Promise<Map<string, PropertyDef>> {
-  const rows = await listProperties(db, tenantId, objectType);
-  return new Map(rows.map((r) => [r.id, { id: r.id, type: r.type as PropertyType, options: parseJson(r.options, null) }]));
+export function tenantPropertyDefs(db: Db, tenantId: string, objectType: ObjectType): Promise<Map<string, PropertyDef>> {
+  return propertyDefsById(db, tenantId, objectType);
 }
 
 /**
