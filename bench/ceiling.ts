@@ -36,7 +36,9 @@ if (dbFile && tenantId) {
   const json = 'doc';
   const byId = db.prepare<[string, string], string>(`select ${json} from contacts where tenant_id = ? and deleted_at is null and id = ?`).pluck();
   const page = db
-    .prepare<[string, number, number], [string, string, string]>(`select id, ${json}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit (? + 0) offset (? + 0)`)
+    .prepare<[string, number, number], [string, string, string]>(
+      `select id, ${json}, created_at as __sort_value from contacts where tenant_id = ? and deleted_at is null order by created_at desc, id desc limit (? + 0) offset (? + 0)`,
+    )
     .raw();
   const total = (db.prepare('select count(*) n from contacts where tenant_id = ? and deleted_at is null').get(tenantId) as { n: number }).n;
   app.get('/floor/v1/contacts/:id', async (req, reply) => {
@@ -51,7 +53,15 @@ if (dbFile && tenantId) {
     const rows = page.all(tenantId, pageSize, (pageNo - 1) * pageSize);
     const totalPages = Math.ceil(total / pageSize);
     // The service's cursor is an HMAC over the position; the floor sends the first page's, as the ceiling does.
-    const pagination = { page: pageNo, pageSize, total, totalPages, hasNext: pageNo < totalPages, hasPrev: pageNo > 1, nextCursor: list.pagination?.nextCursor ?? null };
+    const pagination = {
+      page: pageNo,
+      pageSize,
+      total,
+      totalPages,
+      hasNext: pageNo < totalPages,
+      hasPrev: pageNo > 1,
+      nextCursor: list.pagination?.nextCursor ?? null,
+    };
     return reply.type('application/json; charset=utf-8').send(`{"data":[${rows.map((r) => r[1]).join(',')}],"pagination":${JSON.stringify(pagination)}}`);
   });
 }

@@ -15,7 +15,10 @@ import { loadConfig } from '../src/config.js';
 import { createDatabase, migrate, type Database } from '../src/db/index.js';
 import { eventListing, type EventPosition } from '../src/modules/events/events.repo.js';
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
 if (sizes.length === 0) sizes.push(1_000, 1_000_000);
 const base = process.env.DATABASE_URL;
 
@@ -73,7 +76,11 @@ for (const n of sizes) {
       return Number(r.seq);
     };
     const results: string[] = [];
-    for (const [label, i] of [['start', 1], ['middle', Math.floor(n / 2)], ['end', Math.max(1, n - 50)]] as const) {
+    for (const [label, i] of [
+      ['start', 1],
+      ['middle', Math.floor(n / 2)],
+      ['end', Math.max(1, n - 50)],
+    ] as const) {
       const after = await positionOf(i);
       const { base: q, select } = eventListing(db, 'tn_bench', { after });
       const compiled = select(q).orderBy('seq').limit(101).compile();

@@ -38,8 +38,14 @@ const cases: Record<string, unknown> = {
   tagsIn1000: group('AND', [{ field: 'tags', operator: 'in', value: vals(1000, (i) => tagId(i)) }]),
   tagsExists: group('AND', [{ field: 'tags', operator: 'exists' }]),
   tagsNotExists: group('AND', [{ field: 'tags', operator: 'notExists' }]),
-  multiNotIn10x900: group('AND', vals(10, (k) => k).map((k) => ({ field: M, operator: 'notIn', value: vals(900, (i) => `x${k}-${i}`) }))),
-  multiNotIn8x900: group('AND', vals(8, (k) => k).map((k) => ({ field: M, operator: 'notIn', value: vals(900, (i) => `x${k}-${i}`) }))),
+  multiNotIn10x900: group(
+    'AND',
+    vals(10, (k) => k).map((k) => ({ field: M, operator: 'notIn', value: vals(900, (i) => `x${k}-${i}`) })),
+  ),
+  multiNotIn8x900: group(
+    'AND',
+    vals(8, (k) => k).map((k) => ({ field: M, operator: 'notIn', value: vals(900, (i) => `x${k}-${i}`) })),
+  ),
   multiIn994: group('AND', [{ field: M, operator: 'in', value: vals(994, (i) => `v${i}`) }]),
   multiNotIn1000: group('AND', [{ field: M, operator: 'notIn', value: vals(1000, (i) => `v${i + 10}`) }]),
   textIn1000: group('AND', [{ field: 'firstName', operator: 'in', value: vals(1000, (i) => `First${i * 7}`) }]),
@@ -47,13 +53,31 @@ const cases: Record<string, unknown> = {
   idNotIn1000: group('AND', [{ field: 'id', operator: 'notIn', value: vals(1000, (i) => `bk${i * 3}`) }]),
   scoreIn1000: group('AND', [{ field: 'score', operator: 'in', value: vals(1000, (i) => i / 10) }]),
   // The worst the caps allow without a value list: 50 substring tests per row, OR-ed (none matches).
-  propContains50: group('OR', vals(50, (k) => k).map((k) => ({ field: `customProperties.${text}`, operator: 'contains', value: `zz${k}` }))),
-  textContains50: group('OR', vals(50, (k) => k).map((k) => ({ field: k % 2 ? 'firstName' : 'lastName', operator: 'contains', value: `zz${k}` }))),
-  multiContains50: group('OR', vals(50, (k) => k).map((k) => ({ field: M, operator: 'contains', value: `zz${k}` }))),
-  tagsNotIn50x200: group('AND', vals(50, (k) => k).map((k) => ({ field: 'tags', operator: 'notIn', value: vals(200, (i) => tagId(1000 + k * 200 + i)) }))),
-  tagsIn50x200: group('OR', vals(50, (k) => k).map((k) => ({ field: 'tags', operator: 'in', value: vals(200, (i) => `nope${k}-${i}`) }))),
+  propContains50: group(
+    'OR',
+    vals(50, (k) => k).map((k) => ({ field: `customProperties.${text}`, operator: 'contains', value: `zz${k}` })),
+  ),
+  textContains50: group(
+    'OR',
+    vals(50, (k) => k).map((k) => ({ field: k % 2 ? 'firstName' : 'lastName', operator: 'contains', value: `zz${k}` })),
+  ),
+  multiContains50: group(
+    'OR',
+    vals(50, (k) => k).map((k) => ({ field: M, operator: 'contains', value: `zz${k}` })),
+  ),
+  tagsNotIn50x200: group(
+    'AND',
+    vals(50, (k) => k).map((k) => ({ field: 'tags', operator: 'notIn', value: vals(200, (i) => tagId(1000 + k * 200 + i)) })),
+  ),
+  tagsIn50x200: group(
+    'OR',
+    vals(50, (k) => k).map((k) => ({ field: 'tags', operator: 'in', value: vals(200, (i) => `nope${k}-${i}`) })),
+  ),
   // 10,000 values: ten conditions of 1,000, mixed.
-  mixed10000: group('AND', vals(10, (k) => k).map((k) => ({ field: k % 3 === 0 ? 'tags' : k % 3 === 1 ? M : 'firstName', operator: 'notIn', value: vals(1000, (i) => `q${k}-${i}`) }))),
+  mixed10000: group(
+    'AND',
+    vals(10, (k) => k).map((k) => ({ field: k % 3 === 0 ? 'tags' : k % 3 === 1 ? M : 'firstName', operator: 'notIn', value: vals(1000, (i) => `q${k}-${i}`) })),
+  ),
 };
 
 for (const [name, filter] of Object.entries(cases)) {
@@ -65,7 +89,12 @@ for (const [name, filter] of Object.entries(cases)) {
     console.log(`${dialect.name} ${name}: refused: ${JSON.stringify((err as { extra?: unknown }).extra)}`);
     continue;
   }
-  const q = db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).where('deleted_at', 'is', null).where(where);
+  const q = db
+    .selectFrom('contacts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .where(where);
   if (process.env.PLAN) {
     const c = q.compile();
     const explain = dialect.name === 'postgres' ? `explain ${c.sql}` : `explain query plan ${c.sql}`;

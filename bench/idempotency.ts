@@ -48,7 +48,11 @@ const seeded = await seed(database, counts, () => {}, path.join(dataDir, 'crm.db
 await database.close();
 say(`seeded ${contacts} contacts in ${seeded.seconds.toFixed(1)} s`);
 
-const server = await startProcess([...SERVE_NODE_ARGS, ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []), CLI, 'serve'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' }, '/healthz');
+const server = await startProcess(
+  [...SERVE_NODE_ARGS, ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []), CLI, 'serve'],
+  { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' },
+  '/healthz',
+);
 const run = randomBytes(4).toString('hex');
 type Kind = 'plain' | 'keyed';
 interface Tally {
@@ -111,8 +115,13 @@ try {
   } else {
     const p = report('plain');
     const k = report('keyed');
-    for (const [name, r] of [['POST /contacts', p], ['POST /contacts + Idempotency-Key', k]] as const) {
-      console.log(`${name.padEnd(34)} ${Math.round(r.rps)} req/s, server CPU ${Math.round(r.cpuMicros)} µs/req, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}`);
+    for (const [name, r] of [
+      ['POST /contacts', p],
+      ['POST /contacts + Idempotency-Key', k],
+    ] as const) {
+      console.log(
+        `${name.padEnd(34)} ${Math.round(r.rps)} req/s, server CPU ${Math.round(r.cpuMicros)} µs/req, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}`,
+      );
     }
     console.log(
       `Idempotency-Key overhead (${TURNS} alternating turns of ${SLICE_MS / 1000} s, ${CONNECTIONS} connections): throughput −${((1 - k.rps / p.rps) * 100).toFixed(1)} %, server CPU per request +${((k.cpuMicros / p.cpuMicros - 1) * 100).toFixed(1)} %; target < 15 %`,

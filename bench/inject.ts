@@ -94,7 +94,9 @@ if (process.argv[2] === '--child') {
     const order = round % 2 ? [...roots].reverse() : roots;
     for (const scenario of scenarios) {
       for (const root of order) {
-        const p = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', root, scenario, values.requests], { encoding: 'utf8' });
+        const p = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', root, scenario, values.requests], {
+          encoding: 'utf8',
+        });
         if (p.status !== 0) throw new Error(`${root} ${scenario}: ${p.stderr}`);
         const s = JSON.parse(p.stdout.trim().split('\n').at(-1)!) as Sample;
         samples.push(s);
@@ -108,7 +110,9 @@ if (process.argv[2] === '--child') {
     for (const root of roots) {
       const mine = samples.filter((s) => s.root === root && s.scenario === scenario);
       const cpu = mine.map((s) => s.cpuUs);
-      console.log(`| ${scenario} | ${root} | ${median(cpu).toFixed(1)} | ${median(mine.map((s) => s.wallUs)).toFixed(1)} | ${cpu.map((c) => c.toFixed(1)).join(', ')} |`);
+      console.log(
+        `| ${scenario} | ${root} | ${median(cpu).toFixed(1)} | ${median(mine.map((s) => s.wallUs)).toFixed(1)} | ${cpu.map((c) => c.toFixed(1)).join(', ')} |`,
+      );
     }
   }
 }

@@ -8,7 +8,9 @@ import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { openConnections } from './raw-http.js';
 
-const { values: args } = parseArgs({ options: { waiters: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '10' }, serve: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { waiters: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '10' }, serve: { type: 'string' } },
+});
 const WAITERS = Number(args.waiters);
 const ROUNDS = Number(args.rounds);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -24,7 +26,14 @@ if (args.serve) {
   });
   app.post('/contacts', async () => {
     const body = JSON.stringify({
-      data: [{ id: `evt_${++n}`, type: 'contact.created', occurredAt: new Date().toISOString(), data: { contact: { id: `ct_${n}`, firstName: 'Round', lastName: null, email: `r${n}@lp.test` } } }],
+      data: [
+        {
+          id: `evt_${++n}`,
+          type: 'contact.created',
+          occurredAt: new Date().toISOString(),
+          data: { contact: { id: `ct_${n}`, firstName: 'Round', lastName: null, email: `r${n}@lp.test` } },
+        },
+      ],
       pagination: { page: null, pageSize: 100, total: null, totalPages: null, hasNext: false, hasPrev: null, nextCursor: null },
     });
     setImmediate(() => {
@@ -50,7 +59,9 @@ if (args.serve) {
     }
     all.sort((a, b) => a - b);
     const ms = (x: number) => x.toFixed(1);
-    console.log(`ceiling (bare Fastify): commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${ms(pct(all, 50))} ms, p99 ${ms(pct(all, 99))} ms, max ${ms(all.at(-1)!)} ms`);
+    console.log(
+      `ceiling (bare Fastify): commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${ms(pct(all, 50))} ms, p99 ${ms(pct(all, 99))} ms, max ${ms(all.at(-1)!)} ms`,
+    );
   } finally {
     for (const conn of [...waiters, writer]) conn.close();
     server.kill();

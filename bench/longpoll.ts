@@ -85,7 +85,9 @@ try {
   }
   all.sort((a, b) => a - b);
   const ms = (x: number) => x.toFixed(1);
-  console.log(`commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${ms(pct(all, 50))} ms, p99 ${ms(pct(all, 99))} ms, max ${ms(all.at(-1)!)} ms`);
+  console.log(
+    `commit → long-poll answer, ${WAITERS} waiting, ${ROUNDS - 1} rounds: p50 ${ms(pct(all, 50))} ms, p99 ${ms(pct(all, 99))} ms, max ${ms(all.at(-1)!)} ms`,
+  );
 
   // Read throughput: EVENTS events written straight to the log, then paged with limit=1000 by `after`.
   if (EVENTS > 0) {

@@ -155,7 +155,11 @@ function stats(latencies: number[], seconds: number, non2xx: number, errors: num
 }
 
 /** A's load for `duration` seconds: two autocannon instances in parallel (by id, page of 50). */
-async function loadA(o: Options, duration: number, counter: { i: number }): Promise<{ byId: LatencyStats; list: LatencyStats; all: LatencyStats; seconds: number }> {
+async function loadA(
+  o: Options,
+  duration: number,
+  counter: { i: number },
+): Promise<{ byId: LatencyStats; list: LatencyStats; all: LatencyStats; seconds: number }> {
   const headers = { 'x-api-key': o.aKey };
   const one = (next: () => string) => {
     const lat: number[] = [];
@@ -171,7 +175,13 @@ async function loadA(o: Options, duration: number, counter: { i: number }): Prom
       lat.push(ms);
       if (status < 200 || status >= 300) non2xx++;
     });
-    return { lat, get non2xx() { return non2xx; }, done: tracker as Promise<{ errors: number; timeouts: number }> };
+    return {
+      lat,
+      get non2xx() {
+        return non2xx;
+      },
+      done: tracker as Promise<{ errors: number; timeouts: number }>,
+    };
   };
   const ids = o.aContactIds;
   const started = performance.now();
@@ -206,7 +216,6 @@ async function phase(o: Options, counter: { i: number }): Promise<PhaseReport> {
     loadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100),
   };
 }
-
 
 interface BAnswer {
   status: number;
@@ -248,7 +257,13 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
   // complexity budget, 100 with 12 per tags / custom-property condition) are logged, and the accepted one
   // slowest by its median is B's (a first answer also pays for planning and for warming caches: on
   // PostgreSQL it chose a filter that then cost ~10 ms a request over one that costs ~100). [conditions, in/notIn conditions, values per tags notIn, values per multi_select notIn].
-  const attempts: [number, number, number, number][] = [[50, 9, 1_000, 1_000], [12, 8, 1_000, 1_000], [50, 0, 0, 0], [40, 5, 1_000, 1_000], [10, 1, 100, 100]];
+  const attempts: [number, number, number, number][] = [
+    [50, 9, 1_000, 1_000],
+    [12, 8, 1_000, 1_000],
+    [50, 0, 0, 0],
+    [40, 5, 1_000, 1_000],
+    [10, 1, 100, 100],
+  ];
   const refused: NoisyReport['filter']['refused'] = [];
   const probing = new TreeMonitor(o.pid).start();
   let chosen: { body: string; conditions: number; values: number; first: BAnswer; tagValues: number; multiValues: number } | undefined;
@@ -258,25 +273,32 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
     const tries = [await searchB(o.url, o.b.key, body, hardLimitMs)];
     if (tries[0].status === 200) for (let k = 0; k < 2; k++) tries.push(await searchB(o.url, o.b.key, body, hardLimitMs));
     const first = tries.sort((x, y) => x.ms - y.ms)[Math.floor(tries.length / 2)];
-    log(`  noisy: B's filter (${conditions} conditions, ${values} values: tags notIn ×${tagValues}, multi_select notIn ×${multiValues}; ${(body.length / 1024).toFixed(0)} KiB) → ${first.status}${first.code ? ` ${first.code}` : ''} in ${first.ms.toFixed(0)} ms`);
-    if (first.status === 400 || first.status >= 500 && !(first.status === 503 && first.code === 'query_timeout')) {
+    log(
+      `  noisy: B's filter (${conditions} conditions, ${values} values: tags notIn ×${tagValues}, multi_select notIn ×${multiValues}; ${(body.length / 1024).toFixed(0)} KiB) → ${first.status}${first.code ? ` ${first.code}` : ''} in ${first.ms.toFixed(0)} ms`,
+    );
+    if (first.status === 400 || (first.status >= 500 && !(first.status === 503 && first.code === 'query_timeout'))) {
       if (first.status >= 500) log(`    SERVER ERROR for a filter the validator accepts (see the server log with BENCH_SERVER_LOG=1)`);
       refused.push({ conditions, values, tagValues, multiValues, status: first.status, body: first.code ?? '' });
       continue;
     }
-    if (first.status !== 200 && !(first.status === 503 && first.code === 'query_timeout')) throw new Error(`B's search answered ${first.status} ${first.code ?? ''}`);
+    if (first.status !== 200 && !(first.status === 503 && first.code === 'query_timeout'))
+      throw new Error(`B's search answered ${first.status} ${first.code ?? ''}`);
     if (!chosen || first.ms > chosen.first.ms) chosen = { body, conditions, values, first, tagValues, multiValues };
   }
   probing.stop();
   if (!chosen) throw new Error('every noisy filter was refused');
   const probed = { seconds: round1(probing.seconds()), storageReadMiB: probing.storageReadMiB(), iowaitCores: probing.machine()?.iowaitCores };
-  log(`  noisy: filters tried in ${probed.seconds} s; the server read ${probed.storageReadMiB ?? '?'} MiB from storage, iowait ${probed.iowaitCores ?? '?'} cores`);
+  log(
+    `  noisy: filters tried in ${probed.seconds} s; the server read ${probed.storageReadMiB ?? '?'} MiB from storage, iowait ${probed.iowaitCores ?? '?'} cores`,
+  );
 
   const counter = { i: 0 };
   if (o.warmup > 0) await loadA(o, o.warmup, counter);
   log(`  noisy: phase 1, A alone (${o.duration} s)…`);
   const aAlone = await phase(o, counter);
-  log(`    A alone: p50 ${aAlone.all.p50} ms, p99 ${aAlone.all.p99} ms, max ${aAlone.all.max} ms (${aAlone.all.requestsPerSec} req/s; server+readers ${aAlone.serverCpuShare ?? '?'} cores; storage reads ${aAlone.storageReadMiB ?? '?'} MiB, iowait ${aAlone.machine?.iowaitCores ?? '?'} cores)`);
+  log(
+    `    A alone: p50 ${aAlone.all.p50} ms, p99 ${aAlone.all.p99} ms, max ${aAlone.all.max} ms (${aAlone.all.requestsPerSec} req/s; server+readers ${aAlone.serverCpuShare ?? '?'} cores; storage reads ${aAlone.storageReadMiB ?? '?'} MiB, iowait ${aAlone.machine?.iowaitCores ?? '?'} cores)`,
+  );
 
   // Phase 2: B's 8 clients loop until A's load is over, then finish the request in flight.
   let stop = false;
@@ -289,7 +311,9 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
   const aWithB = await phase(o, counter);
   stop = true;
   await Promise.all(clients);
-  log(`    A with B: p50 ${aWithB.all.p50} ms, p99 ${aWithB.all.p99} ms, max ${aWithB.all.max} ms (${aWithB.all.requestsPerSec} req/s; server+readers ${aWithB.serverCpuShare ?? '?'} cores; storage reads ${aWithB.storageReadMiB ?? '?'} MiB, iowait ${aWithB.machine?.iowaitCores ?? '?'} cores)`);
+  log(
+    `    A with B: p50 ${aWithB.all.p50} ms, p99 ${aWithB.all.p99} ms, max ${aWithB.all.max} ms (${aWithB.all.requestsPerSec} req/s; server+readers ${aWithB.serverCpuShare ?? '?'} cores; storage reads ${aWithB.storageReadMiB ?? '?'} MiB, iowait ${aWithB.machine?.iowaitCores ?? '?'} cores)`,
+  );
 
   const byStatus: Record<string, number> = {};
   const maxByStatus: Record<string, number> = {};
@@ -319,7 +343,17 @@ export async function runNoisy(o: Options): Promise<NoisyReport> {
   const ratio = (x: number, y: number) => (y > 0 ? Math.round((x / y) * 100) / 100 : NaN);
   return {
     queryTimeoutMs: o.queryTimeoutMs,
-    filter: { conditions: chosen.conditions, values: chosen.values, tagValues: chosen.tagValues, multiValues: chosen.multiValues, depth: 3, bytes: body.length, refused, firstAnswer: chosen.first, probing: probed },
+    filter: {
+      conditions: chosen.conditions,
+      values: chosen.values,
+      tagValues: chosen.tagValues,
+      multiValues: chosen.multiValues,
+      depth: 3,
+      bytes: body.length,
+      refused,
+      firstAnswer: chosen.first,
+      probing: probed,
+    },
     aAlone,
     aWithB,
     b,

@@ -78,7 +78,10 @@ function selfByDso(file: string): Map<string, number> {
 }
 
 function perfReport(file: string, args: string[]): string {
-  const r = spawnSync('perf', ['report', '-i', file, '--stdio', '-g', 'none', '--percent-limit', '0', ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const r = spawnSync('perf', ['report', '-i', file, '--stdio', '-g', 'none', '--percent-limit', '0', ...args], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (r.status !== 0) throw new Error(`perf report -i ${file}: ${r.stderr}`);
   return r.stdout;
 }
@@ -138,7 +141,9 @@ export function perfTop(file: string, n: number): Part[] {
 
 /** A markdown table of the parts, with µs per request when the CPU per request is known; then the top functions. */
 export function perfTable(title: string, parts: Part[], microsPerRequest: number | undefined, top: Part[] = []): string {
-  const rows = parts.map((p) => `| ${p.name} | ${p.share.toFixed(1)} % | ${microsPerRequest === undefined ? '?' : ((p.share / 100) * microsPerRequest).toFixed(1)} |`);
+  const rows = parts.map(
+    (p) => `| ${p.name} | ${p.share.toFixed(1)} % | ${microsPerRequest === undefined ? '?' : ((p.share / 100) * microsPerRequest).toFixed(1)} |`,
+  );
   const lines = [`| ${title} | share of its CPU | µs per request |`, '|---|--:|--:|', ...rows];
   if (top.length) lines.push('', `Most samples of their own: ${top.map((t) => `\`${t.name.slice(0, 80)}\` ${t.share.toFixed(1)} %`).join(', ')}.`);
   return lines.join('\n');

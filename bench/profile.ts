@@ -62,4 +62,8 @@ for (const [id, t] of self) {
   }
 }
 console.log('\ninclusive time by function (project code and main libraries):');
-for (const [k, t] of [...incl].filter(([k]) => /dist\/|fastify|kysely|fast-json|better-sqlite|_http|stream/.test(k)).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(t)}  ${k}`);
+for (const [k, t] of [...incl]
+  .filter(([k]) => /dist\/|fastify|kysely|fast-json|better-sqlite|_http|stream/.test(k))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top))
+  console.log(`  ${pct(t)}  ${k}`);

@@ -74,7 +74,15 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   const header = readFileSync(new URL(import.meta.url), 'utf8').split('\n');
-  process.stdout.write(header.slice(0, header.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+  process.stdout.write(
+    header
+      .slice(
+        0,
+        header.findIndex((l) => !l.startsWith('//')),
+      )
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n') + '\n',
+  );
   process.exit(0);
 }
 if (args.small && args.large) throw new Error('--small and --large exclude each other');
@@ -109,7 +117,7 @@ async function walkCursors(url: string, key: string, depth: number): Promise<Omi
   const t0 = Date.now();
   const out = { shallow: '', deep: '' };
   let cursor: string | null = null;
-  for (let seen = 0; ; ) {
+  for (let seen = 0; ;) {
     const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
     const r = await fetch(`${url}/api/v1/contacts?pageSize=100${q}`, { headers: { 'x-api-key': key } });
     if (r.status !== 200) throw new Error(`cursor walk answered ${r.status}: ${await r.text()}`);
@@ -144,7 +152,7 @@ async function heapSnapshot(pid: number): Promise<string> {
   mkdirSync(heapDir, { recursive: true });
   const before = new Set(readdirSync(heapDir));
   process.kill(pid, 'SIGUSR2');
-  for (let last = -1; ; ) {
+  for (let last = -1; ;) {
     await new Promise((r) => setTimeout(r, 1000));
     const file = readdirSync(heapDir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
     if (!file) continue;
@@ -153,7 +161,6 @@ async function heapSnapshot(pid: number): Promise<string> {
     last = size;
   }
 }
-
 
 const p99OverP50 = (r: Result) => (r.latencyP50 > 0 ? Math.round((r.latencyP99 / r.latencyP50) * 10) / 10 : undefined);
 
@@ -283,7 +290,8 @@ function ratios(results: Result[]): Ratio[] {
   if (shallow && deep) {
     // How much dearer the deep page is: time per request (req/s inverted) and CPU per request.
     const rps = shallow.requestsPerSec / deep.requestsPerSec;
-    const cpu = shallow.serverCpuMicrosPerRequest && deep.serverCpuMicrosPerRequest ? deep.serverCpuMicrosPerRequest / shallow.serverCpuMicrosPerRequest : undefined;
+    const cpu =
+      shallow.serverCpuMicrosPerRequest && deep.serverCpuMicrosPerRequest ? deep.serverCpuMicrosPerRequest / shallow.serverCpuMicrosPerRequest : undefined;
     out.push({
       name: `${deep.name.replace('GET /contacts cursor page at ', 'cursor page at ')} ÷ depth 100 (cost)`,
       target: '≤ 1.5×',
@@ -296,7 +304,11 @@ function ratios(results: Result[]): Ratio[] {
 
 function formatRatio(r: Ratio, v: { value: number; met: boolean } | undefined): string {
   if (!v) return '?';
-  const n = r.target.endsWith('%') ? `${(v.value * 100).toFixed(1)} %` : r.target.endsWith('req/s') ? `${Math.round(v.value).toLocaleString('en')} req/s` : `${v.value.toFixed(2)}×`;
+  const n = r.target.endsWith('%')
+    ? `${(v.value * 100).toFixed(1)} %`
+    : r.target.endsWith('req/s')
+      ? `${Math.round(v.value).toLocaleString('en')} req/s`
+      : `${v.value.toFixed(2)}×`;
   return r.target.startsWith('no target') ? n : `${n} ${v.met ? 'met' : 'MISSED'}`;
 }
 
@@ -311,7 +323,22 @@ const num = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '?'
 
 function resultsTable(results: Result[]): string {
   return table(
-    ['scenario', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99/p50', 'non-2xx', 'timeouts', 'server µs/req', 'server cores', 'RSS MiB', 'loadgen cores', 'machine busy'],
+    [
+      'scenario',
+      'conns',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'p99/p50',
+      'non-2xx',
+      'timeouts',
+      'server µs/req',
+      'server cores',
+      'RSS MiB',
+      'loadgen cores',
+      'machine busy',
+    ],
     results.map((r) => [
       r.name,
       String(r.connections),
@@ -332,7 +359,10 @@ function resultsTable(results: Result[]): string {
 }
 
 function ratiosTable(rs: Ratio[]): string {
-  return table(['ratio', 'target', 'by req/s', 'by server CPU per request'], rs.map((r) => [r.name, r.target, formatRatio(r, r.byRequestsPerSec), formatRatio(r, r.byServerCpu)]));
+  return table(
+    ['ratio', 'target', 'by req/s', 'by server CPU per request'],
+    rs.map((r) => [r.name, r.target, formatRatio(r, r.byRequestsPerSec), formatRatio(r, r.byServerCpu)]),
+  );
 }
 
 function tailsTable(tails: Result[]): string {
@@ -340,7 +370,15 @@ function tailsTable(tails: Result[]): string {
     ['scenario (1 connection)', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99/p50 (target ≤ 3)', 'server µs/req'],
     tails.map((r) => {
       const q = p99OverP50(r);
-      return [r.name, String(r.requestsPerSec), String(r.latencyP50), String(r.latencyP99), String(r.latencyMax), q === undefined ? '?' : `${q} ${q <= 3 ? 'met' : 'MISSED'}`, num(r.serverCpuMicrosPerRequest)];
+      return [
+        r.name,
+        String(r.requestsPerSec),
+        String(r.latencyP50),
+        String(r.latencyP99),
+        String(r.latencyMax),
+        q === undefined ? '?' : `${q} ${q <= 3 ? 'met' : 'MISSED'}`,
+        num(r.serverCpuMicrosPerRequest),
+      ];
     }),
   );
 }
@@ -392,7 +430,9 @@ async function main() {
   const wantNoisy = selected('noisy');
   if (databaseUrl) {
     await resetPostgres(databaseUrl);
-    log(`bench: PostgreSQL ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname} (schema public recreated), Redis ${redisUrl ?? 'none (in-memory rate limits)'}`);
+    log(
+      `bench: PostgreSQL ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname} (schema public recreated), Redis ${redisUrl ?? 'none (in-memory rate limits)'}`,
+    );
   } else log(`bench: SQLite, data dir ${dataDir}`);
   log(`bench: seeding ${counts.contacts} contacts, ${counts.deals} deals, ${counts.activities} activities (x3 links), ${counts.companies} companies…`);
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '' });
@@ -462,7 +502,10 @@ async function main() {
   let api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
   // The ceiling answers with the very JSON of the real server: a contact, and the first page of 50.
   const ceilingEnv: Record<string, string> = {};
-  for (const [env, p] of [['CEILING_BODY_FILE', `/api/v1/contacts/${seeded.contactIds[0]}`], ['CEILING_LIST_FILE', '/api/v1/contacts?pageSize=50']]) {
+  for (const [env, p] of [
+    ['CEILING_BODY_FILE', `/api/v1/contacts/${seeded.contactIds[0]}`],
+    ['CEILING_LIST_FILE', '/api/v1/contacts?pageSize=50'],
+  ]) {
     const sample = await fetch(api.url + p, { headers: { 'x-api-key': seeded.key } });
     if (sample.status !== 200) throw new Error(`GET ${p} answered ${sample.status}: ${await sample.text()}`);
     ceilingEnv[env] = path.join(dataDir, `${env.toLowerCase()}.json`);
@@ -470,7 +513,8 @@ async function main() {
   }
   // SQLite: the ceiling also answers the floor's routes from the database file (bench/ceiling.ts).
   if (sqliteFile) Object.assign(ceilingEnv, { CEILING_DB_FILE: sqliteFile, CEILING_TENANT_ID: seeded.tenantId });
-  const startCeiling = (nodeArgs: string[] = []) => startProcess([...perfNodeArgs, ...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
+  const startCeiling = (nodeArgs: string[] = []) =>
+    startProcess([...perfNodeArgs, ...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bench/ceiling.ts')], ceilingEnv, `/api/v1/contacts/x`);
   let ceiling = await startCeiling();
   if (all.some((sc) => sc.name.includes('cursor page'))) Object.assign(data.cursors, await walkCursors(api.url, seeded.key, data.cursors.deepDepth));
   // What each load generator reads (ids, cursors): written once, after the cursor walk.
@@ -506,7 +550,11 @@ async function main() {
           }
         }
         rounds.push(measured);
-        log(`  round ${round + 1} of ${ROUNDS}: ${pairedRatios([measured]).map((p) => `${p.name.split(' ÷ ')[0]} ${(p.byRequestsPerSec.value * 100).toFixed(1)} %`).join('; ')}`);
+        log(
+          `  round ${round + 1} of ${ROUNDS}: ${pairedRatios([measured])
+            .map((p) => `${p.name.split(' ÷ ')[0]} ${(p.byRequestsPerSec.value * 100).toFixed(1)} %`)
+            .join('; ')}`,
+        );
       }
     };
     const lastPaired = Math.max(-1, ...TARGETED.flatMap((x) => [x.base, x.scenario]).map((name) => all.findIndex((sc) => sc.name.startsWith(name))));
@@ -532,15 +580,26 @@ async function main() {
       const watch = recording ? (phase: number) => (phase === 0 ? startPerf(processTree(target.proc.pid!), perfFile).stop : undefined) : undefined;
       const [r, tail] = await drive(target, sc, seeded.key, dataFile, phases, WARMUP, watch);
       if (recording) {
-        perfReports.push(perfTable(`${sc.name}: perf, ${r.serverCpuMicrosPerRequest ?? '?'} µs of server CPU per request`, perfBreakdown(perfFile), r.serverCpuMicrosPerRequest, perfTop(perfFile, 12)));
+        perfReports.push(
+          perfTable(
+            `${sc.name}: perf, ${r.serverCpuMicrosPerRequest ?? '?'} µs of server CPU per request`,
+            perfBreakdown(perfFile),
+            r.serverCpuMicrosPerRequest,
+            perfTop(perfFile, 12),
+          ),
+        );
         log(`    perf recording written to ${perfFile}`);
       }
       results.push(r);
-      log(`  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, machine busy ${r.machine?.busyCores ?? '?'}/${r.machine?.cores ?? '?'} cores (load generator ${r.machine?.benchCores ?? '?'}), non-2xx ${r.non2xx}, errors ${r.errors}`);
+      log(
+        `  ${r.name}: ${r.requestsPerSec} req/s, p50 ${r.latencyP50} ms, p99 ${r.latencyP99} ms, max ${r.latencyMax} ms, server CPU ${r.serverCpuMicrosPerRequest ?? '?'} µs/req (${r.serverCpuShare ?? '?'} cores; sampled ${r.serverCpuSampledShare ?? '?'}), RSS ${r.rssMiB ?? '?'} MiB, machine busy ${r.machine?.busyCores ?? '?'}/${r.machine?.cores ?? '?'} cores (load generator ${r.machine?.benchCores ?? '?'}), non-2xx ${r.non2xx}, errors ${r.errors}`,
+      );
       if (r.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
       if (tail) {
         tails.push(tail);
-        log(`    1 connection: ${tail.requestsPerSec} req/s, p50 ${tail.latencyP50} ms, p99 ${tail.latencyP99} ms, max ${tail.latencyMax} ms, p99/p50 ${p99OverP50(tail) ?? '?'}`);
+        log(
+          `    1 connection: ${tail.requestsPerSec} req/s, p50 ${tail.latencyP50} ms, p99 ${tail.latencyP99} ms, max ${tail.latencyMax} ms, p99/p50 ${p99OverP50(tail) ?? '?'}`,
+        );
         if (tail.non2xx > 0) log(`    status codes: ${JSON.stringify(tail.statusCodes)}`);
       }
       if (profiling && sc.target === 'ceiling') {
@@ -570,8 +629,20 @@ async function main() {
       // A fresh server: the scenarios above leave caches and read processes in states of their own.
       await api.stop();
       api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
-      log(`  noisy neighbour (QUERY_TIMEOUT_MS ${queryTimeoutMs}): tenant A = GET /contacts/:id + GET /contacts?pageSize=50 (4 + 4 connections); tenant B = 8 clients searching`);
-      noisyReport = await runNoisy({ url: api.url, pid: api.proc.pid, aKey: seeded.key, aContactIds: seeded.contactIds, b: noisy, duration: DURATION, warmup: WARMUP, queryTimeoutMs, log });
+      log(
+        `  noisy neighbour (QUERY_TIMEOUT_MS ${queryTimeoutMs}): tenant A = GET /contacts/:id + GET /contacts?pageSize=50 (4 + 4 connections); tenant B = 8 clients searching`,
+      );
+      noisyReport = await runNoisy({
+        url: api.url,
+        pid: api.proc.pid,
+        aKey: seeded.key,
+        aContactIds: seeded.contactIds,
+        b: noisy,
+        duration: DURATION,
+        warmup: WARMUP,
+        queryTimeoutMs,
+        log,
+      });
       const phaseRow = (name: string, p: NoisyReport['aAlone']): Result => ({
         name,
         connections: 8,
@@ -607,12 +678,33 @@ async function main() {
     pssMiBAfterAll === undefined
       ? undefined
       : `Server memory after all scenarios: ${pssMiBAfterAll} MiB, the Pss of its process tree (target < 200 MiB: ${memoryMet ? 'met' : 'MISSED'}); summed VmRSS ${rssMiBAfterAll} MiB`;
-  const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, kernel: os.release(), cpuIdle: cpuIdle(), loadAvgAtStart, loadAvgAtEnd: os.loadavg() };
-  const databaseLabel = databaseUrl ? `PostgreSQL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}), Redis ${redisUrl ? 'yes' : 'no'}` : 'SQLite (WAL, temporary DATA_DIR)';
+  const machine = {
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model,
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    kernel: os.release(),
+    cpuIdle: cpuIdle(),
+    loadAvgAtStart,
+    loadAvgAtEnd: os.loadavg(),
+  };
+  const databaseLabel = databaseUrl
+    ? `PostgreSQL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}), Redis ${redisUrl ? 'yes' : 'no'}`
+    : 'SQLite (WAL, temporary DATA_DIR)';
   const report = {
     date: new Date().toISOString(),
     machine,
-    settings: { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, tailSeconds: args.tails ? TAIL_DURATION : undefined, database: databaseUrl ? 'postgres' : 'sqlite', redis: Boolean(redisUrl), queryTimeoutMs, counts, deepCursorDepth: data.cursors.deepDepth },
+    settings: {
+      durationSeconds: DURATION,
+      warmupSeconds: WARMUP,
+      connections: CONNECTIONS,
+      tailSeconds: args.tails ? TAIL_DURATION : undefined,
+      database: databaseUrl ? 'postgres' : 'sqlite',
+      redis: Boolean(redisUrl),
+      queryTimeoutMs,
+      counts,
+      deepCursorDepth: data.cursors.deepDepth,
+    },
     seedSeconds: seeded.seconds,
     noisySeedSeconds: noisy?.seconds,
     results,
@@ -667,14 +759,23 @@ async function main() {
     '',
     resultsTable(results),
     ...(rs.length ? ['', ratiosTable(rs)] : []),
-    ...(paired.length ? ['', `Paired rounds: ${rounds.length}, each ceiling and the scenarios measured against it back to back, ${ROUND_WARMUP} s warm-up and ${ROUND_DURATION} s each, the ceiling first in odd rounds and last in even ones.`, '', pairedTable(paired)] : []),
+    ...(paired.length
+      ? [
+          '',
+          `Paired rounds: ${rounds.length}, each ceiling and the scenarios measured against it back to back, ${ROUND_WARMUP} s warm-up and ${ROUND_DURATION} s each, the ceiling first in odd rounds and last in even ones.`,
+          '',
+          pairedTable(paired),
+        ]
+      : []),
     ...(tails.length ? ['', tailsTable(tails)] : []),
     ...(memoryVerdict ? ['', `${memoryVerdict}.`, memoryLine(memoryAfterAll, heapAfterAll)] : []),
     ...perfReports.flatMap((t) => ['', t]),
     '',
   ].join('\n');
   writeFileSync(path.join(ROOT, 'bench/results.md'), md);
-  process.stdout.write(`seeding: ${seeded.seconds.toFixed(1)} s${noisy ? ` + tenant B ${noisy.seconds.toFixed(1)} s` : ''}; report: bench/results.json, bench/results.md\n`);
+  process.stdout.write(
+    `seeding: ${seeded.seconds.toFixed(1)} s${noisy ? ` + tenant B ${noisy.seconds.toFixed(1)} s` : ''}; report: bench/results.json, bench/results.md\n`,
+  );
   // Wrong answers (non-2xx) or connection errors fail the run; timeouts (a request queued behind slow ones
   // for more than 10 s) are a measurement of slowness and are reported in the table instead. In the noisy
   // scenario B's 503/429 are expected; an answer past the deadline + 1 s (or any other status) fails it.

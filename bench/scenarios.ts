@@ -54,8 +54,20 @@ export function scenarios(s: ScenarioData): Scenario[] {
     // A create's request and a contact answered with 201, nothing written: the harness's own cost and tails for a write.
     { name: 'ceiling: bare Fastify, POST a contact', target: 'ceiling', method: 'POST', next: (i) => ({ path: '/api/v1/contacts', body: createBody(i) }) },
     // The floor (SQLite): the same bare Fastify running the service's statements (bench/ceiling.ts).
-    { name: 'floor: bare Fastify + SQLite, contact by id', target: 'ceiling', method: 'GET', sqliteOnly: true, next: (i) => ({ path: `/floor/v1/contacts/${pick(s.contactIds, i)}` }) },
-    { name: 'floor: bare Fastify + SQLite, page of 50', target: 'ceiling', method: 'GET', sqliteOnly: true, next: (i) => ({ path: `/floor${page50(i).slice('/api'.length)}` }) },
+    {
+      name: 'floor: bare Fastify + SQLite, contact by id',
+      target: 'ceiling',
+      method: 'GET',
+      sqliteOnly: true,
+      next: (i) => ({ path: `/floor/v1/contacts/${pick(s.contactIds, i)}` }),
+    },
+    {
+      name: 'floor: bare Fastify + SQLite, page of 50',
+      target: 'ceiling',
+      method: 'GET',
+      sqliteOnly: true,
+      next: (i) => ({ path: `/floor${page50(i).slice('/api'.length)}` }),
+    },
     { name: 'GET /contacts/:id', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
     { name: 'GET /contacts (page of 50)', target: 'api', method: 'GET', next: (i) => ({ path: page50(i) }) },
     {
@@ -67,9 +79,20 @@ export function scenarios(s: ScenarioData): Scenario[] {
     },
     // C.5: a full name as a person types it, a different one each request (so no list total is served from
     // the count cache): ~1 in 1,700 contacts matches, so the page and the total each read the whole tenant.
-    { name: 'GET /contacts?search= (full name)', target: 'api', method: 'GET', connections: 4, next: (i) => ({ path: `/api/v1/contacts?search=${encodeURIComponent(searchTerm(i))}&pageSize=50` }) },
+    {
+      name: 'GET /contacts?search= (full name)',
+      target: 'api',
+      method: 'GET',
+      connections: 4,
+      next: (i) => ({ path: `/api/v1/contacts?search=${encodeURIComponent(searchTerm(i))}&pageSize=50` }),
+    },
     // Keyset pages (C.1): a page deep in the list must cost what one near its start costs (target ≤ 1.5×).
-    { name: 'GET /contacts cursor page at depth 100', target: 'api', method: 'GET', next: () => ({ path: `/api/v1/contacts?pageSize=50&cursor=${encodeURIComponent(s.cursors.shallow)}` }) },
+    {
+      name: 'GET /contacts cursor page at depth 100',
+      target: 'api',
+      method: 'GET',
+      next: () => ({ path: `/api/v1/contacts?pageSize=50&cursor=${encodeURIComponent(s.cursors.shallow)}` }),
+    },
     {
       name: `GET /contacts cursor page at depth ${s.cursors.deepDepth.toLocaleString('en')}`,
       target: 'api',
@@ -82,7 +105,16 @@ export function scenarios(s: ScenarioData): Scenario[] {
       method: 'POST',
       next: (i) => ({
         path: '/api/v1/contacts/search',
-        body: { filters: { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: s.users[i % s.users.length] }, { field: 'score', operator: 'gte', value: 50 + (i % 40) }] }, pageSize: 50 },
+        body: {
+          filters: {
+            operator: 'AND',
+            conditions: [
+              { field: 'ownerId', operator: 'eq', value: s.users[i % s.users.length] },
+              { field: 'score', operator: 'gte', value: 50 + (i % 40) },
+            ],
+          },
+          pageSize: 50,
+        },
       }),
     },
     {
@@ -116,10 +148,17 @@ export function scenarios(s: ScenarioData): Scenario[] {
       method: 'POST',
       next: (i) => ({
         path: '/api/v1/contacts/batch/create',
-        body: { inputs: Array.from({ length: 100 }, (_, k) => ({ firstName: 'Lote', lastName: `Item ${k}`, email: `batch-${run}-${i}-${k}@bench.test`, score: k })) },
+        body: {
+          inputs: Array.from({ length: 100 }, (_, k) => ({ firstName: 'Lote', lastName: `Item ${k}`, email: `batch-${run}-${i}-${k}@bench.test`, score: k })),
+        },
       }),
     },
-    { name: 'GET /deals?pipelineId&isWon=false', target: 'api', method: 'GET', next: (i) => ({ path: `/api/v1/deals?pipelineId=${s.pipelineId}&isWon=false&page=${1 + (i % 10)}` }) },
+    {
+      name: 'GET /deals?pipelineId&isWon=false',
+      target: 'api',
+      method: 'GET',
+      next: (i) => ({ path: `/api/v1/deals?pipelineId=${s.pipelineId}&isWon=false&page=${1 + (i % 10)}` }),
+    },
     {
       // Pages by number deeper than the main connection reads (listing/planner.ts MAIN_MAX_OFFSET): SQLite's read pool. Their
       // deals' contacts and companies are looked up by id and spliced in JavaScript (deals.service.ts dealsJson).
@@ -151,7 +190,11 @@ function searchTerm(i: number): string {
   const name = `${FIRST_NAMES[k % FIRST_NAMES.length]} ${LAST_NAMES[Math.floor(k / FIRST_NAMES.length)]}`;
   const variant = i % 3;
   if (variant === 1) return name.toUpperCase();
-  if (variant === 2) return name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  if (variant === 2)
+    return name
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase();
   return name;
 }
 

@@ -71,7 +71,17 @@ const SETUP = {
   ],
   lossReasons: [{ ref: 'price', name: 'Preço' }],
   properties: [
-    { ref: 'segment', objectType: 'contact', internalName: 'segment', label: 'Segmento', type: 'select', options: [{ value: 'smb', label: 'PME' }, { value: 'ent', label: 'Enterprise' }] },
+    {
+      ref: 'segment',
+      objectType: 'contact',
+      internalName: 'segment',
+      label: 'Segmento',
+      type: 'select',
+      options: [
+        { value: 'smb', label: 'PME' },
+        { value: 'ent', label: 'Enterprise' },
+      ],
+    },
   ],
 };
 
@@ -84,7 +94,20 @@ async function insertBenchKey(db: Db, tenantId: string, userId: string, name: st
   const { key, hash, prefix } = generateApiKey();
   await db
     .insertInto('api_keys')
-    .values({ tenant_id: tenantId, id: newId('key'), user_id: userId, name, prefix, key_hash: hash, scopes: JSON.stringify(['*']), rate_limit: BENCH_RATE_LIMIT, created_at: iso(0, 1), last_used_at: null, revoked_at: null, expires_at: null })
+    .values({
+      tenant_id: tenantId,
+      id: newId('key'),
+      user_id: userId,
+      name,
+      prefix,
+      key_hash: hash,
+      scopes: JSON.stringify(['*']),
+      rate_limit: BENCH_RATE_LIMIT,
+      created_at: iso(0, 1),
+      last_used_at: null,
+      revoked_at: null,
+      expires_at: null,
+    })
     .execute();
   return key;
 }
@@ -134,7 +157,10 @@ function sqliteBulk(file: string): Bulk {
       run(stmt, rows);
     },
     withoutIndexes(table) {
-      const indexes = raw.prepare("select name, sql from sqlite_master where type = 'index' and tbl_name = ? and sql is not null").all(table) as { name: string; sql: string }[];
+      const indexes = raw.prepare("select name, sql from sqlite_master where type = 'index' and tbl_name = ? and sql is not null").all(table) as {
+        name: string;
+        sql: string;
+      }[];
       for (const i of indexes) raw.exec(`drop index "${i.name}"`);
       statements.clear();
       return () => {
@@ -154,14 +180,20 @@ function postgresBulk(database: Database): Bulk {
       if (rows.length === 0) return;
       let t = types.get(table);
       if (!t) {
-        const r = await pool.query<{ column_name: string; udt_name: string }>('select column_name, udt_name from information_schema.columns where table_schema = current_schema() and table_name = $1', [table]);
+        const r = await pool.query<{ column_name: string; udt_name: string }>(
+          'select column_name, udt_name from information_schema.columns where table_schema = current_schema() and table_name = $1',
+          [table],
+        );
         t = new Map(r.rows.map((c) => [c.column_name, c.udt_name]));
         types.set(table, t);
       }
       const cols = Object.keys(rows[0]);
       const columns = cols.map((c) => `"${c}"`).join(', ');
       const arrays = cols.map((c, i) => `$${i + 1}::${t.get(c)}[]`).join(', ');
-      await pool.query(`insert into "${table}" (${columns}) select * from unnest(${arrays})`, cols.map((c) => rows.map((r) => (r as Record<string, unknown>)[c])));
+      await pool.query(
+        `insert into "${table}" (${columns}) select * from unnest(${arrays})`,
+        cols.map((c) => rows.map((r) => (r as Record<string, unknown>)[c])),
+      );
     },
     withoutIndexes: () => () => {},
     close: () => {},
@@ -202,7 +234,12 @@ function chunked<T extends keyof DB & string>(bulk: Bulk, table: T, onChunk: (wr
  * Seeds the bench tenant. `sqliteFile`: the SQLite database's file (bulk inserts go through a connection of
  * their own); unused on PostgreSQL.
  */
-export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUNTS, progress: (m: string) => void = () => {}, sqliteFile?: string): Promise<Seeded> {
+export async function seed(
+  database: Database,
+  counts: SeedCounts = DEFAULT_COUNTS,
+  progress: (m: string) => void = () => {},
+  sqliteFile?: string,
+): Promise<Seeded> {
   const started = Date.now();
   const db = database.db;
   const rand = new Rand(7);
@@ -214,25 +251,37 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
   const bulk = openBulk(database, sqliteFile);
 
   // Tags (five, a third of the contacts and deals carry one or two).
-  const tagIds = ['Cliente', 'Prospect', 'Parceiro', 'VIP', 'Inativo'].map((name) => withSearchText('tags', { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#e53935', created_at: iso(0, 1), updated_at: iso(0, 1) }));
+  const tagIds = ['Cliente', 'Prospect', 'Parceiro', 'VIP', 'Inativo'].map((name) =>
+    withSearchText('tags', {
+      tenant_id: tenantId,
+      id: newId('tag'),
+      name,
+      name_key: name.toLowerCase(),
+      color: '#e53935',
+      created_at: iso(0, 1),
+      updated_at: iso(0, 1),
+    }),
+  );
   await bulk.insert('tags', tagIds);
 
   // Rows carry the search column the repos would write (db/search-text.ts).
-  const companies = sampleCompanies(rand, counts.companies).map((c, i) => withSearchText('companies', {
-    tenant_id: tenantId,
-    id: newId('com'),
-    name: c.name,
-    cnpj: c.cnpj.replace(/\D/g, ''),
-    website: `https://www.${c.domain}`,
-    domain: c.domain,
-    phone: `+55${c.city.ddd}3${String(2_000_000 + i).padStart(7, '0')}`,
-    industry: c.industry,
-    owner_id: users[i % users.length],
-    custom_properties: '{}',
-    created_at: iso(i, counts.companies),
-    updated_at: iso(i, counts.companies),
-    deleted_at: null,
-  }));
+  const companies = sampleCompanies(rand, counts.companies).map((c, i) =>
+    withSearchText('companies', {
+      tenant_id: tenantId,
+      id: newId('com'),
+      name: c.name,
+      cnpj: c.cnpj.replace(/\D/g, ''),
+      website: `https://www.${c.domain}`,
+      domain: c.domain,
+      phone: `+55${c.city.ddd}3${String(2_000_000 + i).padStart(7, '0')}`,
+      industry: c.industry,
+      owner_id: users[i % users.length],
+      custom_properties: '{}',
+      created_at: iso(i, counts.companies),
+      updated_at: iso(i, counts.companies),
+      deleted_at: null,
+    }),
+  );
   for (let i = 0; i < companies.length; i += CHUNK) await bulk.insert('companies', companies.slice(i, i + CHUNK));
   progress(`  companies: ${companies.length}`);
 
@@ -257,21 +306,23 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     contactFirst[i] = f;
     contactLast[i] = l;
     contactCompany[i] = c;
-    await contactRows.add(withSearchText('contacts', {
-      tenant_id: tenantId,
-      id,
-      first_name: FIRST_NAMES[f],
-      last_name: LAST_NAMES[l],
-      email: `${asciiSlug(FIRST_NAMES[f])}.${asciiSlug(LAST_NAMES[l])}.${i}@${domain}`,
-      phone: mobileFor(i, rand.pick(CITIES).ddd),
-      company_id: company?.id ?? null,
-      owner_id: users[i % users.length],
-      score: rand.int(0, 100),
-      custom_properties: '{}',
-      created_at: iso(i, counts.contacts),
-      updated_at: iso(i, counts.contacts),
-      deleted_at: null,
-    }));
+    await contactRows.add(
+      withSearchText('contacts', {
+        tenant_id: tenantId,
+        id,
+        first_name: FIRST_NAMES[f],
+        last_name: LAST_NAMES[l],
+        email: `${asciiSlug(FIRST_NAMES[f])}.${asciiSlug(LAST_NAMES[l])}.${i}@${domain}`,
+        phone: mobileFor(i, rand.pick(CITIES).ddd),
+        company_id: company?.id ?? null,
+        owner_id: users[i % users.length],
+        score: rand.int(0, 100),
+        custom_properties: '{}',
+        created_at: iso(i, counts.contacts),
+        updated_at: iso(i, counts.contacts),
+        deleted_at: null,
+      }),
+    );
   }
   await contactRows.done();
   restoreIndexes();
@@ -287,34 +338,39 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     const lost = stage === 5;
     dealIds[i] = newId('deal');
     dealContact[i] = k;
-    await dealRows.add(withSearchText('deals', {
-      tenant_id: tenantId,
-      id: dealIds[i],
-      title: `Contrato ${i + 1} — ${FIRST_NAMES[contactFirst[k]]} ${LAST_NAMES[contactLast[k]]}`,
-      pipeline_id: setup.refs.sales,
-      stage_id: stageIds[stage],
-      value_cents: rand.int(1_000, 5_000_000) * 100,
-      currency: 'BRL',
-      contact_id: contactIds[k],
-      company_id: contactCompany[k] >= 0 ? companies[contactCompany[k]].id : null,
-      owner_id: users[i % users.length],
-      expected_close_date: iso(i, counts.deals).slice(0, 10),
-      custom_properties: '{}',
-      is_won: won ? 1 : 0,
-      is_lost: lost ? 1 : 0,
-      closed_at: won || lost ? iso(i, counts.deals) : null,
-      loss_reason_id: lost ? setup.refs.price : null,
-      loss_notes: null,
-      created_at: iso(i, counts.deals),
-      updated_at: iso(i, counts.deals),
-      deleted_at: null,
-    }));
+    await dealRows.add(
+      withSearchText('deals', {
+        tenant_id: tenantId,
+        id: dealIds[i],
+        title: `Contrato ${i + 1} — ${FIRST_NAMES[contactFirst[k]]} ${LAST_NAMES[contactLast[k]]}`,
+        pipeline_id: setup.refs.sales,
+        stage_id: stageIds[stage],
+        value_cents: rand.int(1_000, 5_000_000) * 100,
+        currency: 'BRL',
+        contact_id: contactIds[k],
+        company_id: contactCompany[k] >= 0 ? companies[contactCompany[k]].id : null,
+        owner_id: users[i % users.length],
+        expected_close_date: iso(i, counts.deals).slice(0, 10),
+        custom_properties: '{}',
+        is_won: won ? 1 : 0,
+        is_lost: lost ? 1 : 0,
+        closed_at: won || lost ? iso(i, counts.deals) : null,
+        loss_reason_id: lost ? setup.refs.price : null,
+        loss_notes: null,
+        created_at: iso(i, counts.deals),
+        updated_at: iso(i, counts.deals),
+        deleted_at: null,
+      }),
+    );
   }
   await dealRows.done();
   progress(`  deals: ${counts.deals}`);
 
   const tagRows = chunked(bulk, 'record_tags');
-  for (const [objectType, ids] of [['contact', contactIds], ['deal', dealIds]] as const) {
+  for (const [objectType, ids] of [
+    ['contact', contactIds],
+    ['deal', dealIds],
+  ] as const) {
     for (const id of ids) {
       if (!rand.chance(1 / 3)) continue;
       for (const t of rand.sample(tagIds, rand.int(1, 2))) await tagRows.add({ tenant_id: tenantId, object_type: objectType, object_id: id, tag_id: t.id });
@@ -349,7 +405,13 @@ export async function seed(database: Database, counts: SeedCounts = DEFAULT_COUN
     const company = companies[rand.int(0, companies.length - 1)];
     const k = dealContact[d];
     await links.add({ tenant_id: tenantId, activity_id: a.id, object_type: 'contact', object_id: contactIds[k], position: 0 });
-    await links.add({ tenant_id: tenantId, activity_id: a.id, object_type: 'company', object_id: contactCompany[k] >= 0 ? companies[contactCompany[k]].id : company.id, position: 0 });
+    await links.add({
+      tenant_id: tenantId,
+      activity_id: a.id,
+      object_type: 'company',
+      object_id: contactCompany[k] >= 0 ? companies[contactCompany[k]].id : company.id,
+      position: 0,
+    });
     await links.add({ tenant_id: tenantId, activity_id: a.id, object_type: 'deal', object_id: dealIds[d], position: 0 });
   }
   progress(`  activities: ${activities.length} (${await links.done()} links)`);
@@ -399,7 +461,12 @@ export const NOISY_TAGS = 200;
 export const NOISY_OPTIONS = 100;
 
 /** Seeds tenant B; `sqliteFile` as for `seed`. */
-export async function seedNoisyTenant(database: Database, contactsCount: number, progress: (m: string) => void = () => {}, sqliteFile?: string): Promise<NoisySeeded> {
+export async function seedNoisyTenant(
+  database: Database,
+  contactsCount: number,
+  progress: (m: string) => void = () => {},
+  sqliteFile?: string,
+): Promise<NoisySeeded> {
   const started = Date.now();
   const db = database.db;
   const rand = new Rand(11);
@@ -423,7 +490,15 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
 
   const tags = Array.from({ length: NOISY_TAGS }, (_, i) => {
     const name = `Etiqueta ${String(i + 1).padStart(3, '0')}`;
-    return withSearchText('tags', { tenant_id: tenantId, id: newId('tag'), name, name_key: name.toLowerCase(), color: '#1e88e5', created_at: iso(0, 1), updated_at: iso(0, 1) });
+    return withSearchText('tags', {
+      tenant_id: tenantId,
+      id: newId('tag'),
+      name,
+      name_key: name.toLowerCase(),
+      color: '#1e88e5',
+      created_at: iso(0, 1),
+      updated_at: iso(0, 1),
+    });
   });
   const bulk = openBulk(database, sqliteFile);
   await bulk.insert('tags', tags);
@@ -439,21 +514,23 @@ export async function seedNoisyTenant(database: Database, contactsCount: number,
     const custom: Record<string, unknown> = { [textPropertyId]: `${rand.pick(NOTES)} (${i})` };
     if (picked.length > 0) custom[multiSelectId] = picked;
     for (const t of rand.sample(tags, rand.int(0, 5))) await tagRows.add({ tenant_id: tenantId, object_type: 'contact', object_id: id, tag_id: t.id });
-    await contacts.add(withSearchText('contacts', {
-      tenant_id: tenantId,
-      id,
-      first_name: first,
-      last_name: last,
-      email: `${asciiSlug(first)}.${asciiSlug(last)}.${i}@vizinho.bench.test`,
-      phone: mobileFor(i, rand.pick(CITIES).ddd),
-      company_id: null,
-      owner_id: users[i % users.length],
-      score: rand.int(0, 100),
-      custom_properties: JSON.stringify(custom),
-      created_at: iso(i, contactsCount),
-      updated_at: iso(i, contactsCount),
-      deleted_at: null,
-    }));
+    await contacts.add(
+      withSearchText('contacts', {
+        tenant_id: tenantId,
+        id,
+        first_name: first,
+        last_name: last,
+        email: `${asciiSlug(first)}.${asciiSlug(last)}.${i}@vizinho.bench.test`,
+        phone: mobileFor(i, rand.pick(CITIES).ddd),
+        company_id: null,
+        owner_id: users[i % users.length],
+        score: rand.int(0, 100),
+        custom_properties: JSON.stringify(custom),
+        created_at: iso(i, contactsCount),
+        updated_at: iso(i, contactsCount),
+        deleted_at: null,
+      }),
+    );
   }
   await contacts.done();
   const tagLinks = await tagRows.done();

@@ -43,7 +43,11 @@ export interface Proc {
  */
 export async function startProcess(argv: string[], env: Record<string, string>, health: string): Promise<Proc> {
   const port = await freePort();
-  const proc = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', process.env.BENCH_SERVER_LOG ? 'inherit' : 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, argv, {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', process.env.BENCH_SERVER_LOG ? 'inherit' : 'ignore', 'pipe'],
+  });
   let stderr = '';
   proc.stderr!.on('data', (d) => {
     stderr += d;

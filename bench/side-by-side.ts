@@ -41,7 +41,9 @@ const data = path.resolve(values.data);
 const key = readFileSync(path.join(data, 'bench-key'), 'utf8').trim();
 const dataFile = path.join(data, 'scenario-data.json');
 const wanted = values.only.split(',');
-const chosen = scenarios(JSON.parse(readFileSync(dataFile, 'utf8')) as ScenarioData).filter((sc) => sc.target === 'api' && wanted.some((w) => sc.name.includes(w)));
+const chosen = scenarios(JSON.parse(readFileSync(dataFile, 'utf8')) as ScenarioData).filter(
+  (sc) => sc.target === 'api' && wanted.some((w) => sc.name.includes(w)),
+);
 if (chosen.length === 0) throw new Error(`no scenario of the service's matches --only ${values.only}`);
 const rounds = Number(values.rounds);
 const phase = { connections: Number(values.connections), duration: Number(values.seconds) };
@@ -49,7 +51,11 @@ const log = (m: string) => process.stderr.write(m + '\n');
 
 const servers: { root: string; dir: string; proc: Proc }[] = [];
 const serve = (root: string, dir: string) =>
-  startProcess([...SERVE_NODE_ARGS, path.join(root, 'dist/cli/index.js'), 'serve'], { DATA_DIR: dir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' }, '/healthz');
+  startProcess(
+    [...SERVE_NODE_ARGS, path.join(root, 'dist/cli/index.js'), 'serve'],
+    { DATA_DIR: dir, LOG_LEVEL: 'warn', WORKERS: 'false', CRM_NO_DEMO: 'true' },
+    '/healthz',
+  );
 try {
   for (const root of roots) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'crm-side-'));
@@ -91,7 +97,9 @@ try {
     for (const root of roots) {
       const m = at(root);
       const ratio = (x: number[], y: number[]) => (median(y) > 0 ? (median(x) / median(y)).toFixed(3) : '?');
-      console.log(`| ${sc.name} | ${root} | ${median(m.cpu).toFixed(0)} | ${ratio(m.cpu, first.cpu)} | ${median(m.rps).toFixed(0)} | ${ratio(m.rps, first.rps)} | ${m.cpu.join(', ')} |`);
+      console.log(
+        `| ${sc.name} | ${root} | ${median(m.cpu).toFixed(0)} | ${ratio(m.cpu, first.cpu)} | ${median(m.rps).toFixed(0)} | ${ratio(m.rps, first.rps)} | ${m.cpu.join(', ')} |`,
+      );
     }
   }
   // What each build holds after the same requests: the tree's memory, and V8's heap and memory outside it (Buffers'

@@ -40,7 +40,6 @@ const KEYS = 1 + Math.ceil((N_LATENCY + N_SUSTAINED + RATE * PACED_SECONDS + 50)
 
 const say = (...a: unknown[]) => process.stderr.write(a.join(' ') + '\n');
 
-
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
@@ -71,7 +70,10 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
 
   async function start() {
-    server = spawn(process.execPath, [...SERVE_NODE_ARGS, CLI, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    server = spawn(process.execPath, [...SERVE_NODE_ARGS, CLI, 'serve'], {
+      env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     const until = Date.now() + 30_000;
     for (;;) {
       try {
@@ -184,7 +186,8 @@ async function main() {
     const database = createDatabase(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: '' }));
     for (let i = 0; i < N_BACKLOG; i += 50) {
       await withTx(database.db, async (tx) => {
-        for (let j = i; j < Math.min(N_BACKLOG, i + 50); j++) await emitEvent(tx, tenant.tenantId, 'contact.created', { id: `con_backlog_${j}`, firstName: 'Backlog' });
+        for (let j = i; j < Math.min(N_BACKLOG, i + 50); j++)
+          await emitEvent(tx, tenant.tenantId, 'contact.created', { id: `con_backlog_${j}`, firstName: 'Backlog' });
       });
     }
     await database.close();
@@ -200,7 +203,14 @@ async function main() {
       cpus: os.cpus().length,
       loadAverage: os.loadavg().map((x) => round(x, 2)),
       latency: { events: N_LATENCY, p50Ms: pct(lat, 50), p90Ms: pct(lat, 90), p99Ms: pct(lat, 99), maxMs: Math.max(...lat) },
-      paced: { events: nPaced, writesPerSecond: RATE, p50Ms: pct(latPaced, 50), p90Ms: pct(latPaced, 90), p99Ms: pct(latPaced, 99), maxMs: Math.max(...latPaced) },
+      paced: {
+        events: nPaced,
+        writesPerSecond: RATE,
+        p50Ms: pct(latPaced, 50),
+        p90Ms: pct(latPaced, 90),
+        p99Ms: pct(latPaced, 99),
+        maxMs: Math.max(...latPaced),
+      },
       saturated: {
         events: N_SUSTAINED,
         clients: CLIENTS,
@@ -213,9 +223,15 @@ async function main() {
       duplicates: rx.requests.length - new Set(rx.requests.map((q) => String(q.headers['webhook-id']))).size,
     };
     say('\nWebhook delivery (SQLite, one crm serve process, local HTTPS receiver)');
-    say(`  commit → delivery latency, one write at a time (${N_LATENCY}): p50 ${result.latency.p50Ms} ms, p90 ${result.latency.p90Ms} ms, p99 ${result.latency.p99Ms} ms, max ${result.latency.maxMs} ms`);
-    say(`  commit → delivery latency at ${RATE} writes/s (${nPaced}): p50 ${result.paced.p50Ms} ms, p90 ${result.paced.p90Ms} ms, p99 ${result.paced.p99Ms} ms, max ${result.paced.maxMs} ms`);
-    say(`  API saturated (${N_SUSTAINED} writes, ${CLIENTS} clients): ${result.saturated.writesPerSecond} writes/s, ${result.saturated.deliveredPerSecond} events/s delivered meanwhile (latency p50 ${result.saturated.p50Ms} ms, p99 ${result.saturated.p99Ms} ms: a queue builds up)`);
+    say(
+      `  commit → delivery latency, one write at a time (${N_LATENCY}): p50 ${result.latency.p50Ms} ms, p90 ${result.latency.p90Ms} ms, p99 ${result.latency.p99Ms} ms, max ${result.latency.maxMs} ms`,
+    );
+    say(
+      `  commit → delivery latency at ${RATE} writes/s (${nPaced}): p50 ${result.paced.p50Ms} ms, p90 ${result.paced.p90Ms} ms, p99 ${result.paced.p99Ms} ms, max ${result.paced.maxMs} ms`,
+    );
+    say(
+      `  API saturated (${N_SUSTAINED} writes, ${CLIENTS} clients): ${result.saturated.writesPerSecond} writes/s, ${result.saturated.deliveredPerSecond} events/s delivered meanwhile (latency p50 ${result.saturated.p50Ms} ms, p99 ${result.saturated.p99Ms} ms: a queue builds up)`,
+    );
     say(`  backlog drain (${N_BACKLOG}): ${result.backlog.deliveredPerSecond} events/s delivered`);
     say(`  duplicate deliveries: ${result.duplicates}`);
     process.stdout.write(JSON.stringify(result) + '\n');

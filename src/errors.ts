@@ -105,19 +105,16 @@ export interface FieldIssue {
 // The catalogue of the contract (spec section 7, CONTRACT B.2): the one place an ApiError is made. Status codes
 // never come from message text.
 export const errors = {
-  validation: (details: FieldIssue[], message?: string) =>
-    new ApiError(400, 'validation_failed', message ?? summarize(details), { details }),
+  validation: (details: FieldIssue[], message?: string) => new ApiError(400, 'validation_failed', message ?? summarize(details), { details }),
   field: (field: string, message: string) => errors.validation([{ field, message }]),
-  invalidFormat: (field: string, message: string) =>
-    new ApiError(400, 'invalid_format', `${field}: ${message}`, { details: [{ field, message }] }),
+  invalidFormat: (field: string, message: string) => new ApiError(400, 'invalid_format', `${field}: ${message}`, { details: [{ field, message }] }),
   /** Several `invalid_format` issues at once (FieldChecks, when only dates were refused). */
   invalidFormats: (details: FieldIssue[]) => new ApiError(400, 'invalid_format', summarize(details), { details }),
   /**
    * The same error with its `details` renamed (an atomic batch's `inputs[i].` prefix, a form's field names):
    * status, code, message, other extras and headers unchanged.
    */
-  withDetails: (err: ApiError, details: FieldIssue[]) =>
-    new ApiError(err.statusCode, err.code, err.message, { ...err.extra, details }, err.headers),
+  withDetails: (err: ApiError, details: FieldIssue[]) => new ApiError(err.statusCode, err.code, err.message, { ...err.extra, details }, err.headers),
   /** B.2: a malformed JSON body (or an empty one where a body is required). */
   invalidJson: () => new ApiError(400, 'invalid_json', 'The body is not valid JSON'),
   contentLengthMismatch: () => new ApiError(400, 'invalid_request', 'Content-Length does not match the body'),
@@ -151,7 +148,11 @@ export const errors = {
   notFound: (what: string) => new ApiError(404, 'not_found', what),
   /** Static lists: members to add that are not in the tenant (all of them named in `ids`; nothing is added). */
   missingMembers: (type: string, missing: string[]) => {
-    const shown = missing.slice(0, 5).map((m) => `"${m}"`).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
+    const shown =
+      missing
+        .slice(0, 5)
+        .map((m) => `"${m}"`)
+        .join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
     return new ApiError(404, 'not_found', `objectIds: no ${type} ${shown} in this tenant; nothing was added`, { field: 'objectIds', ids: missing });
   },
   refNotFound: (field: string, id?: string) =>
@@ -169,22 +170,18 @@ export const errors = {
     new ApiError(409, 'concurrent_update', message, {}, { 'retry-after': '1' }),
   businessRule: (message: string) => new ApiError(422, 'business_rule_violation', message),
   idempotencyKeyReused: () =>
-    new ApiError(
-      422,
-      'idempotency_key_reused',
-      'This Idempotency-Key was already used with a different method, path or body; use a new key for a new request',
-    ),
+    new ApiError(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different method, path or body; use a new key for a new request'),
   idempotencyKeyInUse: () =>
+    new ApiError(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry after it finishes', {}, { 'retry-after': '1' }),
+  invalidCursor: (message: string) => new ApiError(400, 'invalid_cursor', message),
+  queryTimeout: (ms: number) =>
     new ApiError(
-      409,
-      'idempotency_key_in_use',
-      'A request with this Idempotency-Key is still running; retry after it finishes',
+      503,
+      'query_timeout',
+      `The query did not finish within ${ms} ms and was stopped; narrow the filter or the page and try again`,
       {},
       { 'retry-after': '1' },
     ),
-  invalidCursor: (message: string) => new ApiError(400, 'invalid_cursor', message),
-  queryTimeout: (ms: number) =>
-    new ApiError(503, 'query_timeout', `The query did not finish within ${ms} ms and was stopped; narrow the filter or the page and try again`, {}, { 'retry-after': '1' }),
   /** The per-tenant share of request bodies (plugins/body-share.ts) had no room within its deadline. */
   noRoomForBodies: (ms: number) =>
     new ApiError(

@@ -72,7 +72,10 @@ export function parseListenArgs(argv: string[], env: Record<string, string | und
   if (!apiKey) throw new ListenArgsError('--key is required (or set CRM_API_KEY)');
   const secret = values.secret ?? newSecret();
   if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) throw new ListenArgsError('--secret must be whsec_ followed by base64');
-  const events = values.events?.split(',').map((s) => s.trim()).filter(Boolean);
+  const events = values.events
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (values.events !== undefined && !events?.length) throw new ListenArgsError('--events must name at least one event key');
   if (values['replay-from'] === '') throw new ListenArgsError('--replay-from needs an event id or `start`');
   return {

@@ -65,7 +65,10 @@ export function retryingFetch(baseFetch: FetchLike, options: RetryOptions = {}):
 async function asksToRetry(request: Request, response: Response): Promise<boolean> {
   if (response.status === 429 || response.status === 503) return true;
   if (response.status !== 409 || request.method !== 'POST') return false;
-  const body = (await response.clone().json().catch(() => null)) as { error?: unknown } | null;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { error?: unknown } | null;
   return body?.error === 'idempotency_key_in_use';
 }
 

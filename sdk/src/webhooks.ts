@@ -50,7 +50,8 @@ export function verifyWebhook(secret: string, headers: WebhookHeaders, rawBody: 
   const standard = header('webhook-signature');
   const service = header('x-service-signature');
 
-  if (standard === undefined && service === undefined) throw new WebhookVerificationError('missing_headers', 'no webhook-signature or X-Service-Signature header');
+  if (standard === undefined && service === undefined)
+    throw new WebhookVerificationError('missing_headers', 'no webhook-signature or X-Service-Signature header');
   if (timestamp === undefined) throw new WebhookVerificationError('missing_headers', 'no webhook-timestamp header');
   if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp is not a number of seconds');
   const now = Math.floor((options.now?.getTime() ?? Date.now()) / 1000);

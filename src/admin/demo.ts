@@ -81,17 +81,84 @@ const DEMO_SETUP_FILE: Record<string, unknown> = {
     { ref: 'timing', name: 'Momento inadequado' },
   ],
   properties: [
-    { ref: 'contact_segment', objectType: 'contact', internalName: 'segmento', label: 'Segmento', type: 'select', group: 'Qualificação', isDefaultInForm: true, options: opt([['pme', 'PME'], ['medio', 'Médio porte'], ['enterprise', 'Enterprise']]) },
+    {
+      ref: 'contact_segment',
+      objectType: 'contact',
+      internalName: 'segmento',
+      label: 'Segmento',
+      type: 'select',
+      group: 'Qualificação',
+      isDefaultInForm: true,
+      options: opt([
+        ['pme', 'PME'],
+        ['medio', 'Médio porte'],
+        ['enterprise', 'Enterprise'],
+      ]),
+    },
     { ref: 'contact_role', objectType: 'contact', internalName: 'cargo', label: 'Cargo', type: 'text', group: 'Perfil', isDefaultInForm: true },
     { ref: 'contact_birthday', objectType: 'contact', internalName: 'aniversario', label: 'Aniversário', type: 'date', group: 'Perfil' },
     { ref: 'contact_newsletter', objectType: 'contact', internalName: 'aceita_newsletter', label: 'Aceita newsletter', type: 'boolean', group: 'Marketing' },
     { ref: 'contact_linkedin', objectType: 'contact', internalName: 'linkedin', label: 'LinkedIn', type: 'url', group: 'Perfil' },
-    { ref: 'company_employees', objectType: 'company', internalName: 'numero_funcionarios', label: 'Número de funcionários', type: 'number', group: 'Firmografia' },
-    { ref: 'company_revenue', objectType: 'company', internalName: 'faturamento_anual', label: 'Faturamento anual', type: 'select', group: 'Firmografia', options: opt([['ate_4m', 'Até R$ 4,8 mi'], ['4m_50m', 'R$ 4,8 mi a R$ 50 mi'], ['50m_300m', 'R$ 50 mi a R$ 300 mi'], ['300m_mais', 'Acima de R$ 300 mi']]) },
+    {
+      ref: 'company_employees',
+      objectType: 'company',
+      internalName: 'numero_funcionarios',
+      label: 'Número de funcionários',
+      type: 'number',
+      group: 'Firmografia',
+    },
+    {
+      ref: 'company_revenue',
+      objectType: 'company',
+      internalName: 'faturamento_anual',
+      label: 'Faturamento anual',
+      type: 'select',
+      group: 'Firmografia',
+      options: opt([
+        ['ate_4m', 'Até R$ 4,8 mi'],
+        ['4m_50m', 'R$ 4,8 mi a R$ 50 mi'],
+        ['50m_300m', 'R$ 50 mi a R$ 300 mi'],
+        ['300m_mais', 'Acima de R$ 300 mi'],
+      ]),
+    },
     { ref: 'company_customer_since', objectType: 'company', internalName: 'cliente_desde', label: 'Cliente desde', type: 'date', group: 'Relacionamento' },
-    { ref: 'company_finance_email', objectType: 'company', internalName: 'email_financeiro', label: 'E-mail do financeiro', type: 'email', group: 'Relacionamento' },
-    { ref: 'deal_source', objectType: 'deal', internalName: 'origem', label: 'Origem', type: 'select', group: 'Marketing', options: opt([['inbound', 'Inbound'], ['outbound', 'Outbound'], ['indicacao', 'Indicação'], ['evento', 'Evento'], ['parceiro', 'Parceiro']]) },
-    { ref: 'deal_products', objectType: 'deal', internalName: 'produtos', label: 'Produtos', type: 'multi_select', group: 'Escopo', options: opt([['erp', 'ERP'], ['crm', 'CRM'], ['bi', 'BI'], ['suporte', 'Suporte premium']]) },
+    {
+      ref: 'company_finance_email',
+      objectType: 'company',
+      internalName: 'email_financeiro',
+      label: 'E-mail do financeiro',
+      type: 'email',
+      group: 'Relacionamento',
+    },
+    {
+      ref: 'deal_source',
+      objectType: 'deal',
+      internalName: 'origem',
+      label: 'Origem',
+      type: 'select',
+      group: 'Marketing',
+      options: opt([
+        ['inbound', 'Inbound'],
+        ['outbound', 'Outbound'],
+        ['indicacao', 'Indicação'],
+        ['evento', 'Evento'],
+        ['parceiro', 'Parceiro'],
+      ]),
+    },
+    {
+      ref: 'deal_products',
+      objectType: 'deal',
+      internalName: 'produtos',
+      label: 'Produtos',
+      type: 'multi_select',
+      group: 'Escopo',
+      options: opt([
+        ['erp', 'ERP'],
+        ['crm', 'CRM'],
+        ['bi', 'BI'],
+        ['suporte', 'Suporte premium'],
+      ]),
+    },
     { ref: 'deal_demo_at', objectType: 'deal', internalName: 'data_demo', label: 'Data da demonstração', type: 'datetime', group: 'Escopo' },
     { ref: 'deal_competitor', objectType: 'deal', internalName: 'concorrente', label: 'Concorrente', type: 'text', group: 'Escopo' },
     { ref: 'deal_notes', objectType: 'deal', internalName: 'observacoes', label: 'Observações', type: 'textarea', group: 'Escopo' },
@@ -106,14 +173,31 @@ const DEMO_SETUP_FILE: Record<string, unknown> = {
         { name: 'nome', label: 'Nome', type: 'text', required: true, mapsTo: 'firstName', validations: { minLength: 2, maxLength: 80 } },
         { name: 'sobrenome', label: 'Sobrenome', type: 'text', required: false, mapsTo: 'lastName' },
         { name: 'telefone', label: 'Telefone / WhatsApp', type: 'phone', required: false, mapsTo: 'phone' },
-        { name: 'segmento', label: 'Porte da empresa', type: 'select', required: false, options: opt([['pme', 'PME'], ['medio', 'Médio porte'], ['enterprise', 'Enterprise']]), mapsTo: 'customProperties.contact_segment' },
+        {
+          name: 'segmento',
+          label: 'Porte da empresa',
+          type: 'select',
+          required: false,
+          options: opt([
+            ['pme', 'PME'],
+            ['medio', 'Médio porte'],
+            ['enterprise', 'Enterprise'],
+          ]),
+          mapsTo: 'customProperties.contact_segment',
+        },
         { name: 'cargo', label: 'Cargo', type: 'text', required: false, mapsTo: 'customProperties.contact_role' },
         { name: 'mensagem', label: 'Como podemos ajudar?', type: 'textarea', required: false, validations: { maxLength: 2000 } },
       ],
     },
   ],
   lists: [
-    { ref: 'evento', name: 'Convidados — Encontro de Clientes 2026', objectType: 'contact', kind: 'static', description: 'Lista de convidados do evento anual em São Paulo' },
+    {
+      ref: 'evento',
+      name: 'Convidados — Encontro de Clientes 2026',
+      objectType: 'contact',
+      kind: 'static',
+      description: 'Lista de convidados do evento anual em São Paulo',
+    },
     { ref: 'estrategicos', name: 'Contas estratégicas', objectType: 'company', kind: 'static', description: 'Clientes com plano de conta dedicado' },
     {
       ref: 'leads_quentes',
@@ -255,7 +339,9 @@ async function seedCompanies({ rand, refs, users, ctx, step }: Seeding, tags: Re
       customProperties: {
         [refs.company_employees]: rand.pick([8, 15, 40, 120, 350, 900, 2500]),
         [refs.company_revenue]: rand.pick(['ate_4m', '4m_50m', '50m_300m', '300m_mais']),
-        ...(customer ? { [refs.company_customer_since]: dayOffset(-rand.int(60, 1500)).slice(0, 10), [refs.company_finance_email]: `financeiro@${c.domain}` } : {}),
+        ...(customer
+          ? { [refs.company_customer_since]: dayOffset(-rand.int(60, 1500)).slice(0, 10), [refs.company_finance_email]: `financeiro@${c.domain}` }
+          : {}),
       },
     });
     companies.push({ ...created, domain: c.domain, ddd: c.city.ddd, customer });
@@ -289,7 +375,9 @@ async function seedContacts({ rand, refs, users, as, step }: Seeding, tags: Reco
         [refs.contact_segment]: rand.pick(['pme', 'pme', 'medio', 'enterprise']),
         [refs.contact_role]: rand.pick(JOB_TITLES),
         [refs.contact_newsletter]: rand.chance(0.6),
-        ...(rand.chance(0.4) ? { [refs.contact_birthday]: `19${rand.int(60, 99)}-${String(rand.int(1, 12)).padStart(2, '0')}-${String(rand.int(1, 28)).padStart(2, '0')}` } : {}),
+        ...(rand.chance(0.4)
+          ? { [refs.contact_birthday]: `19${rand.int(60, 99)}-${String(rand.int(1, 12)).padStart(2, '0')}-${String(rand.int(1, 28)).padStart(2, '0')}` }
+          : {}),
         ...(rand.chance(0.3) ? { [refs.contact_linkedin]: `https://www.linkedin.com/in/${local.replace('.', '-')}-${i}` } : {}),
       },
     });
@@ -333,7 +421,13 @@ async function seedDeals(
         ...(lost || i % 5 === 0 ? { [refs.deal_competitor]: rand.pick(['TOTVS', 'Omie', 'Bling', 'Sankhya', 'Conta Azul']) } : {}),
       },
       ...(won ? { isWon: true, closedAt: dayOffset(-rand.int(1, 90)) } : {}),
-      ...(lost ? { isLost: true, lossReasonId: refs[rand.pick(['preco', 'concorrente', 'sem_orcamento', 'sem_resposta', 'timing'])], lossNotes: 'Registrado na revisão semanal do funil.' } : {}),
+      ...(lost
+        ? {
+            isLost: true,
+            lossReasonId: refs[rand.pick(['preco', 'concorrente', 'sem_orcamento', 'sem_resposta', 'timing'])],
+            lossNotes: 'Registrado na revisão semanal do funil.',
+          }
+        : {}),
     });
     deals.push(deal);
   }
@@ -402,7 +496,12 @@ async function seedProposals({ rand, refs, users, ctx, as, step }: Seeding, cont
 /** Static list members. */
 async function seedListMembers({ refs, ctx, step }: Seeding, contacts: SeededContact[], companies: SeededCompany[]): Promise<void> {
   await addMembers(ctx, refs.evento, { objectIds: contacts.filter((_, i) => i % 6 === 0).map((c) => c.id) });
-  await addMembers(ctx, refs.estrategicos, { objectIds: companies.filter((c) => c.customer).slice(0, 12).map((c) => c.id) });
+  await addMembers(ctx, refs.estrategicos, {
+    objectIds: companies
+      .filter((c) => c.customer)
+      .slice(0, 12)
+      .map((c) => c.id),
+  });
   step('static list members');
 }
 
@@ -433,7 +532,11 @@ async function seedSubmissions(
         mensagem: rand.pick(['Gostaria de uma demonstração do ERP.', 'Quero saber o preço para 20 usuários.', 'Vocês integram com o meu banco?', '']),
       },
       'json',
-      { ipAddress: `177.${40 + i}.${10 + i}.${20 + i}`, userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/130.0 Safari/537.36', referrer: 'https://www.google.com.br/' },
+      {
+        ipAddress: `177.${40 + i}.${10 + i}.${20 + i}`,
+        userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/130.0 Safari/537.36',
+        referrer: 'https://www.google.com.br/',
+      },
     );
   }
   step(`${COUNTS.submissions} form submissions`);

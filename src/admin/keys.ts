@@ -46,7 +46,10 @@ export function checkKeySettings(input: { name?: unknown; scopes?: unknown; rate
   input.scopes.forEach((s, i) => {
     if (typeof s !== 'string' || !isKnownScope(s)) throw new AdminError('validation_failed', `unknown scope "${String(s)}"`, `${p('scopes')}[${i}]`);
   });
-  if (input.rateLimit !== undefined && (!Number.isInteger(input.rateLimit) || (input.rateLimit as number) < 1 || (input.rateLimit as number) > MAX_RATE_LIMIT)) {
+  if (
+    input.rateLimit !== undefined &&
+    (!Number.isInteger(input.rateLimit) || (input.rateLimit as number) < 1 || (input.rateLimit as number) > MAX_RATE_LIMIT)
+  ) {
     throw new AdminError('validation_failed', `rateLimit must be a whole number from 1 to ${MAX_RATE_LIMIT}`, p('rateLimit'));
   }
   if (input.expiresAt !== undefined && input.expiresAt !== null) {

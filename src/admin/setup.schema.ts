@@ -4,7 +4,10 @@ import { LOCALES, type Locale } from '../modules/forms/forms.texts.js';
 // The setup file of CONTRACT A.3: a tenant as an admin configures it in the CRM UI.
 const Ref = Type.Optional(Type.String({ minLength: 1, maxLength: 100 }));
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Option = Type.Object({ value: Type.String({ minLength: 1, maxLength: 200 }), label: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const Option = Type.Object(
+  { value: Type.String({ minLength: 1, maxLength: 200 }), label: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 export const PROPERTY_TYPES = ['text', 'textarea', 'email', 'phone', 'url', 'number', 'date', 'datetime', 'select', 'multi_select', 'boolean'] as const;
 export const OBJECT_TYPES = ['contact', 'company', 'deal'] as const;
 const ObjectType = Type.Union(OBJECT_TYPES.map((t) => Type.Literal(t)));
@@ -20,7 +23,9 @@ export const SetupFile = Type.Object(
       },
       { additionalProperties: false },
     ),
-    users: Type.Optional(Type.Array(Type.Object({ ref: Ref, name: Name, email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false }))),
+    users: Type.Optional(
+      Type.Array(Type.Object({ ref: Ref, name: Name, email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })),
+    ),
     apiKeys: Type.Optional(
       Type.Array(
         Type.Object(

@@ -34,7 +34,13 @@ const fail = (path: string, message: string): never => {
 };
 
 function slugify(name: string): string {
-  const s = name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const s = name
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
   return s || 'tenant';
 }
 
@@ -57,11 +63,27 @@ export async function applySetup(db: Db, input: unknown): Promise<SetupResult> {
 
   return withTx(db, async (tx) => {
     await insertTenantOf(tx, file, tenantId, now);
-    await insertUsers(tx, users.map((u) => ({ tenant_id: tenantId, id: u.id, name: u.name, email: u.email, created_at: now })));
+    await insertUsers(
+      tx,
+      users.map((u) => ({ tenant_id: tenantId, id: u.id, name: u.name, email: u.email, created_at: now })),
+    );
     for (const p of pipelines) await insertPipelineOf(tx, tenantId, p, now);
-    await insertLossReasons(tx, lossReasons.map((r) => ({ tenant_id: tenantId, ...r })));
+    await insertLossReasons(
+      tx,
+      lossReasons.map((r) => ({ tenant_id: tenantId, ...r })),
+    );
     for (const p of properties) await insertPropertyOf(tx, tenantId, p);
-    for (const f of forms) await insertForm(tx, { tenant_id: tenantId, id: f.id, name: f.name, slug: f.slug, fields: JSON.stringify(f.fields), submissions_count: 0, created_at: now, updated_at: now });
+    for (const f of forms)
+      await insertForm(tx, {
+        tenant_id: tenantId,
+        id: f.id,
+        name: f.name,
+        slug: f.slug,
+        fields: JSON.stringify(f.fields),
+        submissions_count: 0,
+        created_at: now,
+        updated_at: now,
+      });
     for (const l of lists) await insertListOf(tx, tenantId, l, now);
     const apiKeys = await createApiKeys(tx, file, tenantId, refs, userByRef);
     return { tenantId, refs: refs.ids, apiKeys };
@@ -74,13 +96,17 @@ function checkFile(input: unknown): SetupFileT {
   if (dishonest) fail(dishonest.field, dishonest.message);
   if (!checkShape(input)) {
     const e = checkShape.errors![0];
-    const extra = e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : e.keyword === 'required' ? String(e.params.missingProperty) : undefined;
+    const extra =
+      e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : e.keyword === 'required' ? String(e.params.missingProperty) : undefined;
     const path = fieldPath(e.instancePath, extra) || '(root)';
     const message =
-      e.keyword === 'additionalProperties' ? 'is not a known field'
-      : e.keyword === 'required' ? 'is required'
-      : e.keyword === 'enum' ? `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`
-      : e.message ?? 'is invalid';
+      e.keyword === 'additionalProperties'
+        ? 'is not a known field'
+        : e.keyword === 'required'
+          ? 'is required'
+          : e.keyword === 'enum'
+            ? `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`
+            : (e.message ?? 'is invalid');
     fail(path, message);
   }
   return input as SetupFileT;
@@ -217,7 +243,15 @@ function planFormField(fld: FormFieldOfFile, fat: string, names: Set<string>, pr
       mapsTo = `customProperties.${prop!.id}`;
     } else fail(`${fat}.mapsTo`, `must be one of ${CONTACT_FIELDS.join(', ')} or customProperties.<propertyRef>`);
   }
-  return { name: fld.name, label: fld.label, type: fld.type, required: fld.required, ...(fld.options ? { options: fld.options } : {}), ...(fld.validations ? { validations: fld.validations } : {}), ...(mapsTo ? { mapsTo } : {}) };
+  return {
+    name: fld.name,
+    label: fld.label,
+    type: fld.type,
+    required: fld.required,
+    ...(fld.options ? { options: fld.options } : {}),
+    ...(fld.validations ? { validations: fld.validations } : {}),
+    ...(mapsTo ? { mapsTo } : {}),
+  };
 }
 
 type PlannedList = ReturnType<typeof planLists>[number];
@@ -258,16 +292,49 @@ function insertPipelineOf(tx: Db, tenantId: string, p: PlannedPipeline, now: str
   return insertPipeline(
     tx,
     { tenant_id: tenantId, id: p.id, name: p.name.trim(), is_default: p.isDefault ? 1 : 0, display_order: p.order, created_at: now },
-    p.stages.map((s) => ({ tenant_id: tenantId, id: s.id, pipeline_id: p.id, name: s.name.trim(), display_order: s.order, probability: s.probability, is_won_stage: s.isWonStage ? 1 : 0, is_lost_stage: s.isLostStage ? 1 : 0 })),
+    p.stages.map((s) => ({
+      tenant_id: tenantId,
+      id: s.id,
+      pipeline_id: p.id,
+      name: s.name.trim(),
+      display_order: s.order,
+      probability: s.probability,
+      is_won_stage: s.isWonStage ? 1 : 0,
+      is_lost_stage: s.isLostStage ? 1 : 0,
+    })),
   );
 }
 
 function insertPropertyOf(tx: Db, tenantId: string, p: PlannedProperty): Promise<void> {
-  return insertProperty(tx, { tenant_id: tenantId, id: p.id, object_type: p.objectType, internal_name: p.internalName, label: p.label, type: p.type, group_name: p.group ?? '', display_order: p.order, is_default_in_form: p.isDefaultInForm ? 1 : 0, options: p.options ? JSON.stringify(p.options) : null });
+  return insertProperty(tx, {
+    tenant_id: tenantId,
+    id: p.id,
+    object_type: p.objectType,
+    internal_name: p.internalName,
+    label: p.label,
+    type: p.type,
+    group_name: p.group ?? '',
+    display_order: p.order,
+    is_default_in_form: p.isDefaultInForm ? 1 : 0,
+    options: p.options ? JSON.stringify(p.options) : null,
+  });
 }
 
 async function insertListOf(tx: Db, tenantId: string, l: PlannedList, now: string): Promise<void> {
-  await insertList(tx, { tenant_id: tenantId, id: l.id, name: l.name, object_type: l.objectType, kind: l.kind, description: l.description, filters: l.filters ? JSON.stringify(l.filters) : null, member_count: 0, recalculated_at: null, created_at: now, updated_at: now, deleted_at: null });
+  await insertList(tx, {
+    tenant_id: tenantId,
+    id: l.id,
+    name: l.name,
+    object_type: l.objectType,
+    kind: l.kind,
+    description: l.description,
+    filters: l.filters ? JSON.stringify(l.filters) : null,
+    member_count: 0,
+    recalculated_at: null,
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+  });
   // A new dynamic list is computed by the next recalculation pass.
   if (l.kind === 'dynamic') await markChanged(tx, tenantId, l.objectType);
 }
@@ -277,7 +344,14 @@ async function createApiKeys(tx: Db, file: SetupFileT, tenantId: string, refs: R
   const apiKeys: Record<string, string> = {};
   for (const [i, k] of (file.apiKeys ?? []).entries()) {
     try {
-      const created = await createKey(tx, { tenantId, name: k.name, scopes: k.scopes, userId: k.user ? userByRef.get(k.user)! : null, rateLimit: k.rateLimit, expiresAt: k.expiresAt ?? null });
+      const created = await createKey(tx, {
+        tenantId,
+        name: k.name,
+        scopes: k.scopes,
+        userId: k.user ? userByRef.get(k.user)! : null,
+        rateLimit: k.rateLimit,
+        expiresAt: k.expiresAt ?? null,
+      });
       refs.claim(k.ref, `apiKeys[${i}]`, created.id);
       if (k.ref) apiKeys[k.ref] = created.key;
       else apiKeys[created.id] = created.key;

@@ -7,7 +7,12 @@ export async function tenantSlugTaken(db: Db, slug: string): Promise<boolean> {
 }
 
 export function tenantSlug(db: Db, tenantId: string): Promise<string> {
-  return db.selectFrom('tenants').select('slug').where('id', '=', tenantId).executeTakeFirstOrThrow().then((t) => t.slug);
+  return db
+    .selectFrom('tenants')
+    .select('slug')
+    .where('id', '=', tenantId)
+    .executeTakeFirstOrThrow()
+    .then((t) => t.slug);
 }
 
 export async function insertTenant(db: Db, row: TenantsTable): Promise<void> {

@@ -62,8 +62,14 @@ const program = new Command('crm')
     writeErr: (s) => process.stderr.write(s),
   });
 
-program.command('serve').description('run the API (and the background workers unless WORKERS=false)').action(async () => (await import('./serve.js')).serve(loadConfig()));
-program.command('worker').description('run only the background workers').action(async () => (await import('./worker.js')).runWorker(loadConfig()));
+program
+  .command('serve')
+  .description('run the API (and the background workers unless WORKERS=false)')
+  .action(async () => (await import('./serve.js')).serve(loadConfig()));
+program
+  .command('worker')
+  .description('run only the background workers')
+  .action(async () => (await import('./worker.js')).runWorker(loadConfig()));
 
 program
   .command('migrate')
@@ -103,24 +109,31 @@ keys
   .option('--expires-at <iso>')
   .action(async (o) => {
     const rateLimit = o.rateLimit === undefined ? undefined : /^\d+$/.test(o.rateLimit) ? Number(o.rateLimit) : NaN;
-    const scopes = String(o.scopes).split(',').map((s) => s.trim()).filter(Boolean);
+    const scopes = String(o.scopes)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     printJson(
-      await withDatabase((d) => createKey(d.db, { tenantId: o.tenant, name: o.name, scopes, userId: o.user ?? null, rateLimit, expiresAt: o.expiresAt ?? null }), { existing: true }),
+      await withDatabase(
+        (d) => createKey(d.db, { tenantId: o.tenant, name: o.name, scopes, userId: o.user ?? null, rateLimit, expiresAt: o.expiresAt ?? null }),
+        { existing: true },
+      ),
     );
   });
 keys
   .command('list')
   .requiredOption('--tenant <id>')
   .action(async (o) => printJson(await withDatabase((d) => listKeys(d.db, o.tenant), { existing: true })));
-keys
-  .command('revoke <keyId>')
-  .action(async (keyId: string) => printJson(await withDatabase((d) => revokeKey(d.db, keyId), { existing: true })));
+keys.command('revoke <keyId>').action(async (keyId: string) => printJson(await withDatabase((d) => revokeKey(d.db, keyId), { existing: true })));
 
-program.command('demo').description('provision a demo tenant with realistic sample data').action(async () => {
-  const config = loadConfig();
-  const { runDemo } = await import('./demo.js');
-  printJson(await withDatabase((d) => runDemo(d, config)));
-});
+program
+  .command('demo')
+  .description('provision a demo tenant with realistic sample data')
+  .action(async () => {
+    const config = loadConfig();
+    const { runDemo } = await import('./demo.js');
+    printJson(await withDatabase((d) => runDemo(d, config)));
+  });
 
 /** What the SDK's `crm-listen` module offers the project's `crm listen` (see sdk/src/cli-listen.ts). */
 interface ListenCli {
@@ -148,7 +161,7 @@ async function tenantOfKey(apiKey: string): Promise<string | undefined> {
 
 program
   .command('listen')
-  .description('forward new events to a local URL as signed webhook deliveries (the SDK\'s crm-listen; `crm listen --help` for its options)')
+  .description("forward new events to a local URL as signed webhook deliveries (the SDK's crm-listen; `crm listen --help` for its options)")
   .helpOption(false)
   .allowUnknownOption()
   .allowExcessArguments()

@@ -158,10 +158,13 @@ class Serving {
     // A request whose body never finishes arriving never turns its connection idle, and would hold the
     // stop until it is forced (exit 1). Every request had CUT_CONNECTIONS_MS to finish; past that, close.
     const { server, log: appLog } = app;
-    const cut = setTimeout(() => {
-      server.getConnections((_err, connections) => appLog.warn({ connections }, 'shutdown: closing the connections still open'));
-      server.closeAllConnections();
-    }, Math.max(0, CUT_CONNECTIONS_MS - (Date.now() - signalledAt)));
+    const cut = setTimeout(
+      () => {
+        server.getConnections((_err, connections) => appLog.warn({ connections }, 'shutdown: closing the connections still open'));
+        server.closeAllConnections();
+      },
+      Math.max(0, CUT_CONNECTIONS_MS - (Date.now() - signalledAt)),
+    );
     cut.unref();
     await this.connections?.finish();
     clearTimeout(cut);

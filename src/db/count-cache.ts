@@ -66,9 +66,11 @@ export async function cachedCount(
   const start = (): Promise<number> => {
     const mine = count();
     counting.set(running, mine);
-    mine.then(peek.remember, () => undefined).finally(() => {
-      if (counting.get(running) === mine) counting.delete(running);
-    });
+    mine
+      .then(peek.remember, () => undefined)
+      .finally(() => {
+        if (counting.get(running) === mine) counting.delete(running);
+      });
     return mine;
   };
   const shared = counting.get(running);

@@ -22,7 +22,11 @@ export function uniqueViolation(err: unknown): UniqueViolation | null {
     const idx = /index '([^']+)'/.exec(msg);
     if (idx) return parseIndexName(idx[1]);
     // "UNIQUE constraint failed: contacts.tenant_id, contacts.email"
-    const cols = /failed: (.+)$/.exec(msg)?.[1].split(',').map((s) => s.trim()) ?? [];
+    const cols =
+      /failed: (.+)$/
+        .exec(msg)?.[1]
+        .split(',')
+        .map((s) => s.trim()) ?? [];
     const last = cols[cols.length - 1];
     if (last) {
       const [table, column] = last.split('.');
@@ -64,7 +68,8 @@ const UNAVAILABLE_CODES = new Set([
  * Messages of node-postgres's own errors, which carry no code: a session cut (by the server, the network or
  * the heartbeat) and a session that could not be opened in time.
  */
-const UNAVAILABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable)/;
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable)/;
 
 /** Whether `err` says the database is unreachable (not that the statement or the request is wrong). */
 export function isUnavailable(err: unknown): boolean {

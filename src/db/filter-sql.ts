@@ -100,7 +100,8 @@ export function compileFilterParts(filter: unknown, objectType: FilterObjectType
 
 function compilePartsOf(filter: unknown, objectType: FilterObjectType, opts: CompileOptions): FilterParts {
   const { node, c } = parsed(filter, objectType, opts);
-  const isOwner = (n: FilterNode) => n.type === 'cond' && n.target.type === 'column' && n.target.name === 'ownerId' && n.operator === 'eq' && typeof n.value === 'string';
+  const isOwner = (n: FilterNode) =>
+    n.type === 'cond' && n.target.type === 'column' && n.target.name === 'ownerId' && n.operator === 'eq' && typeof n.value === 'string';
   let rest: FilterNode | undefined = node;
   let ownerId: string | undefined;
   // The root is always a group (domain/filters.ts).
@@ -204,9 +205,11 @@ function compare(dialect: SqlDialect, expr: RawBuilder<unknown>, operator: Filte
 function compileTags(operator: FilterOperator, value: unknown, c: Compiler): RawBuilder<SqlBool> {
   const id = sql.ref(`${c.table}.id`);
   const only =
-    operator === 'contains' ? sql` and ft.tag_id = ${value as string}`
-    : operator === 'in' || operator === 'notIn' ? sql` and ${c.dialect.inStrings(sql.raw('ft.tag_id'), value as string[])}`
-    : sql``;
+    operator === 'contains'
+      ? sql` and ft.tag_id = ${value as string}`
+      : operator === 'in' || operator === 'notIn'
+        ? sql` and ${c.dialect.inStrings(sql.raw('ft.tag_id'), value as string[])}`
+        : sql``;
   const tagged = sql`select ft.object_id from record_tags ft where ft.tenant_id = ${c.tenantId} and ft.object_type = ${c.objectType}${only}`;
   if (operator !== 'notIn' && operator !== 'notExists') return sql<SqlBool>`(${id} in (${tagged}))`;
   if (c.dialect.name === 'postgres') {

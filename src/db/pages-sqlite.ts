@@ -102,7 +102,8 @@ async function pageAsBlob(
     // A RecordSql: computed once a row, in a subquery the aggregate cannot be flattened into (its LIMIT: SQLite never
     // flattens a subquery with a LIMIT into an aggregate), so that its two uses read one value.
     const json = record === undefined ? JSON_COLUMN : BLOB_RECORD;
-    const from = record === undefined ? `(${plan.sql})` : `(select *, ${record(sqliteDialect)} as "${BLOB_RECORD}" from (${plan.sql}) as "${BLOB_PAGE}" limit -1)`;
+    const from =
+      record === undefined ? `(${plan.sql})` : `(select *, ${record(sqliteDialect)} as "${BLOB_RECORD}" from (${plan.sql}) as "${BLOB_PAGE}" limit -1)`;
     const text =
       `select cast(group_concat("${json}", ',') as blob) as "${JSON_COLUMN}", group_concat(octet_length("${json}"), ' ') as "__lengths", ` +
       `json_group_array("${id}") as "__ids", json_group_array("${SORT_VALUE}") as "__sorts"${flags} from ${from}`;
@@ -247,7 +248,11 @@ async function walkCoversFilter(db: Db, walkWithFilter: Selection): Promise<bool
   const known = answers.get(compiled.sql);
   if (known !== undefined) return known;
   const program = (await directReads(db).all({
-    compile: () => CompiledQuery.raw(`explain ${compiled.sql}`, compiled.parameters.map(() => null)),
+    compile: () =>
+      CompiledQuery.raw(
+        `explain ${compiled.sql}`,
+        compiled.parameters.map(() => null),
+      ),
   })) as { opcode: string; p1: number; p3: number }[];
   const seeks = program.filter((op) => op.opcode === 'DeferredSeek');
   const table = seeks.length === 1 ? seeks[0].p3 : undefined;
@@ -266,7 +271,14 @@ async function probePlan(on: PageDb, spec: PageOrder, built: ListingQuery, mode:
  * A probe's page on the main connection (its records as one BLOB with `asBlob`), or undefined when the walk went
  * on past the PROBE_ROWS entries the probe read without holding the whole page.
  */
-async function probePage(db: Db, plan: SlottedQuery, values: readonly unknown[], idColumn: string, asBlob: boolean, record: RecordSql | undefined): Promise<PageRows | undefined> {
+async function probePage(
+  db: Db,
+  plan: SlottedQuery,
+  values: readonly unknown[],
+  idColumn: string,
+  asBlob: boolean,
+  record: RecordSql | undefined,
+): Promise<PageRows | undefined> {
   const found: PageRows = asBlob
     ? await pageAsBlob(db, plan, values, idColumn, true, record)
     : { rows: await directReads(db).all({ compile: () => rebound<Record<string, unknown>>(plan, values) }) };
@@ -299,8 +311,19 @@ function compileCounted(on: PageDb, spec: PageOrder, built: ListingQuery): Slott
   const page = sorted(db.selectFrom('counted_rows' as 'contacts').selectAll() as unknown as Selection, 'counted_rows')
     .limit(LIMIT as unknown as number)
     .offset(OFFSET as unknown as number);
-  const rows = byRowid(db.with((cte) => cte('counted_rows').materialized(), () => list), table, page, 'p');
-  const q = sorted(built.select(rows).select([sql.ref(`p.${SORT_VALUE}`).as(SORT_VALUE), sql<number>`(select count(*) from counted_rows)`.as(COUNTED_TOTAL)]), 'p');
+  const rows = byRowid(
+    db.with(
+      (cte) => cte('counted_rows').materialized(),
+      () => list,
+    ),
+    table,
+    page,
+    'p',
+  );
+  const q = sorted(
+    built.select(rows).select([sql.ref(`p.${SORT_VALUE}`).as(SORT_VALUE), sql<number>`(select count(*) from counted_rows)`.as(COUNTED_TOTAL)]),
+    'p',
+  );
   return slottedPage(q, 'offset', byId);
 }
 

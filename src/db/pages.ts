@@ -139,7 +139,13 @@ export function ordering(dialect: SqlDialect, spec: PageOrder, mode: Mode) {
  * Rows strictly after `pos` in the order (key [nulls last], id). Row values keep the predicate an index
  * range on (tenant_id, key, id) where such an index exists: page 10,000 costs what page 1 costs.
  */
-function keysetAfter(key: RawBuilder<unknown>, id: RawBuilder<unknown>, nullable: boolean, order: SortOrder, pos: [value: unknown, id: unknown]): RawBuilder<boolean> {
+function keysetAfter(
+  key: RawBuilder<unknown>,
+  id: RawBuilder<unknown>,
+  nullable: boolean,
+  order: SortOrder,
+  pos: [value: unknown, id: unknown],
+): RawBuilder<boolean> {
   const op = sql.raw(order === 'asc' ? '>' : '<');
   const [value, lastId] = pos;
   // Past the last non-empty value only empty ones remain, ordered by id.

@@ -272,10 +272,9 @@ export function gatedPool(pool: pg.Pool, health: PgHealth): GatedPool {
 }
 
 /** A read slot that refuses at once while the database is down (the read pool's side of the gate). */
-export function gatedSlot<S extends { run(sql: string, params: readonly unknown[]): Promise<unknown[]>; cancel(): void; warm(): void; close(): Promise<void>; cut?(): void }>(
-  slot: S,
-  health: PgHealth,
-): S {
+export function gatedSlot<
+  S extends { run(sql: string, params: readonly unknown[]): Promise<unknown[]>; cancel(): void; warm(): void; close(): Promise<void>; cut?(): void },
+>(slot: S, health: PgHealth): S {
   // A statement in flight when the database goes down fails now, not at its deadline.
   health.on('down', () => slot.cut?.());
   const run = slot.run.bind(slot);

@@ -137,7 +137,12 @@ export class PlannerStatistics {
   private analyzeChanged(): Promise<string[]> {
     return this.serially(async (session) => {
       const noted = [...this.changed.keys()];
-      const sizes = (await session.query(`select c.relname as name, c.reltuples as rows from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and c.relname = any($1)`, [noted])).rows as { name: string; rows: number }[];
+      const sizes = (
+        await session.query(
+          `select c.relname as name, c.reltuples as rows from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and c.relname = any($1)`,
+          [noted],
+        )
+      ).rows as { name: string; rows: number }[];
       const due = sizes.filter((t) => (this.changed.get(t.name) ?? 0) > 50 + 0.1 * Math.max(0, t.rows)).map((t) => t.name);
       const stale = ((await session.query(STALE_SQL)).rows as { name: string }[]).map((r) => r.name).filter((n) => noted.includes(n));
       return this.analyze(session, [...new Set([...due, ...stale])]);
@@ -147,12 +152,22 @@ export class PlannerStatistics {
   /** Analyzes the tables whose statistics are missing or stale (`missing`: only those missing); returns their names. */
   refresh(which: 'stale' | 'missing' = 'stale'): Promise<string[]> {
     const query = which === 'stale' ? STALE_SQL : UNPLANNED_SQL;
-    return this.serially(async (session) => this.analyze(session, ((await session.query(query)).rows as { name: string }[]).map((r) => r.name)));
+    return this.serially(async (session) =>
+      this.analyze(
+        session,
+        ((await session.query(query)).rows as { name: string }[]).map((r) => r.name),
+      ),
+    );
   }
 
   /** Analyzes every table of the schema (after migrations). */
   refreshAll(): Promise<string[]> {
-    return this.serially(async (session) => this.analyze(session, ((await session.query(ALL_TABLES_SQL)).rows as { name: string }[]).map((r) => r.name)));
+    return this.serially(async (session) =>
+      this.analyze(
+        session,
+        ((await session.query(ALL_TABLES_SQL)).rows as { name: string }[]).map((r) => r.name),
+      ),
+    );
   }
 
   /** Resolves once the ANALYZE of the changes noted so far, and every one queued before, has run (tests). */
@@ -174,16 +189,18 @@ export class PlannerStatistics {
 
   /** Runs `fn` on a session of its own once the passes queued before it are done. */
   private serially<T>(fn: (session: pg.Client) => Promise<T>): Promise<T> {
-    const run = this.queue.catch(() => {}).then(async () => {
-      const session = new (postgres().Client)({ connectionString: this.url, statement_timeout: ANALYZE_TIMEOUT_MS, connectionTimeoutMillis: 2_000 });
-      session.on('error', () => {});
-      await session.connect();
-      try {
-        return await fn(session);
-      } finally {
-        await session.end().catch(() => {});
-      }
-    });
+    const run = this.queue
+      .catch(() => {})
+      .then(async () => {
+        const session = new (postgres().Client)({ connectionString: this.url, statement_timeout: ANALYZE_TIMEOUT_MS, connectionTimeoutMillis: 2_000 });
+        session.on('error', () => {});
+        await session.connect();
+        try {
+          return await fn(session);
+        } finally {
+          await session.end().catch(() => {});
+        }
+      });
     this.queue = run;
     return run;
   }

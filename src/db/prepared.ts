@@ -21,16 +21,17 @@ export function useNamedStatements(client: pg.ClientBase): void {
     const name =
       typeof text === 'string' && typeof values !== 'function' && callback === undefined && !unnamed.has(this) ? statementNames.get(text) : undefined;
     if (!name) return (query as (...a: unknown[]) => unknown).apply(this, arguments as unknown as unknown[]);
-    return ((query as (config: pg.QueryConfig) => Promise<unknown>).call(this, { name, text: text as string, values: values as unknown[] })).catch((err: { code?: string }) => {
-      // "cached plan must not change result type": a column a prepared statement reads changed type under it
-      // (a migration run by a newer server during a rolling deploy). The statement fails once; this
-      // session then runs its queries unnamed, and sessions opened later prepare them anew.
-      if (err?.code === '0A000') unnamed.add(this);
-      throw err;
-    });
+    return (query as (config: pg.QueryConfig) => Promise<unknown>)
+      .call(this, { name, text: text as string, values: values as unknown[] })
+      .catch((err: { code?: string }) => {
+        // "cached plan must not change result type": a column a prepared statement reads changed type under it
+        // (a migration run by a newer server during a rolling deploy). The statement fails once; this
+        // session then runs its queries unnamed, and sessions opened later prepare them anew.
+        if (err?.code === '0A000') unnamed.add(this);
+        throw err;
+      });
   } as typeof client.query;
 }
-
 
 /**
  * A query compiled once with stand-ins (markers) where some values go, to be run again with other values:

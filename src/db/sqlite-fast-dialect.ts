@@ -1,14 +1,5 @@
 import type BetterSqlite from 'better-sqlite3';
-import {
-  SqliteDialect,
-  SqliteQueryCompiler,
-  ValueNode,
-  type Driver,
-  type LimitNode,
-  type OffsetNode,
-  type OperationNode,
-  type QueryCompiler,
-} from 'kysely';
+import { SqliteDialect, SqliteQueryCompiler, ValueNode, type Driver, type LimitNode, type OffsetNode, type OperationNode, type QueryCompiler } from 'kysely';
 import type { FastSqliteDriver } from './sqlite-fast-driver.js';
 
 /**

@@ -4,16 +4,7 @@
  * group commit, and the wait for another process's write lock off the event loop.
  */
 import type BetterSqlite from 'better-sqlite3';
-import {
-  IdentifierNode,
-  RawNode,
-  createQueryId,
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  type QueryCompiler,
-  type QueryResult,
-} from 'kysely';
+import { IdentifierNode, RawNode, createQueryId, type CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult } from 'kysely';
 import { flatSql, type DirectRunner } from './prepared.js';
 import { rowMaker, type RowMaker } from './row-objects.js';
 import { LockLine, isBusy } from './sqlite-lock.js';
@@ -285,7 +276,17 @@ export class FastSqliteDriver implements Driver {
         return { stmt, rows: null };
       }
       // Statements that return rows return arrays; executeQuery makes them objects (row-objects.ts says why).
-      entry = { stmt, rows: stmt.reader ? rowMaker(stmt.raw(true).columns().map((c) => c.name)) : null };
+      entry = {
+        stmt,
+        rows: stmt.reader
+          ? rowMaker(
+              stmt
+                .raw(true)
+                .columns()
+                .map((c) => c.name),
+            )
+          : null,
+      };
       if (this.statements.size >= 2000) this.statements.delete(this.statements.keys().next().value as string);
       this.statements.set(flatSql(sqlText), entry); // the key is kept: not the rope of the request that missed
     }

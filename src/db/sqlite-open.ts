@@ -61,7 +61,12 @@ export function openSqlite(config: DatabaseConfig, opts: DbOptions, poolOptions:
   // any transaction in progress, and end the turn's read transaction first (ANALYZE writes).
   // A write of theirs that finds another process's lock waits in the driver's line like any other.
   const onRawConnection = <T>(fn: () => T) => db.connection().execute(() => driver.aroundDriver(fn));
-  const readPool = inMemory ? undefined : new ReadPool(Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile, mmapBytes)), poolOptions);
+  const readPool = inMemory
+    ? undefined
+    : new ReadPool(
+        Array.from({ length: readerCount(opts) }, () => new SqliteReaderSlot(sqliteFile, mmapBytes)),
+        poolOptions,
+      );
   return withReads({
     db,
     dialect: sqliteDialect,
@@ -135,7 +140,6 @@ function tuneWriter(raw: BetterSqlite.Database, mmapBytes: number): void {
   // sqlite-checkpointer.ts copies ahead of these instead, which stay and restart the WAL as before.
   raw.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
 }
-
 
 /**
  * SQL functions of ours that SQLite must know on every connection: this one, and each read process's

@@ -50,7 +50,7 @@ export function indexesWithStatistics(raw: BetterSqlite.Database): IndexShape[] 
     const info = raw.prepare(`pragma index_info(${quote(r.idx)})`).all() as { name: string | null }[];
     // Expression columns have no name: such an index keeps its sampled line.
     if (info.length === 0 || info.some((c) => c.name === null)) continue;
-    const where = r.sql ? /\swhere\s([\s\S]+)$/i.exec(r.sql)?.[1].trim() ?? null : null;
+    const where = r.sql ? (/\swhere\s([\s\S]+)$/i.exec(r.sql)?.[1].trim() ?? null) : null;
     out.push({ table: r.tbl, index: r.idx, columns: info.map((c) => c.name!), where, unique: r.uniq === 1 });
   }
   return out;
@@ -129,13 +129,15 @@ export async function measureIndexes(shapes: IndexShape[], pool: ReadPool, onErr
 export function installStatLines(raw: BetterSqlite.Database, lines: StatLine[]): void {
   if (lines.length === 0) return;
   const update = raw.prepare('update sqlite_stat1 set stat = ? where tbl = ? and idx = ?');
-  raw.transaction(() => {
-    for (const l of lines) update.run(l.stat, l.table, l.index);
-    // NOTE: a connection loads the statistics with the schema, and only this one reloads them on
-    // `analyze sqlite_master`: the read processes would plan with the lines they started with until
-    // replaced. A schema change (a table created and dropped) makes every connection reload the schema,
-    // and the statistics with it, at its next statement; its prepared statements are re-planned.
-    raw.exec('create table crm_statistics_reload (x); drop table crm_statistics_reload');
-  }).immediate();
+  raw
+    .transaction(() => {
+      for (const l of lines) update.run(l.stat, l.table, l.index);
+      // NOTE: a connection loads the statistics with the schema, and only this one reloads them on
+      // `analyze sqlite_master`: the read processes would plan with the lines they started with until
+      // replaced. A schema change (a table created and dropped) makes every connection reload the schema,
+      // and the statistics with it, at its next statement; its prepared statements are re-planned.
+      raw.exec('create table crm_statistics_reload (x); drop table crm_statistics_reload');
+    })
+    .immediate();
   raw.exec('analyze sqlite_master');
 }

@@ -41,9 +41,7 @@ import { normalizePropertyValue, type PropertyDef } from './properties.js';
 import { normalizeDomain, normalizeWebsite } from './web.js';
 
 export type FilterObjectType = 'contact' | 'company' | 'deal';
-export type FilterOperator =
-  | 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'after' | 'before'
-  | 'contains' | 'in' | 'notIn' | 'exists' | 'notExists';
+export type FilterOperator = 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'after' | 'before' | 'contains' | 'in' | 'notIn' | 'exists' | 'notExists';
 
 export interface FilterCondition {
   field: string;
@@ -55,7 +53,21 @@ export interface FilterGroup {
   conditions: (FilterCondition | FilterGroup)[];
 }
 
-export const OPERATORS: readonly FilterOperator[] = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'after', 'before', 'contains', 'in', 'notIn', 'exists', 'notExists'];
+export const OPERATORS: readonly FilterOperator[] = [
+  'eq',
+  'neq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'after',
+  'before',
+  'contains',
+  'in',
+  'notIn',
+  'exists',
+  'notExists',
+];
 export const MAX_DEPTH = 3;
 export const MAX_CONDITIONS = 50;
 export const MAX_IN_VALUES = 1000;
@@ -164,8 +176,17 @@ const KIND_OPS: Record<Kind, FilterOperator[]> = {
 /** Custom property type → the kind used to compare its JSON value. */
 export type PropKind = 'jtext' | 'jnumber' | 'jdate' | 'jdatetime' | 'jboolean' | 'jmulti';
 const PROP_KIND: Record<string, PropKind> = {
-  text: 'jtext', textarea: 'jtext', email: 'jtext', phone: 'jtext', url: 'jtext', select: 'jtext',
-  number: 'jnumber', date: 'jdate', datetime: 'jdatetime', boolean: 'jboolean', multi_select: 'jmulti',
+  text: 'jtext',
+  textarea: 'jtext',
+  email: 'jtext',
+  phone: 'jtext',
+  url: 'jtext',
+  select: 'jtext',
+  number: 'jnumber',
+  date: 'jdate',
+  datetime: 'jdatetime',
+  boolean: 'jboolean',
+  multi_select: 'jmulti',
 };
 const PROP_OPS: Record<PropKind, FilterOperator[]> = {
   jtext: KIND_OPS.text,
@@ -179,14 +200,11 @@ const PROP_OPS: Record<PropKind, FilterOperator[]> = {
 // ---------------------------------------------------------------------------------------------
 // Validation → a normalized tree ready to compile.
 
-export type FilterTarget =
-  | { type: 'column'; spec: FieldSpec; name: string }
-  | { type: 'prop'; def: PropertyDef; kind: PropKind; name: string };
+export type FilterTarget = { type: 'column'; spec: FieldSpec; name: string } | { type: 'prop'; def: PropertyDef; kind: PropKind; name: string };
 
 /** A validated filter: `value` is normalized as stored (cents, UTC date-times…); `in`/`notIn` values are distinct. */
 export type FilterNode =
-  | { type: 'group'; operator: 'AND' | 'OR'; children: FilterNode[] }
-  | { type: 'cond'; target: FilterTarget; operator: FilterOperator; value: unknown };
+  { type: 'group'; operator: 'AND' | 'OR'; children: FilterNode[] } | { type: 'cond'; target: FilterTarget; operator: FilterOperator; value: unknown };
 
 const MAX_ISSUES = 20;
 
@@ -200,12 +218,7 @@ interface State {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks a filter and returns the problems, each naming the path of the bad value (empty when valid). */
-export function validateFilter(
-  filter: unknown,
-  objectType: FilterObjectType,
-  properties: Map<string, PropertyDef>,
-  path = 'filters',
-): FieldIssue[] {
+export function validateFilter(filter: unknown, objectType: FilterObjectType, properties: Map<string, PropertyDef>, path = 'filters'): FieldIssue[] {
   return parseFilter(filter, objectType, properties, path).issues;
 }
 

@@ -53,7 +53,12 @@ const ASCII = /^[\x00-\x7f]*$/;
  */
 export function foldText(s) {
   if (ASCII.test(s)) return s.toLowerCase();
-  return s.normalize('NFKD').toLowerCase().replace(MARKS, '').replace(LETTERS, (c) => LETTER_MAP[c]).normalize('NFC');
+  return s
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(MARKS, '')
+    .replace(LETTERS, (c) => LETTER_MAP[c])
+    .normalize('NFC');
 }
 
 /** @type {string | null} */

@@ -6,9 +6,40 @@ import { onUse } from '../util/on-use.js';
 // dropped entirely (sanitize-html's nonTextTags).
 const OPTIONS: sanitize.IOptions = {
   allowedTags: [
-    'p', 'br', 'b', 'i', 'strong', 'em', 'u', 's', 'a', 'ul', 'ol', 'li', 'blockquote', 'code', 'pre',
-    'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'span', 'div', 'img',
-    'table', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td', 'caption', 'colgroup', 'col',
+    'p',
+    'br',
+    'b',
+    'i',
+    'strong',
+    'em',
+    'u',
+    's',
+    'a',
+    'ul',
+    'ol',
+    'li',
+    'blockquote',
+    'code',
+    'pre',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'span',
+    'div',
+    'img',
+    'table',
+    'thead',
+    'tbody',
+    'tfoot',
+    'tr',
+    'th',
+    'td',
+    'caption',
+    'colgroup',
+    'col',
   ],
   // No `style`, `class` or `on*` attributes anywhere.
   allowedAttributes: {
@@ -23,8 +54,7 @@ const OPTIONS: sanitize.IOptions = {
   allowedSchemesAppliedToAttributes: ['href', 'src'],
   transformTags: {
     // A link opening a new tab must not hand `window.opener` to the target page.
-    a: (tagName, attribs) =>
-      attribs.target === '_blank' ? { tagName, attribs: { ...attribs, rel: 'noopener noreferrer' } } : { tagName, attribs },
+    a: (tagName, attribs) => (attribs.target === '_blank' ? { tagName, attribs: { ...attribs, rel: 'noopener noreferrer' } } : { tagName, attribs }),
   },
 };
 

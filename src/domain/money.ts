@@ -70,11 +70,7 @@ export function itemTotal(item: ProposalItemInput): number {
   if (rate.lt(0)) throw new DomainError('rate must not be negative');
   if (discountPct.lt(0) || discountPct.gt(100)) throw new DomainError('discountPct must be between 0 and 100');
   if (taxPct.lt(0)) throw new DomainError('taxPct must not be negative');
-  const exact = qty
-    .times(rate)
-    .times(new Big(100).minus(discountPct))
-    .times(new Big(100).plus(taxPct))
-    .times('0.0001');
+  const exact = qty.times(rate).times(new Big(100).minus(discountPct)).times(new Big(100).plus(taxPct)).times('0.0001');
   return toNumber(exact.round(2, Big.roundHalfUp));
 }
 

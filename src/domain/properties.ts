@@ -4,9 +4,7 @@ import { DomainError } from './errors.js';
 import { normalizePhone } from './phone.js';
 import { normalizeWebsite } from './web.js';
 
-export type PropertyType =
-  | 'text' | 'textarea' | 'email' | 'phone' | 'url' | 'number'
-  | 'date' | 'datetime' | 'select' | 'multi_select' | 'boolean';
+export type PropertyType = 'text' | 'textarea' | 'email' | 'phone' | 'url' | 'number' | 'date' | 'datetime' | 'select' | 'multi_select' | 'boolean';
 
 export interface PropertyDef {
   id: string;
@@ -144,10 +142,7 @@ export function normalizeCustomProperties(
  * Returns a new object; nulls already in `existing` are dropped too, so a
  * cleared key never shows up in reads.
  */
-export function mergeCustomProperties(
-  existing: Record<string, unknown>,
-  patch: Record<string, unknown>,
-): Record<string, unknown> {
+export function mergeCustomProperties(existing: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const merged: Record<string, unknown> = {};
   for (const [id, value] of Object.entries(existing ?? {})) {
     if (value !== null && value !== undefined) put(merged, id, value);

@@ -49,7 +49,10 @@ const CHUNK = 200;
 /** Queues deliveries (or records a webhook test's), in the caller's transaction; wakes nobody (wakeWorkers). */
 export async function insertDeliveries(tx: Db, rows: readonly Insertable<WebhookDeliveriesTable>[]): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
-    await tx.insertInto('webhook_deliveries').values(rows.slice(i, i + CHUNK)).execute();
+    await tx
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
   }
 }
 
@@ -76,32 +79,36 @@ export interface ClaimOptions {
  * - SQLite: one writer at a time, so `UPDATE … WHERE (tenant_id, id) IN (SELECT … LIMIT n) RETURNING` is atomic.
  */
 export async function claimDue(db: Db, o: ClaimOptions): Promise<QueuedDelivery[]> {
-  return db
-    .updateTable('webhook_deliveries')
-    .set({ lease_owner: o.owner, lease_until: o.leaseUntil })
-    .where(({ eb, refTuple }) => {
-      const due = eb
-        .selectFrom('webhook_deliveries')
-        .select(['tenant_id', 'id'])
-        .where(WAITING)
-        .where('next_attempt_at', '<=', o.now)
-        .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', o.now)]))
-        .orderBy('next_attempt_at')
-        .limit(o.limit);
-      return eb(refTuple('tenant_id', 'id'), 'in', forUpdateSkipLocked(o.dialect, due).$asTuple('tenant_id', 'id'));
-    })
-    // The same conditions again on the row being updated: under PostgreSQL's READ COMMITTED the outer
-    // UPDATE re-evaluates them on the latest committed version of each row.
-    .where(WAITING)
-    .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', o.now)]))
-    .returningAll()
-    .execute();
+  return (
+    db
+      .updateTable('webhook_deliveries')
+      .set({ lease_owner: o.owner, lease_until: o.leaseUntil })
+      .where(({ eb, refTuple }) => {
+        const due = eb
+          .selectFrom('webhook_deliveries')
+          .select(['tenant_id', 'id'])
+          .where(WAITING)
+          .where('next_attempt_at', '<=', o.now)
+          .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', o.now)]))
+          .orderBy('next_attempt_at')
+          .limit(o.limit);
+        return eb(refTuple('tenant_id', 'id'), 'in', forUpdateSkipLocked(o.dialect, due).$asTuple('tenant_id', 'id'));
+      })
+      // The same conditions again on the row being updated: under PostgreSQL's READ COMMITTED the outer
+      // UPDATE re-evaluates them on the latest committed version of each row.
+      .where(WAITING)
+      .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', o.now)]))
+      .returningAll()
+      .execute()
+  );
 }
 
-export type DeliveryUpdate = Partial<Pick<
-  WebhookDeliveriesTable,
-  'status' | 'status_code' | 'response_snippet' | 'duration_ms' | 'attempts' | 'last_error' | 'next_attempt_at' | 'delivered_at' | 'updated_at'
->>;
+export type DeliveryUpdate = Partial<
+  Pick<
+    WebhookDeliveriesTable,
+    'status' | 'status_code' | 'response_snippet' | 'duration_ms' | 'attempts' | 'last_error' | 'next_attempt_at' | 'delivered_at' | 'updated_at'
+  >
+>;
 
 /** Records the outcome and drops the lease, only while the lease is still ours. */
 export async function finishDelivery(db: Db, d: QueuedDelivery, owner: string, set: DeliveryUpdate): Promise<boolean> {
@@ -211,6 +218,9 @@ export async function deleteOldDeliveries(db: Db, cutoff: string, batch: number)
     .where('status', 'not in', ['pending', 'retry_scheduled'])
     .orderBy('created_at')
     .limit(batch);
-  const r = await db.deleteFrom('webhook_deliveries').where(sql<boolean>`(tenant_id, id) in (${oldest})`).executeTakeFirst();
+  const r = await db
+    .deleteFrom('webhook_deliveries')
+    .where(sql<boolean>`(tenant_id, id) in (${oldest})`)
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

@@ -53,7 +53,10 @@ const eventWrites: DeferredWrites<LoggedEvent> = {
     const hooks = new Map<string, { id: string; events: Set<string> }[]>();
     for (const tenantId of tenants) {
       const rows = await activeWebhooks(tx, tenantId, 1);
-      hooks.set(tenantId, rows.map((h) => ({ id: h.id, events: new Set(parseJson<string[]>(h.events, [])) })));
+      hooks.set(
+        tenantId,
+        rows.map((h) => ({ id: h.id, events: new Set(parseJson<string[]>(h.events, [])) })),
+      );
     }
     // One event, on a database that notifies (PostgreSQL): its lock, insert and NOTIFY in one statement
     // (event-log.ts insertLoggedEvent).
@@ -163,4 +166,3 @@ export async function emitUpdated(
   await emitEvent(tx, tenantId, type, after, diff);
   return true;
 }
-

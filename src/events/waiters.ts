@@ -104,7 +104,10 @@ export class Waiter {
   private readonly timer: NodeJS.Timeout;
   private left = false;
 
-  constructor(deadline: number, private readonly onLeave: () => void) {
+  constructor(
+    deadline: number,
+    private readonly onLeave: () => void,
+  ) {
     this.timer = setTimeout(() => this.wake('timeout'), Math.max(0, deadline - Date.now()));
   }
 

@@ -128,7 +128,8 @@ function walk(root: unknown, strings: boolean): { issues: BodyIssue[]; fatal: bo
       if (keyIssue !== null) add(issues, node, keyIssue);
     }
     if (typeof value !== 'object' || value === null) {
-      const message = typeof value === 'string' ? (strings ? stringIssue(value) : null) : typeof value === 'number' && !Number.isFinite(value) ? NOT_FINITE : null;
+      const message =
+        typeof value === 'string' ? (strings ? stringIssue(value) : null) : typeof value === 'number' && !Number.isFinite(value) ? NOT_FINITE : null;
       if (message !== null) add(issues, node, message);
       continue;
     }

@@ -85,10 +85,12 @@ function pagination(doc: Json, method: string, op: Json): 'query' | 'body' | 'li
 function resolve(doc: Json, schema: Json): Json {
   const ref = schema.$ref as string | undefined;
   if (!ref?.startsWith('#/')) return schema;
-  return ref
-    .slice(2)
-    .split('/')
-    .reduce<Json>((node, key) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc) ?? {};
+  return (
+    ref
+      .slice(2)
+      .split('/')
+      .reduce<Json>((node, key) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc) ?? {}
+  );
 }
 
 /** A small valid value of a schema: its example, else its required properties (or its first one), one array item. */

@@ -20,13 +20,7 @@ export interface Ctx {
  * The one way to make a context (requests, the public form, workers, the CLI). `signal` tells the read
  * pool that nobody waits for the answer any more.
  */
-export function contextFor(
-  database: Database,
-  config: Config,
-  tenantId: string,
-  userId: string | null,
-  signal?: AbortSource,
-): Ctx {
+export function contextFor(database: Database, config: Config, tenantId: string, userId: string | null, signal?: AbortSource): Ctx {
   return new DatabaseCtx(database, config, tenantId, userId, signal);
 }
 

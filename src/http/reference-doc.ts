@@ -36,7 +36,14 @@ export function prepareReference<T extends Json>(doc: T): T {
         const media = response.content?.['application/json'] as Json | undefined;
         if (!/^2/.test(status) || !media || media.example !== undefined || media.examples !== undefined) continue;
         // A record without a title of its own (a batch result) is of the operation's resource: `Contacts` → `Contact`.
-        media.example = examples.of(media.schema ?? {}, 'body', 0, String(op.tags?.[0] ?? '').replace(/ies$/, 'y').replace(/s$/, ''));
+        media.example = examples.of(
+          media.schema ?? {},
+          'body',
+          0,
+          String(op.tags?.[0] ?? '')
+            .replace(/ies$/, 'y')
+            .replace(/s$/, ''),
+        );
       }
     }
   }

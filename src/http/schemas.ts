@@ -35,12 +35,14 @@ export const ErrorBody = Type.Object(
     existingContactId: Type.Optional(Type.String({ description: 'On a duplicate e-mail or phone: the contact holding it' })),
     existingCompanyId: Type.Optional(Type.String({ description: 'On a duplicate CNPJ or domain: the company holding it' })),
     existingTagId: Type.Optional(Type.String({ description: 'On a duplicate tag name: the tag holding it' })),
-    existingProposalId: Type.Optional(Type.String({ description: 'On `duplicate_proposal_for_deal`: the deal\'s live proposal' })),
+    existingProposalId: Type.Optional(Type.String({ description: "On `duplicate_proposal_for_deal`: the deal's live proposal" })),
     ids: Type.Optional(Type.Array(Type.String())),
     limit: Type.Optional(Type.Number()),
     retryAfterSeconds: Type.Optional(Type.Number()),
     requestId: Type.Optional(Type.String()),
-    docUrl: Type.Optional(Type.String({ description: 'Where the reference explains this error (a path of this server)', examples: ['/docs#description/not_found'] })),
+    docUrl: Type.Optional(
+      Type.String({ description: 'Where the reference explains this error (a path of this server)', examples: ['/docs#description/not_found'] }),
+    ),
   },
   { $id: 'Error', title: 'Error', examples: [{ error: 'not_found', message: 'Contact not found' }] },
 );
@@ -109,19 +111,19 @@ export const PageQuery = {
 export const SyncQuery = {
   updatedAfter: Type.Optional(
     Type.String({
-      description: 'ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table',
+      description:
+        'ISO 8601 date-time; only records modified strictly after it (non-ISO: 400 `validation_failed`). With `sortKey=updatedAt&sortOrder=asc` and `cursor`, the incremental sync of a whole table',
       examples: ['2026-11-22T10:00:00Z'],
     }),
   ),
   includeDeleted: Type.Optional(
     Type.Boolean({
-      description: '`true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible',
+      description:
+        '`true` also returns soft-deleted records, each with a non-null `deletedAt` (a delete moves `updatedAt`, so an `updatedAfter` sync sees it); `total` counts them too. Default `false`: deleted records stay invisible',
     }),
   ),
 };
-export const SortOrder = Type.Optional(
-  Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Sort direction' }),
-);
+export const SortOrder = Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Sort direction' }));
 
 export const Pagination = Type.Object(
   {
@@ -131,16 +133,13 @@ export const Pagination = Type.Object(
     totalPages: Nullable(Type.Integer({ description: '`null` when the request used `cursor`' })),
     hasNext: Type.Boolean(),
     hasPrev: Nullable(Type.Boolean({ description: '`null` when the request used `cursor`' })),
-    nextCursor: Nullable(
-      Type.String({ description: 'Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page' }),
-    ),
+    nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page' })),
   },
   { description: 'A page of records, with `nextCursor` to continue after it' },
 );
 export type PaginationT = Static<typeof Pagination>;
 
-export const Envelope = <T extends TSchema>(item: T, title?: string) =>
-  Type.Object({ data: Type.Array(item), pagination: Pagination }, title ? { title } : {});
+export const Envelope = <T extends TSchema>(item: T, title?: string) => Type.Object({ data: Type.Array(item), pagination: Pagination }, title ? { title } : {});
 
 export const CustomProperties = Type.Record(Type.String(), Type.Unknown(), {
   description: 'Custom property values keyed by property id (never by internalName)',

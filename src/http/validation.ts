@@ -117,7 +117,10 @@ const READ_ONLY = new Set(['id', 'createdAt', 'updatedAt', 'deletedAt', 'number'
 
 /** `/items/2/qty` → `items[2].qty`. */
 export function fieldPath(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   let out = '';
   for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
@@ -174,7 +177,11 @@ export function ajvIssues(issues: AjvIssue[]): FieldIssue[] {
       }
       if (values) {
         // A misspelt value of a list of names (`sortKey=first_name`) gets the closest one.
-        if (typeof i.data === 'string') suggestion = closestName(i.data, values.filter((v): v is string => typeof v === 'string'));
+        if (typeof i.data === 'string')
+          suggestion = closestName(
+            i.data,
+            values.filter((v): v is string => typeof v === 'string'),
+          );
         if (suggestion !== undefined) message += didYouMean(suggestion);
       }
     }
@@ -290,7 +297,8 @@ function bodyIssues(issues: AjvIssue[], context: string, body: unknown, rules: V
 function errorOf(found: FieldIssue[], context: string): ApiError {
   let details = found;
   // Headers are named as clients write them (`Idempotency-Key`), not as Node lower-cases them.
-  if (context === 'headers') details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
+  if (context === 'headers')
+    details = details.map((d) => ({ ...d, field: d.field.replace(/(^|-)([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()) }));
   const first = details[0];
   const message = first ? `${WHERE[context] ?? ''}${first.field ? first.field + ' ' : ''}${first.message}`.trim() : 'The request is invalid';
   return errors.validation(details, message);

@@ -116,7 +116,13 @@ export function walkWhere<Q extends SelectQueryBuilder<any, any, {}>, S>(
   select: (qb: Q) => S,
 ): Pick<ListingQuery, 'probe' | 'table'> & { base: Q; select: (qb: Q) => S } {
   if (conditions.length === 0) return { base: walk, table, select };
-  const rowFilter = conditions.length === 1 ? conditions[0].where : sql<SqlBool>`(${sql.join(conditions.map((c) => c.where), sql` and `)})`;
+  const rowFilter =
+    conditions.length === 1
+      ? conditions[0].where
+      : sql<SqlBool>`(${sql.join(
+          conditions.map((c) => c.where),
+          sql` and `,
+        )})`;
   const rowCost = conditions.reduce((sum, c) => sum + c.cost, 0);
   return { base: walk.where(rowFilter) as Q, table, probe: { walk, rowFilter, rowCost }, select };
 }

@@ -9,7 +9,21 @@ import { LRUCache } from 'lru-cache';
 import type { Compilable, CompiledQuery } from 'kysely';
 import { cachedCount, peekCount, type CountedType } from '../db/count-cache.js';
 import { COUNTED_ROWS, PROBE_ROWS, sqlitePagesOf, type RecordSql } from '../db/fast-pages.js';
-import { columnName, compilePlan, JSON_COLUMN, kept, modeOf, pageValues, SORT_VALUE, type ListingQuery, type Mode, type PageRows, type Position, type SortColumn, type SortOrder } from '../db/pages.js';
+import {
+  columnName,
+  compilePlan,
+  JSON_COLUMN,
+  kept,
+  modeOf,
+  pageValues,
+  SORT_VALUE,
+  type ListingQuery,
+  type Mode,
+  type PageRows,
+  type Position,
+  type SortColumn,
+  type SortOrder,
+} from '../db/pages.js';
 import { rebound, type SlottedQuery } from '../db/prepared.js';
 import { directReads } from '../db/reads.js';
 import type { Ctx } from '../http/context.js';
@@ -26,7 +40,11 @@ export { COUNTED_ROWS, PROBE_ROWS } from '../db/fast-pages.js';
  * A page of a resource's records as JSON (Listing.json): the records the database made, as one BLOB when the page
  * came as one, else their texts (completed by Listing.json.complete when the row's JSON is not the whole record).
  */
-export async function recordsPage<T, F, K extends string>(ctx: Ctx, listing: Listing<F, K> & { json: JsonRecords }, req: ListingRequest<F, K>): Promise<ListPage<T>> {
+export async function recordsPage<T, F, K extends string>(
+  ctx: Ctx,
+  listing: Listing<F, K> & { json: JsonRecords },
+  req: ListingRequest<F, K>,
+): Promise<ListPage<T>> {
   const listed = await listPage<Record<string, unknown>>(ctx, specOf(ctx, listing, req), req);
   if (listed.json) return jsonBytesPage<T>(listed.json, listed.pagination);
   const { complete } = listing.json;
@@ -204,7 +222,12 @@ export function keysetPage<R, F, K extends string>(
 }
 
 /** The cursor that continues a keysetPage of `listing` after `row`, one of its rows (read with any key's request). */
-export function keysetCursor<F, K extends string>(ctx: Ctx, listing: Listing<F, K>, req: Omit<ListingRequest<F, K>, 'page'>, row: Record<string, unknown>): string {
+export function keysetCursor<F, K extends string>(
+  ctx: Ctx,
+  listing: Listing<F, K>,
+  req: Omit<ListingRequest<F, K>, 'page'>,
+  row: Record<string, unknown>,
+): string {
   const spec = specOf(ctx, listing, req);
   return cursorAfter(ctx, compiledShape(ctx, spec).binding(spec.keyId), spec.idColumn ?? 'id', row);
 }
@@ -370,7 +393,11 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
     },
     count() {
       if (!s.count) {
-        const compiled = kept(query().base.select((eb) => eb.fn.countAll<number>().as('n')).compile());
+        const compiled = kept(
+          query()
+            .base.select((eb) => eb.fn.countAll<number>().as('n'))
+            .compile(),
+        );
         s.count = { query: compiled, key: `${compiled.sql}\u0001${JSON.stringify(compiled.parameters)}` };
       }
       return s.count;

@@ -158,21 +158,23 @@ export const bodySharePlugin = fp<{ maxQueued: number; timeoutMs: number; budget
   async (app, opts) => {
     const share = new BodyShare(opts.budget ?? BUDGET_BYTES, opts.maxQueued, opts.timeoutMs);
     app.decorate('bodyShare', share);
-    const gate = (holds: boolean) => (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void => {
-      const principal = req.principal;
-      const length = req.headers['content-length'];
-      // A body sent in chunks, with no length given, counts as the whole budget: it runs alone.
-      const bytes = length !== undefined ? Number(length) : req.headers['transfer-encoding'] !== undefined ? share.budgetBytes : 0;
-      if (!principal || !(bytes >= LARGE_BYTES)) return done(null, payload);
-      share.acquire(principal.tenantId, bytes, holds).then(
-        (release) => {
-          // 'close' comes once the response is sent, and also when the client goes away first.
-          reply.raw.once('close', release);
-          done(null, payload);
-        },
-        (err: Error) => done(err),
-      );
-    };
+    const gate =
+      (holds: boolean) =>
+      (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void => {
+        const principal = req.principal;
+        const length = req.headers['content-length'];
+        // A body sent in chunks, with no length given, counts as the whole budget: it runs alone.
+        const bytes = length !== undefined ? Number(length) : req.headers['transfer-encoding'] !== undefined ? share.budgetBytes : 0;
+        if (!principal || !(bytes >= LARGE_BYTES)) return done(null, payload);
+        share.acquire(principal.tenantId, bytes, holds).then(
+          (release) => {
+            // 'close' comes once the response is sent, and also when the client goes away first.
+            reply.raw.once('close', release);
+            done(null, payload);
+          },
+          (err: Error) => done(err),
+        );
+      };
     // Only on the API's routes that take a body, and synchronous when the body is small: a point read pays
     // nothing for it.
     app.addHook('onRoute', (route) => {

@@ -54,9 +54,7 @@ export const errorsPlugin = fp(
       return send(reply, errors.internal(String(req.id)));
     });
 
-    app.setNotFoundHandler((req, reply) =>
-      send(reply, errors.notFound(`No route ${req.method} ${req.url.split('?')[0]}`)),
-    );
+    app.setNotFoundHandler((req, reply) => send(reply, errors.notFound(`No route ${req.method} ${req.url.split('?')[0]}`)));
   },
   { name: 'errors' },
 );

@@ -19,16 +19,20 @@ export const healthRoutes = fp(
     const Ok = { type: 'object', properties: { status: { type: 'string' } } } as const;
     // C.5: someone who opens the base URL learns where the reference lives. Documented, so generated
     // clients and the docs page show it too; `security: []` because it needs no key.
-    app.get('/', {
-      schema: {
-        tags: ['Service'],
-        operationId: 'getApiRoot',
-        summary: 'Where the documentation is',
-        description: 'No API key. Points to the reference page and the OpenAPI document (paths relative to the base URL).',
-        security: [],
-        response: { 200: Root },
+    app.get(
+      '/',
+      {
+        schema: {
+          tags: ['Service'],
+          operationId: 'getApiRoot',
+          summary: 'Where the documentation is',
+          description: 'No API key. Points to the reference page and the OpenAPI document (paths relative to the base URL).',
+          security: [],
+          response: { 200: Root },
+        },
       },
-    }, async () => ({ name: API_INFO.title, version: API_INFO.version, docs: '/docs', openapi: '/api/v1/openapi.json' }));
+      async () => ({ name: API_INFO.title, version: API_INFO.version, docs: '/docs', openapi: '/api/v1/openapi.json' }),
+    );
     // Said once per change of the database's state (PostgreSQL's heartbeat), never once per request.
     const down = (reason: string) => app.log.warn({ reason }, 'database unavailable: requests answer 503 database_unavailable');
     const up = () => app.log.info('database available again');

@@ -11,11 +11,43 @@ const REDACTED = '[redacted]';
 // other value (search, email, phone, q, and any name not listed) may be personal data or a pasted key,
 // so it is redacted: an allow-list fails safe when a new parameter appears.
 const PLAIN_PARAMS = new Set([
-  'page', 'pageSize', 'limit', 'cursor', 'after', 'before', 'sortKey', 'sortOrder',
-  'updatedAfter', 'updatedBefore', 'createdAfter', 'createdBefore', 'closedAtFrom', 'closedAtTo',
-  'ownerId', 'pipelineId', 'stageId', 'contactId', 'companyId', 'dealId', 'clientId', 'listId', 'formId',
-  'relatedType', 'relatedId', 'objectType', 'status', 'isWon', 'isLost', 'valueMin', 'valueMax',
-  'type', 'types', 'expand', 'include', 'wait', 'timeout',
+  'page',
+  'pageSize',
+  'limit',
+  'cursor',
+  'after',
+  'before',
+  'sortKey',
+  'sortOrder',
+  'updatedAfter',
+  'updatedBefore',
+  'createdAfter',
+  'createdBefore',
+  'closedAtFrom',
+  'closedAtTo',
+  'ownerId',
+  'pipelineId',
+  'stageId',
+  'contactId',
+  'companyId',
+  'dealId',
+  'clientId',
+  'listId',
+  'formId',
+  'relatedType',
+  'relatedId',
+  'objectType',
+  'status',
+  'isWon',
+  'isLost',
+  'valueMin',
+  'valueMax',
+  'type',
+  'types',
+  'expand',
+  'include',
+  'wait',
+  'timeout',
 ]);
 
 const KEY_RE = /crm_live_/i;
@@ -228,6 +260,7 @@ for (const level of LEVELS) {
 export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, opts: ChildLoggerOptions): FastifyBaseLogger {
   // Fastify's stand-in when logging is off (`logger: false`) is no pino logger: it gets its own child.
   // Fastify passes a route's `logLevel` and `logSerializers`, and nothing else, as options.
-  if (opts.level !== undefined || opts.serializers !== undefined || typeof (logger as Partial<Logger>).isLevelEnabled !== 'function') return logger.child(bindings, opts);
+  if (opts.level !== undefined || opts.serializers !== undefined || typeof (logger as Partial<Logger>).isLevelEnabled !== 'function')
+    return logger.child(bindings, opts);
   return new RequestLogger(logger as Logger, bindings) as unknown as FastifyBaseLogger;
 }

@@ -109,4 +109,3 @@ function recordResponses(app: FastifyInstance): void {
     done();
   });
 }
-

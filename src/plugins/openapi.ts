@@ -25,7 +25,7 @@ export const ERROR_EXPLANATIONS: Readonly<Record<string, string>> = {
   validation_failed: 'A field or query parameter is invalid: `details` names every one, with what is wrong. Fix them all and retry.',
   invalid_json: 'The body is not well-formed JSON.',
   invalid_format: 'A date or date-time is not in the expected format (`YYYY-MM-DD`, ISO 8601 with time zone).',
-  invalid_cursor: 'The `cursor` is malformed, from another endpoint, key or sort, or the other query parameters differ from the first page\'s.',
+  invalid_cursor: "The `cursor` is malformed, from another endpoint, key or sort, or the other query parameters differ from the first page's.",
   invalid_status: 'A proposal `status` that is not one of its statuses; the message lists them.',
   invalid_url: 'A webhook `url` must be a well-formed `https://` URL.',
   invalid_event: 'An event type is not in the catalogue (`GET /webhooks/event-types`).',
@@ -42,7 +42,7 @@ export const ERROR_EXPLANATIONS: Readonly<Record<string, string>> = {
   duplicate_cnpj: 'Another company has this CNPJ; `existingCompanyId` names it.',
   duplicate_domain: 'Another company has this domain; `existingCompanyId` names it.',
   duplicate_name: 'Another tag has this name; `existingTagId` names it.',
-  stage_invalid: 'The `stageId` does not belong to the deal\'s pipeline.',
+  stage_invalid: "The `stageId` does not belong to the deal's pipeline.",
   list_kind_mismatch: 'Dynamic lists are read-only through the API: members are added and removed only on static lists.',
   delivery_in_progress: 'An attempt of this delivery is running; retry when it ends.',
   concurrent_update: 'Another request changed the same records at the same moment; retry after `Retry-After`.',
@@ -179,8 +179,20 @@ const SCALAR_KEY_PLACEHOLDER = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT';
  * Node's fetch, Python's requests, Ruby, PHP's Guzzle, Go, Java's HttpClient and C#'s HttpClient.
  */
 const HIDDEN_CLIENTS = {
-  c: true, clojure: true, dart: true, fsharp: true, http: true, js: true, julia: true, kotlin: true, objc: true,
-  ocaml: true, powershell: true, r: true, rust: true, swift: true,
+  c: true,
+  clojure: true,
+  dart: true,
+  fsharp: true,
+  http: true,
+  js: true,
+  julia: true,
+  kotlin: true,
+  objc: true,
+  ocaml: true,
+  powershell: true,
+  r: true,
+  rust: true,
+  swift: true,
   shell: ['httpie', 'wget'],
   node: ['axios', 'ofetch', 'undici'],
   python: ['python3', 'aiohttp', 'httpx_sync', 'httpx_async'],
@@ -193,7 +205,7 @@ const HIDDEN_CLIENTS = {
 const TAGS = [
   ['Contacts', 'People: create, read, update, delete, search, batch operations.'],
   ['Companies', 'Organizations, unique by CNPJ and by domain.'],
-  ['Deals', 'Opportunities moving through a pipeline\'s stages.'],
+  ['Deals', "Opportunities moving through a pipeline's stages."],
   ['Activities', 'Calls, meetings, e-mails, notes and tasks, linked to contacts, companies and deals.'],
   ['Tags', 'Labels shared by contacts, companies and deals.'],
   ['Lists', 'Static and dynamic lists of contacts or companies.'],
@@ -280,7 +292,7 @@ export const openapiPlugin = fp<OpenApiOptions>(
 const SHARED_ANSWERS: Record<number, string> = {
   401: 'Missing or invalid API key',
   403: 'Insufficient scope',
-  429: '`rate_limit_exceeded` (the key\'s rate limit), or `too_many_concurrent_queries` (too many of the tenant\'s queries waiting)',
+  429: "`rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting)",
   500: 'Unexpected failure',
   503: '`query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time',
 };
@@ -314,8 +326,7 @@ function swaggerOptions(opts: OpenApiOptions): SwaggerOptions {
     hideUntagged: false,
     // Each operation's SDK example (lang `typescript`, label `SDK`), shown by Scalar beside its curl; the
     // operations in the order List, Create, Get, Update, Delete; example answers; no narrowing pre-fills.
-    transformObject: (document) =>
-      prepareReference(addSdkCodeSamples((document as { openapiObject: Record<string, any> }).openapiObject)),
+    transformObject: (document) => prepareReference(addSdkCodeSamples((document as { openapiObject: Record<string, any> }).openapiObject)),
   };
 }
 

@@ -191,7 +191,11 @@ async function recalculateType(
   return { lists: recalculated.length, failed };
 }
 
-export const dynamicListsLoop = intervalLoop('dynamic-lists', (config) => config.dynamicListIntervalMs, async ({ database, log }) => {
-  const r = await recalculateDirtyLists(database, nowIso(), log);
-  if (r.lists || r.failed) log.debug({ ...r }, 'dynamic lists recalculated');
-});
+export const dynamicListsLoop = intervalLoop(
+  'dynamic-lists',
+  (config) => config.dynamicListIntervalMs,
+  async ({ database, log }) => {
+    const r = await recalculateDirtyLists(database, nowIso(), log);
+    if (r.lists || r.failed) log.debug({ ...r }, 'dynamic lists recalculated');
+  },
+);

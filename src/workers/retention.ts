@@ -70,9 +70,13 @@ export async function retentionPass(
   return out;
 }
 
-export const retentionLoop = intervalLoop('retention', (config) => config.retentionIntervalMs, async ({ database, config, log }, signal) => {
-  const r = await retentionPass(database, { eventRetentionDays: config.eventRetentionDays, deliveryRetentionDays: config.deliveryRetentionDays, signal });
-  if (r.deliveries || r.events) log.debug(r, 'events and deliveries past their retention deleted');
-  // A large purge: the planner statistics of the tables purged are refreshed soon (PostgreSQL: db/pg-stats.ts).
-  if (r.deliveries + r.events >= BULK_CHANGE_ROWS) noteBulkChange(database.db, ['webhook_deliveries', 'events'], r.deliveries + r.events);
-});
+export const retentionLoop = intervalLoop(
+  'retention',
+  (config) => config.retentionIntervalMs,
+  async ({ database, config, log }, signal) => {
+    const r = await retentionPass(database, { eventRetentionDays: config.eventRetentionDays, deliveryRetentionDays: config.deliveryRetentionDays, signal });
+    if (r.deliveries || r.events) log.debug(r, 'events and deliveries past their retention deleted');
+    // A large purge: the planner statistics of the tables purged are refreshed soon (PostgreSQL: db/pg-stats.ts).
+    if (r.deliveries + r.events >= BULK_CHANGE_ROWS) noteBulkChange(database.db, ['webhook_deliveries', 'events'], r.deliveries + r.events);
+  },
+);

@@ -158,7 +158,10 @@ export class DeliveryLoop {
   async attempt({ delivery: d, owner, context: { webhook, payload } }: Claimed): Promise<void> {
     const now = new Date().toISOString();
     if (!webhook) {
-      this.track(this.enqueue((db) => deliveries.dropDelivery(db, d, owner)), d.id);
+      this.track(
+        this.enqueue((db) => deliveries.dropDelivery(db, d, owner)),
+        d.id,
+      );
       return;
     }
     // NOTE: B.9 — a deactivated webhook's waiting deliveries are never attempted; they end here
@@ -166,11 +169,15 @@ export class DeliveryLoop {
     if (webhook.is_active !== 1 || payload === undefined) {
       const lastError = webhook.is_active !== 1 ? 'webhook deactivated' : 'event not found';
       const set: deliveries.DeliveryUpdate = { status: 'permanent_failure', last_error: lastError, next_attempt_at: null, updated_at: now };
-      this.track(this.enqueue((db) => deliveries.finishDelivery(db, d, owner, set)), d.id);
+      this.track(
+        this.enqueue((db) => deliveries.finishDelivery(db, d, owner, set)),
+        d.id,
+      );
       return;
     }
     const result = await makeAttempt(this.config, d, webhook, payload, this.dispatcher, this.stopSignal.signal);
-    if (!result.success) this.log.debug({ deliveryId: d.id, webhookId: d.webhook_id, attempt: d.attempts + 1, error: result.error }, 'webhook delivery attempt failed');
+    if (!result.success)
+      this.log.debug({ deliveryId: d.id, webhookId: d.webhook_id, attempt: d.attempts + 1, error: result.error }, 'webhook delivery attempt failed');
     // Cut short by shutdown, not by the destination: handed back, not counted.
     this.track(result.interrupted ? deliveries.releaseDelivery(this.db, d, owner) : this.record(d, owner, result), d.id);
   }
@@ -246,7 +253,13 @@ export function startWebhookDelivery(deps: WorkerDeps): BackgroundLoop {
   poll.unref();
   // One LISTEN connection for the deliveries' channel where the database has one (PostgreSQL: db/notify.ts);
   // a reconnect wakes the loop too, in case a NOTIFY was missed meanwhile.
-  const listener = listenTo(deps.database, deliveries.DELIVERY_CHANNEL, () => loop.wake(), () => loop.wake(), deps.log.child({ loop: 'webhooks' }));
+  const listener = listenTo(
+    deps.database,
+    deliveries.DELIVERY_CHANNEL,
+    () => loop.wake(),
+    () => loop.wake(),
+    deps.log.child({ loop: 'webhooks' }),
+  );
   loop.wake();
   // Paused while the database is down (wake() does nothing then); what fell due meanwhile goes at once.
   deps.database.health?.on('up', loop.wake);

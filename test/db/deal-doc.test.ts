@@ -47,22 +47,45 @@ const docOf = async (tenant: string, id: string) =>
 test(`migration 017 stores every existing deal as toDeal makes it, and keeps every row and index (${DIALECT})`, async () => {
   assert.ifError((await migrator.migrateTo('016_deals_pipeline_updated')).error);
   for (const tenant of TENANTS) {
-    await db.insertInto('tenants').values({ id: tenant, name: tenant, slug: `${tenant}-${process.pid}`, locale: 'en', created_at: now }).execute();
+    await db
+      .insertInto('tenants')
+      .values({ id: tenant, name: tenant, slug: `${tenant}-${process.pid}`, locale: 'en', created_at: now })
+      .execute();
     for (const [i, cents] of CENTS.entries()) {
-      await db.insertInto('deals').values({
-        tenant_id: tenant, id: `d${i}`, title: i === 0 ? ODD : `Deal ${i}`, pipeline_id: 'pip_1', stage_id: `stg_${i % 3}`,
-        value_cents: cents, currency: i % 2 ? 'USD' : 'BRL', contact_id: i % 2 ? 'con_1' : null, company_id: i % 3 ? 'com_1' : null,
-        owner_id: i === 2 ? 'usr_1' : null, expected_close_date: i === 3 ? '2026-03-04' : null,
-        custom_properties: i === 1 ? JSON.stringify({ n: 1.5, big: 12345678901234567890, deep: { a: [1, 'x', null, true] }, t: ODD, contact: null }) : '{}',
-        is_won: i === 4 ? 1 : 0, is_lost: i === 5 ? 1 : 0, closed_at: i === 4 || i === 5 ? now : null,
-        loss_reason_id: i === 5 ? 'lr_1' : null, loss_notes: i === 5 ? ODD : null,
-        created_at: now, updated_at: now, deleted_at: i === 7 ? now : null, search_text: 's',
-      }).execute();
+      await db
+        .insertInto('deals')
+        .values({
+          tenant_id: tenant,
+          id: `d${i}`,
+          title: i === 0 ? ODD : `Deal ${i}`,
+          pipeline_id: 'pip_1',
+          stage_id: `stg_${i % 3}`,
+          value_cents: cents,
+          currency: i % 2 ? 'USD' : 'BRL',
+          contact_id: i % 2 ? 'con_1' : null,
+          company_id: i % 3 ? 'com_1' : null,
+          owner_id: i === 2 ? 'usr_1' : null,
+          expected_close_date: i === 3 ? '2026-03-04' : null,
+          custom_properties: i === 1 ? JSON.stringify({ n: 1.5, big: 12345678901234567890, deep: { a: [1, 'x', null, true] }, t: ODD, contact: null }) : '{}',
+          is_won: i === 4 ? 1 : 0,
+          is_lost: i === 5 ? 1 : 0,
+          closed_at: i === 4 || i === 5 ? now : null,
+          loss_reason_id: i === 5 ? 'lr_1' : null,
+          loss_notes: i === 5 ? ODD : null,
+          created_at: now,
+          updated_at: now,
+          deleted_at: i === 7 ? now : null,
+          search_text: 's',
+        })
+        .execute();
     }
-    await db.insertInto('record_tags').values([
-      { tenant_id: tenant, object_type: 'deal', object_id: 'd1', tag_id: 'tb' },
-      { tenant_id: tenant, object_type: 'deal', object_id: 'd1', tag_id: 'Zed' },
-    ]).execute();
+    await db
+      .insertInto('record_tags')
+      .values([
+        { tenant_id: tenant, object_type: 'deal', object_id: 'd1', tag_id: 'tb' },
+        { tenant_id: tenant, object_type: 'deal', object_id: 'd1', tag_id: 'Zed' },
+      ])
+      .execute();
   }
   const before = await rows();
   const indexesBefore = await indexes();
@@ -70,7 +93,11 @@ test(`migration 017 stores every existing deal as toDeal makes it, and keeps eve
 
   assert.ifError((await migrator.migrateTo('017_deal_doc')).error);
   const after = await rows();
-  assert.deepStrictEqual(after.map(({ doc, ...r }) => r), before, 'every row and column kept');
+  assert.deepStrictEqual(
+    after.map(({ doc, ...r }) => r),
+    before,
+    'every row and column kept',
+  );
   assertDocs(after);
   assert.deepStrictEqual(await indexes(), indexesBefore, 'every index kept');
   assert.deepEqual((await docOf('ten_a', 'd1')).tags, ['Zed', 'tb']);
@@ -81,19 +108,51 @@ test(`migration 017 stores every existing deal as toDeal makes it, and keeps eve
 
 test(`a deal's doc follows every insert and update of its row, the tag triggers' included (${DIALECT})`, async () => {
   const [a, b] = TENANTS;
-  await db.insertInto('deals').values({
-    tenant_id: a, id: 'd9', title: 'New', pipeline_id: 'pip_1', stage_id: 'stg_1', value_cents: 999, currency: 'EUR', contact_id: null,
-    company_id: null, owner_id: null, expected_close_date: null, custom_properties: '{"p":true}', is_won: 0, is_lost: 0, closed_at: null,
-    loss_reason_id: null, loss_notes: null, created_at: now, updated_at: now, deleted_at: null, search_text: '',
-  }).execute();
+  await db
+    .insertInto('deals')
+    .values({
+      tenant_id: a,
+      id: 'd9',
+      title: 'New',
+      pipeline_id: 'pip_1',
+      stage_id: 'stg_1',
+      value_cents: 999,
+      currency: 'EUR',
+      contact_id: null,
+      company_id: null,
+      owner_id: null,
+      expected_close_date: null,
+      custom_properties: '{"p":true}',
+      is_won: 0,
+      is_lost: 0,
+      closed_at: null,
+      loss_reason_id: null,
+      loss_notes: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+      search_text: '',
+    })
+    .execute();
   assertDocs(await rows());
-  await db.updateTable('deals').set({ title: 'Won', value_cents: 5, is_won: 1, closed_at: now, stage_id: 'stg_won', updated_at: '2026-02-02T00:00:00.000Z' }).where('tenant_id', '=', a).where('id', '=', 'd9').execute();
+  await db
+    .updateTable('deals')
+    .set({ title: 'Won', value_cents: 5, is_won: 1, closed_at: now, stage_id: 'stg_won', updated_at: '2026-02-02T00:00:00.000Z' })
+    .where('tenant_id', '=', a)
+    .where('id', '=', 'd9')
+    .execute();
   const doc = await docOf(a, 'd9');
-  assert.deepEqual([doc.title, doc.value, doc.isWon, doc.closedAt, doc.stageId, doc.updatedAt], ['Won', 0.05, true, now, 'stg_won', '2026-02-02T00:00:00.000Z']);
-  await db.insertInto('record_tags').values([
-    { tenant_id: a, object_type: 'deal', object_id: 'd9', tag_id: 'z' },
-    { tenant_id: a, object_type: 'deal', object_id: 'd9', tag_id: 'a' },
-  ]).execute();
+  assert.deepEqual(
+    [doc.title, doc.value, doc.isWon, doc.closedAt, doc.stageId, doc.updatedAt],
+    ['Won', 0.05, true, now, 'stg_won', '2026-02-02T00:00:00.000Z'],
+  );
+  await db
+    .insertInto('record_tags')
+    .values([
+      { tenant_id: a, object_type: 'deal', object_id: 'd9', tag_id: 'z' },
+      { tenant_id: a, object_type: 'deal', object_id: 'd9', tag_id: 'a' },
+    ])
+    .execute();
   assert.deepEqual((await docOf(a, 'd9')).tags, ['a', 'z']);
   await db.deleteFrom('record_tags').where('tenant_id', '=', a).where('tag_id', '=', 'z').execute();
   assert.deepEqual((await docOf(a, 'd9')).tags, ['a']);

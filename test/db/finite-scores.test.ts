@@ -26,18 +26,39 @@ const SCORES: [stored: number | null, after: number | null][] = [
 
 test(`migration 018 clears the scores no read may carry and keeps every other (${DIALECT})`, async () => {
   assert.ifError((await migrator.migrateTo('017_deal_doc')).error);
-  await db.insertInto('tenants').values({ id: 'ten_a', name: 'A', slug: `a-${process.pid}`, locale: 'en', created_at: now }).execute();
+  await db
+    .insertInto('tenants')
+    .values({ id: 'ten_a', name: 'A', slug: `a-${process.pid}`, locale: 'en', created_at: now })
+    .execute();
   for (const [i, [score]] of SCORES.entries()) {
-    await db.insertInto('contacts').values({
-      tenant_id: 'ten_a', id: `c${i}`, first_name: `P${i}`, last_name: null, email: null, phone: null, company_id: null, owner_id: null,
-      score, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null, search_text: '',
-    }).execute();
+    await db
+      .insertInto('contacts')
+      .values({
+        tenant_id: 'ten_a',
+        id: `c${i}`,
+        first_name: `P${i}`,
+        last_name: null,
+        email: null,
+        phone: null,
+        company_id: null,
+        owner_id: null,
+        score,
+        custom_properties: '{}',
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+        search_text: '',
+      })
+      .execute();
   }
   const docs = async () =>
     (await db.selectFrom('contacts').select(['id', 'doc', 'updated_at']).orderBy('id').execute()) as { id: string; doc: string; updated_at: string }[];
   // Before: the stored record is what the write did not answer (SQLite 9.0e+999, PostgreSQL "Infinity").
   const before = await docs();
-  assert.ok(before.some((r) => /"score" ?: ?(9\.0e\+999|"Infinity")/.test(r.doc)), before.map((r) => r.doc).join('\n'));
+  assert.ok(
+    before.some((r) => /"score" ?: ?(9\.0e\+999|"Infinity")/.test(r.doc)),
+    before.map((r) => r.doc).join('\n'),
+  );
 
   assert.ifError((await migrator.migrateTo('018_finite_scores')).error);
   const after = await docs();

@@ -25,7 +25,8 @@ async function heapSnapshot(): Promise<Snapshot> {
 
 test(`kept statements hold their SQL as flat strings, not ropes (${DIALECT})`, async () => {
   const { api, refs } = await newTenant(t);
-  for (let i = 0; i < 12; i++) assert.equal((await api.post('/contacts', { firstName: `Ana ${i}`, ownerId: i % 2 ? refs.ana : refs.bruno, score: i })).status, 201);
+  for (let i = 0; i < 12; i++)
+    assert.equal((await api.post('/contacts', { firstName: `Ana ${i}`, ownerId: i % 2 ? refs.ana : refs.bruno, score: i })).status, 201);
   const first = await api.get('/contacts?pageSize=5');
   assert.equal(first.status, 200);
   for (const path of [
@@ -37,7 +38,13 @@ test(`kept statements hold their SQL as flat strings, not ropes (${DIALECT})`, a
     `/contacts/${first.body.data[0].id}`,
   ])
     assert.equal((await api.get(path)).status, 200, path);
-  const filters = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: refs.ana }, { field: 'score', operator: 'gte', value: 3 }] };
+  const filters = {
+    operator: 'AND',
+    conditions: [
+      { field: 'ownerId', operator: 'eq', value: refs.ana },
+      { field: 'score', operator: 'gte', value: 3 },
+    ],
+  };
   const search = await api.post('/contacts/search', { filters, pageSize: 3 });
   assert.equal(search.status, 200, JSON.stringify(search.body));
 

@@ -22,7 +22,8 @@ after(async () => {
   for (const table of ['contacts', 'companies', 'deals'] as const) {
     for (const ten of [tenant, other]) if (ten) await db.deleteFrom(table).where('tenant_id', '=', ten.tenantId).where('id', 'like', 'ix%').execute();
   }
-  for (const ten of [tenant, other]) if (ten) await db.deleteFrom('record_tags').where('tenant_id', '=', ten.tenantId).where('object_id', 'like', 'ix%').execute();
+  for (const ten of [tenant, other])
+    if (ten) await db.deleteFrom('record_tags').where('tenant_id', '=', ten.tenantId).where('object_id', 'like', 'ix%').execute();
 });
 const t = await testApp();
 const db = t.database.db;
@@ -46,7 +47,9 @@ before(async () => {
     await sql`
       with recursive n(i) as (select 1 union all select i + 1 from n where i < ${N})
       insert into deals (tenant_id, id, title, pipeline_id, stage_id, currency, custom_properties, created_at, updated_at, deleted_at, search_text)
-      select cast(${ten.tenantId} as text), 'ix' || i, 'D' || i, 'p', 's', 'BRL', '{}', ${now}, ${now}, case when i % 10 = 0 then ${now} end, '' from n`.execute(db);
+      select cast(${ten.tenantId} as text), 'ix' || i, 'D' || i, 'p', 's', 'BRL', '{}', ${now}, ${now}, case when i % 10 = 0 then ${now} end, '' from n`.execute(
+      db,
+    );
   }
   // Tags of the first tenant's records: odd ids carry A, multiples of 3 carry B.
   for (const objectType of ['contact', 'company', 'deal']) {
@@ -60,7 +63,12 @@ before(async () => {
 });
 
 test(`one statement text and one parameter for any number of ids (${DIALECT})`, () => {
-  const compile = (ids: string[]) => db.selectFrom('contacts').select('id').where(inIdSet(db, 'id', idSet(db, ids))).compile();
+  const compile = (ids: string[]) =>
+    db
+      .selectFrom('contacts')
+      .select('id')
+      .where(inIdSet(db, 'id', idSet(db, ids)))
+      .compile();
   const small = compile(['a', 'b']);
   const large = compile(Array.from({ length: 5_000 }, (_, i) => `id${i}`));
   assert.equal(small.sql, large.sql);

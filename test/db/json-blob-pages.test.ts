@@ -70,7 +70,17 @@ test(`pages read as one BLOB hold the list's records in its order (${DIALECT})`,
     lists.push({
       kind: 'contacts',
       path: '/contacts/search',
-      body: (extra) => ({ filters: { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: refs.ana }, { field: 'score', operator: 'gte', value: 40 }] }, sortOrder: order, ...extra }),
+      body: (extra) => ({
+        filters: {
+          operator: 'AND',
+          conditions: [
+            { field: 'ownerId', operator: 'eq', value: refs.ana },
+            { field: 'score', operator: 'gte', value: 40 },
+          ],
+        },
+        sortOrder: order,
+        ...extra,
+      }),
       want: byKey(hot, (r) => r.createdAt, order),
     });
   }

@@ -29,7 +29,11 @@ const CUSTOM = {
 const SCORES = [0.1 + 0.2, 82, null, 1e21, 5e-324, -17.25, 100];
 
 /** Reads `path` (a page), checks each record against the mapper's, returns the ids in page order. */
-async function checkPage(api: { get(u: string): Promise<{ status: number; body: any }> }, path: string, mapped: (id: string) => Promise<Record<string, unknown>>) {
+async function checkPage(
+  api: { get(u: string): Promise<{ status: number; body: any }> },
+  path: string,
+  mapped: (id: string) => Promise<Record<string, unknown>>,
+) {
   const r = await api.get(path);
   assert.equal(r.status, 200, JSON.stringify(r.body));
   for (const rec of r.body.data) {
@@ -74,7 +78,11 @@ test(`contacts and companies built as JSON by the database read as their mappers
       .execute();
   }
   // Tags out of order, mixed case (code point order: "tag_A" < "tag_a" < "tag_b").
-  for (const [type, id] of [['contact', contactIds[1]], ['company', companyIds[2]], ['contact', contactIds[4]]] as const) {
+  for (const [type, id] of [
+    ['contact', contactIds[1]],
+    ['company', companyIds[2]],
+    ['contact', contactIds[4]],
+  ] as const) {
     for (const tag of ['tag_b', 'tag_A', 'tag_a']) {
       await db.insertInto('record_tags').values({ tenant_id: tenantId, object_type: type, object_id: id, tag_id: tag }).execute();
     }
@@ -82,7 +90,11 @@ test(`contacts and companies built as JSON by the database read as their mappers
   await api.delete(`/contacts/${contactIds[5]}`);
   await api.delete(`/companies/${companyIds[5]}`);
   // The pages' totals are cached against the change version, which the direct writes above did not bump.
-  await db.updateTable('change_versions').set({ version: sql`version + 1` }).where('tenant_id', '=', tenantId).execute();
+  await db
+    .updateTable('change_versions')
+    .set({ version: sql`version + 1` })
+    .where('tenant_id', '=', tenantId)
+    .execute();
 
   const contact = (id: string) => contacts.getContact(ctx, id) as unknown as Promise<Record<string, unknown>>;
   const company = (id: string) => companies.getCompany(ctx, id) as unknown as Promise<Record<string, unknown>>;
@@ -121,7 +133,10 @@ test(`contacts and companies built as JSON by the database read as their mappers
   const next = await api.get(`/contacts?pageSize=2&sortKey=score&sortOrder=asc&cursor=${encodeURIComponent(first.body.pagination.nextCursor)}`);
   for (const rec of next.body.data) assert.deepStrictEqual(rec, await contact(rec.id));
   await checkPage(api, `/contacts?search=${encodeURIComponent('person')}&pageSize=2&page=2`, contact);
-  const search = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 0 }] }, pageSize: 50 });
+  const search = await api.post('/contacts/search', {
+    filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 0 }] },
+    pageSize: 50,
+  });
   assert.equal(search.status, 200, JSON.stringify(search.body));
   assert.equal(search.body.data.length, SCORES.filter((s, i) => s !== null && s >= 0 && i !== 5).length);
   for (const rec of search.body.data) assert.deepStrictEqual(rec, await contact(rec.id));
@@ -156,12 +171,34 @@ test(`a PATCH answers and announces the record a read returns after it, key orde
   const tagIds: string[] = [];
   for (const name of ['zeta', 'Alpha', 'beta']) tagIds.push((await api.post('/tags', { name })).body.id);
   const company = (await api.post('/companies', { name: 'Base', customProperties: { [refs.company_text]: 'keep', [refs.company_number]: 1 } })).body;
-  const contact = (await api.post('/contacts', { firstName: 'Base', customProperties: { [refs.contact_text]: 'keep', [refs.contact_number]: 1 }, tags: [tagIds[0]] })).body;
+  const contact = (
+    await api.post('/contacts', { firstName: 'Base', customProperties: { [refs.contact_text]: 'keep', [refs.contact_number]: 1 }, tags: [tagIds[0]] })
+  ).body;
   const patches: [string, Record<string, unknown>][] = [
-    [`/contacts/${contact.id}`, { lastName: `  ${ODD_TEXT}  `, email: ' Mixed.Case@Example.TEST ', phone: '(11) 98765-4321', score: SCORES[0], ownerId: refs.ana, companyId: company.id }],
-    [`/contacts/${contact.id}`, { customProperties: { [refs.contact_number]: 0.1 + 0.2, [refs.contact_multi_select]: ['ent', 'smb'], [refs.contact_text]: null }, tags: [tagIds[2], tagIds[0], tagIds[1], tagIds[0]] }],
+    [
+      `/contacts/${contact.id}`,
+      { lastName: `  ${ODD_TEXT}  `, email: ' Mixed.Case@Example.TEST ', phone: '(11) 98765-4321', score: SCORES[0], ownerId: refs.ana, companyId: company.id },
+    ],
+    [
+      `/contacts/${contact.id}`,
+      {
+        customProperties: { [refs.contact_number]: 0.1 + 0.2, [refs.contact_multi_select]: ['ent', 'smb'], [refs.contact_text]: null },
+        tags: [tagIds[2], tagIds[0], tagIds[1], tagIds[0]],
+      },
+    ],
     [`/contacts/${contact.id}`, { tags: [], score: null, lastName: null }],
-    [`/companies/${company.id}`, { name: ` ${ODD_TEXT} `, cnpj: '11.222.333/0001-81', domain: 'Example.TEST', website: 'https://example.test/x', phone: '+55 11 3333-4444', industry: 'Tech', ownerId: refs.bruno }],
+    [
+      `/companies/${company.id}`,
+      {
+        name: ` ${ODD_TEXT} `,
+        cnpj: '11.222.333/0001-81',
+        domain: 'Example.TEST',
+        website: 'https://example.test/x',
+        phone: '+55 11 3333-4444',
+        industry: 'Tech',
+        ownerId: refs.bruno,
+      },
+    ],
     [`/companies/${company.id}`, { customProperties: { [refs.company_number]: 1e21, [refs.company_boolean]: true }, tags: [tagIds[1], tagIds[2], tagIds[1]] }],
     [`/companies/${company.id}`, { tags: [] }],
   ];
@@ -174,7 +211,14 @@ test(`a PATCH answers and announces the record a read returns after it, key orde
   }
   // The events carry the same records: the last update of each.
   const last = async (type: string) => {
-    const rows = await db.selectFrom('events').select('payload').where('tenant_id', '=', tenantId).where('type', '=', type).orderBy('seq', 'desc').limit(1).execute();
+    const rows = await db
+      .selectFrom('events')
+      .select('payload')
+      .where('tenant_id', '=', tenantId)
+      .where('type', '=', type)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .execute();
     return JSON.parse(rows[0].payload).data;
   };
   assert.deepStrictEqual((await last('contact.updated')).contact, (await api.get(`/contacts/${contact.id}`)).body);
@@ -191,8 +235,16 @@ test(`deals are answered as JSON text with their contact's and company's stored 
   const person = (await api.post('/contacts', { firstName: 'Ana', companyId: company.id })).body;
   const gone = (await api.post('/contacts', { firstName: 'Gone' })).body;
   const odd = (await api.post('/contacts', { firstName: 'Odd' })).body;
-  await db.updateTable('contacts').set({ first_name: ODD_TEXT, score: SCORES[0], custom_properties: JSON.stringify({ ...CUSTOM, contact: null, company: null }) }).where('id', '=', odd.id).execute();
-  await db.updateTable('companies').set({ industry: ODD_TEXT, custom_properties: JSON.stringify({ company: null, contact: null }) }).where('id', '=', other.id).execute();
+  await db
+    .updateTable('contacts')
+    .set({ first_name: ODD_TEXT, score: SCORES[0], custom_properties: JSON.stringify({ ...CUSTOM, contact: null, company: null }) })
+    .where('id', '=', odd.id)
+    .execute();
+  await db
+    .updateTable('companies')
+    .set({ industry: ODD_TEXT, custom_properties: JSON.stringify({ company: null, contact: null }) })
+    .where('id', '=', other.id)
+    .execute();
   const base = { pipelineId: refs.sales, stageId: refs.lead };
   const made: string[] = [];
   for (const body of [
@@ -208,7 +260,11 @@ test(`deals are answered as JSON text with their contact's and company's stored 
     assert.equal(r.status, 201, JSON.stringify(r.body));
     made.push(r.body.id);
   }
-  await db.updateTable('deals').set({ custom_properties: JSON.stringify({ contact: null, company: null, n: 1e21 }) }).where('id', '=', made[5]).execute();
+  await db
+    .updateTable('deals')
+    .set({ custom_properties: JSON.stringify({ contact: null, company: null, n: 1e21 }) })
+    .where('id', '=', made[5])
+    .execute();
   // What the stored JSON writes itself (migration 017): the value from cents (digits, zero, negative, the largest
   // amount), the two flags, dates, the closing's fields, text needing escapes, tags.
   const closed = { closed_at: '2026-01-02T03:04:05.678Z', expected_close_date: '2026-02-03' };
@@ -227,13 +283,18 @@ test(`deals are answered as JSON text with their contact's and company's stored 
   assert.equal((await api.delete(`/contacts/${gone.id}`)).status, 204);
   const dropped = (await api.post('/deals', { ...base, title: 'Deleted deal', contactId: person.id })).body;
   assert.equal((await api.delete(`/deals/${dropped.id}`)).status, 204);
-  await db.updateTable('change_versions').set({ version: sql`version + 1` }).where('tenant_id', '=', tenantId).execute();
+  await db
+    .updateTable('change_versions')
+    .set({ version: sql`version + 1` })
+    .where('tenant_id', '=', tenantId)
+    .execute();
 
   const deal = (id: string) => deals.getDeal(ctx, id) as unknown as Promise<Record<string, unknown>>;
   const same = (got: Record<string, any>, want: Record<string, any>, what: string) => {
     assert.deepStrictEqual(got, want, what);
     assert.deepStrictEqual(Object.keys(got), Object.keys(want), `${what}: key order`);
-    for (const k of ['contact', 'company']) if (want[k] !== null) assert.deepStrictEqual(Object.keys(got[k]), Object.keys(want[k]), `${what}: ${k}'s key order`);
+    for (const k of ['contact', 'company'])
+      if (want[k] !== null) assert.deepStrictEqual(Object.keys(got[k]), Object.keys(want[k]), `${what}: ${k}'s key order`);
   };
   for (const id of made) {
     const r = await api.get(`/deals/${id}`);

@@ -63,7 +63,11 @@ before(async () => {
       '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'd' || i
     from n`.execute(db);
   // Every third record has tag octag3, every fifth octag5 (tagsOf).
-  for (const [type, n] of [['contact', CONTACTS], ['company', COMPANIES], ['deal', DEALS]] as const) {
+  for (const [type, n] of [
+    ['contact', CONTACTS],
+    ['company', COMPANIES],
+    ['deal', DEALS],
+  ] as const) {
     for (const k of [3, 5]) {
       await sql`
         with recursive n(i) as (select ${sql.lit(k)} union all select i + ${sql.lit(k)} from n where i + ${sql.lit(k)} <= ${sql.lit(n)})
@@ -81,7 +85,8 @@ const pageSql = (table: string, offset: number) =>
 async function planOf(table: string, offset: number): Promise<string> {
   const text = pageSql(table, offset);
   const query = DIALECT === 'postgres' ? `explain ${text}` : `explain query plan ${text.replace(/\$\d/g, '?')}`;
-  const rows = (await db.executeQuery({ sql: query, parameters: [tenant.tenantId, 'own1'], query: { kind: 'RawNode' } as never, queryId: { queryId: 'plan' } })).rows as Record<string, unknown>[];
+  const rows = (await db.executeQuery({ sql: query, parameters: [tenant.tenantId, 'own1'], query: { kind: 'RawNode' } as never, queryId: { queryId: 'plan' } }))
+    .rows as Record<string, unknown>[];
   return rows.map((r) => String(r['QUERY PLAN'] ?? r.detail)).join('\n');
 }
 
@@ -96,16 +101,36 @@ for (const table of ['contacts', 'companies']) {
 
   test(`${table} filtered by owner: the page holds that owner's rows, newest first, ties by id descending (${DIALECT})`, async () => {
     const text = pageSql(table, 950);
-    const rows = (await db.executeQuery({ sql: DIALECT === 'postgres' ? text : text.replace(/\$\d/g, '?'), parameters: [tenant.tenantId, 'own1'], query: { kind: 'RawNode' } as never, queryId: { queryId: 'page' } })).rows as { id: string }[];
+    const rows = (
+      await db.executeQuery({
+        sql: DIALECT === 'postgres' ? text : text.replace(/\$\d/g, '?'),
+        parameters: [tenant.tenantId, 'own1'],
+        query: { kind: 'RawNode' } as never,
+        queryId: { queryId: 'page' },
+      })
+    ).rows as { id: string }[];
     const n = table === 'contacts' ? CONTACTS : COMPANIES;
     // Every created_at is equal: the order is by id descending, as text.
-    const ids = Array.from({ length: n }, (_, k) => k + 1).filter((i) => i % OWNERS === 1).map((i) => `oc${i}`).sort().reverse();
-    assert.deepEqual(rows.map((r) => r.id), ids.slice(950, 1000));
+    const ids = Array.from({ length: n }, (_, k) => k + 1)
+      .filter((i) => i % OWNERS === 1)
+      .map((i) => `oc${i}`)
+      .sort()
+      .reverse();
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      ids.slice(950, 1000),
+    );
   });
 }
 
 test(`the total of a contact search by owner and score is counted from one range of contacts__owner_score (migration 012) (${DIALECT})`, async () => {
-  const filters = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own1' }, { field: 'score', operator: 'gte', value: 60 }] };
+  const filters = {
+    operator: 'AND',
+    conditions: [
+      { field: 'ownerId', operator: 'eq', value: 'own1' },
+      { field: 'score', operator: 'gte', value: 60 },
+    ],
+  };
   const { result: res, pooled, main } = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }));
   assert.equal(res.status, 200);
   // Owner 1's contacts are i % 4 = 1; scores are i % 100.
@@ -146,7 +171,12 @@ for (const path of ['/contacts', '/companies', '/deals']) {
 }
 // An empty search is no filter.
 walking.push(['/contacts', 'search='], ['/contacts', 'search=%20%20'], ['/deals', 'search=']);
-walking.push(['/contacts', 'ownerId=own1'], ['/contacts', 'ownerId=own1&sortOrder=asc'], ['/companies', 'ownerId=own1'], ['/companies', 'ownerId=own1&sortOrder=asc']);
+walking.push(
+  ['/contacts', 'ownerId=own1'],
+  ['/contacts', 'ownerId=own1&sortOrder=asc'],
+  ['/companies', 'ownerId=own1'],
+  ['/companies', 'ownerId=own1&sortOrder=asc'],
+);
 // Migration 016: deals of a pipeline, in their default order (updated_at).
 walking.push(['/deals', 'pipelineId=p'], ['/deals', 'pipelineId=p&sortOrder=asc'], ['/deals', 'pipelineId=p&sortKey=updatedAt']);
 
@@ -166,7 +196,8 @@ test(`pages that walk their index run on the main connection, and each of their 
       assert.match(plan, new RegExp(`${tableName}__(created|updated|owner|pipeline_updated)\\b`), `${url}\n${plan}`);
       // On SQLite, the walk the probes rely on. PostgreSQL picks by its statistics: here every deal is in pipeline p, so
       // deals__updated with the pipeline as a filter reads the very same entries, and is as good a plan.
-      if (query.startsWith('pipelineId=') && DIALECT === 'sqlite') assert.match(plan, /deals__pipeline_updated\b/, `${url}: walks its pipeline's entries only\n${plan}`);
+      if (query.startsWith('pipelineId=') && DIALECT === 'sqlite')
+        assert.match(plan, /deals__pipeline_updated\b/, `${url}: walks its pipeline's entries only\n${plan}`);
       assert.doesNotMatch(plan, /TEMP B-TREE|Sort|Seq Scan/, `${url}\n${plan}`);
     }
     // A cursor page, at any depth, too.
@@ -217,28 +248,75 @@ test(`a filtered contact page found within the first ${PROBE_ROWS} entries of it
   // so the probe tests the filter on the index entries and reads only the rows that pass (db/pages-sqlite.ts walkCoversFilter).
   const cases: { name: string; request: () => Promise<{ status: number; body: any }>; expected: string[]; covered: boolean }[] = [];
   // ownerId eq (walks contacts__owner) + score: half the owner's rows pass.
-  const filters = { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 50 }, { field: 'ownerId', operator: 'eq', value: 'own1' }] };
+  const filters = {
+    operator: 'AND',
+    conditions: [
+      { field: 'score', operator: 'gte', value: 50 },
+      { field: 'ownerId', operator: 'eq', value: 'own1' },
+    ],
+  };
   const bySearch = walkOrder.filter((r) => r.owner === 'own1' && r.score >= 50).map((r) => r.id);
-  cases.push({ name: 'search, page 1', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }), expected: bySearch.slice(0, 50), covered: true });
-  cases.push({ name: 'search, page 3', request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 3 }), expected: bySearch.slice(100, 150), covered: true });
+  cases.push({
+    name: 'search, page 1',
+    request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }),
+    expected: bySearch.slice(0, 50),
+    covered: true,
+  });
+  cases.push({
+    name: 'search, page 3',
+    request: () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 3 }),
+    expected: bySearch.slice(100, 150),
+    covered: true,
+  });
   // No owner: walks contacts__created; a score between tests each row.
-  const band = { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 20 }, { field: 'score', operator: 'lt', value: 70 }] };
+  const band = {
+    operator: 'AND',
+    conditions: [
+      { field: 'score', operator: 'gte', value: 20 },
+      { field: 'score', operator: 'lt', value: 70 },
+    ],
+  };
   const byBand = walkOrder.filter((r) => r.score >= 20 && r.score < 70).map((r) => r.id);
-  cases.push({ name: 'score band', request: () => tenant.api.post('/contacts/search', { filters: band, pageSize: 50, page: 2 }), expected: byBand.slice(50, 100), covered: false });
+  cases.push({
+    name: 'score band',
+    request: () => tenant.api.post('/contacts/search', { filters: band, pageSize: 50, page: 2 }),
+    expected: byBand.slice(50, 100),
+    covered: false,
+  });
   // The owner's walk and a condition on a column contacts__owner does not hold.
-  const named = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own1' }, { field: 'firstName', operator: 'neq', value: 'nobody' }] };
+  const named = {
+    operator: 'AND',
+    conditions: [
+      { field: 'ownerId', operator: 'eq', value: 'own1' },
+      { field: 'firstName', operator: 'neq', value: 'nobody' },
+    ],
+  };
   const byOwner = walkOrder.filter((r) => r.owner === 'own1').map((r) => r.id);
-  cases.push({ name: 'owner + first name', request: () => tenant.api.post('/contacts/search', { filters: named, pageSize: 50, page: 2 }), expected: byOwner.slice(50, 100), covered: false });
+  cases.push({
+    name: 'owner + first name',
+    request: () => tenant.api.post('/contacts/search', { filters: named, pageSize: 50, page: 2 }),
+    expected: byOwner.slice(50, 100),
+    covered: false,
+  });
   for (const { name, request, expected, covered } of cases) {
     const { result: res, pooled, main } = await recordStatements(t.database, request);
     assert.equal(res.status, 200, name);
-    assert.deepEqual(res.body.data.map((r: { id: string }) => r.id), expected, name);
+    assert.deepEqual(
+      res.body.data.map((r: { id: string }) => r.id),
+      expected,
+      name,
+    );
     const pages = pooled.filter((q) => /order by/.test(q.sql));
     assert.equal(pages.length, 0, `${name}: the page was not read on the pool`);
     const probes = main.filter((q) => /union all/.test(q.sql));
     assert.equal(probes.length, 1, `${name}: one probe`);
     assert.equal(/"__hit"/.test(probes[0].sql), covered, `${name}: the filter tested on the walk's index entries: ${covered}`);
-    if (covered) assert.match(probes[0].sql, PAGE_CUT_FROM_ENTRIES, `${name}: the page (and the entries its offset skips) cut from the index entries, before any row is read`);
+    if (covered)
+      assert.match(
+        probes[0].sql,
+        PAGE_CUT_FROM_ENTRIES,
+        `${name}: the page (and the entries its offset skips) cut from the index entries, before any row is read`,
+      );
     const plan = await planOfQuery(probes[0]);
     assert.match(plan, /contacts__(owner|created)\b/, `${name}\n${plan}`);
     assert.doesNotMatch(plan, /TEMP B-TREE|SCAN contacts\b/, `${name}\n${plan}`);
@@ -260,16 +338,28 @@ test(`a filtered contact page found within the first ${PROBE_ROWS} entries of it
       assert.match(probes[0].sql, PAGE_CUT_FROM_ENTRIES, `${url}: the 50 entries page 2 skips are not read from the table`);
     }
     const expected = (await tenant.api.get(same)).body.data.map((r: { id: string }) => r.id);
-    assert.deepEqual(res.body.data.map((r: { id: string }) => r.id), expected, url);
+    assert.deepEqual(
+      res.body.data.map((r: { id: string }) => r.id),
+      expected,
+      url,
+    );
   }
   // Walked by cursor, the probed pages are the list, to its end (the last page is found short, at the walk's end).
-  const most = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own2' }, { field: 'score', operator: 'gte', value: 10 }] };
+  const most = {
+    operator: 'AND',
+    conditions: [
+      { field: 'ownerId', operator: 'eq', value: 'own2' },
+      { field: 'score', operator: 'gte', value: 10 },
+    ],
+  };
   const all = walkOrder.filter((r) => r.owner === 'own2' && r.score >= 10).map((r) => r.id);
   const walked: string[] = [];
   let cursor: string | null = null;
   let pooledPages = 0;
   do {
-    const { result: res, pooled } = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters: most, pageSize: 100, ...(cursor ? { cursor } : {}) }));
+    const { result: res, pooled } = await recordStatements(t.database, () =>
+      tenant.api.post('/contacts/search', { filters: most, pageSize: 100, ...(cursor ? { cursor } : {}) }),
+    );
     assert.equal(res.status, 200);
     pooledPages += pooled.filter((q) => /order by/.test(q.sql)).length;
     walked.push(...res.body.data.map((r: { id: string }) => r.id));
@@ -283,19 +373,37 @@ test(`a filtered contact page found within the first ${PROBE_ROWS} entries of it
 test(`a filtered contact page not found within the first ${PROBE_ROWS} entries of its walk is read on the read pool, whole (${DIALECT})`, async (c) => {
   if (!t.database.readPool || DIALECT !== 'sqlite') return c.skip('probes run on SQLite with a read pool');
   // Score 99 and owner 3: 1 row in 400 of the walk. The probe reads PROBE_ROWS entries, finds ~1, and sees the walk go on.
-  const filters = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own3' }, { field: 'score', operator: 'eq', value: 99 }] };
+  const filters = {
+    operator: 'AND',
+    conditions: [
+      { field: 'ownerId', operator: 'eq', value: 'own3' },
+      { field: 'score', operator: 'eq', value: 99 },
+    ],
+  };
   const expected = walkOrder.filter((r) => r.owner === 'own3' && r.score === 99).map((r) => r.id);
   const first = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters, pageSize: 50 }));
   assert.equal(first.result.status, 200);
-  assert.deepEqual(first.result.body.data.map((r: { id: string }) => r.id), expected.slice(0, 50));
+  assert.deepEqual(
+    first.result.body.data.map((r: { id: string }) => r.id),
+    expected.slice(0, 50),
+  );
   assert.equal(first.main.filter((q) => /union all/.test(q.sql)).length, 1, 'probed once');
   assert.equal(first.pooled.filter((q) => /order by/.test(q.sql)).length, 1, 'then read on the pool');
   // The same list again goes straight to the pool for a while (no second probe in vain).
   const again = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters, pageSize: 50, page: 2 }));
-  assert.deepEqual(again.result.body.data.map((r: { id: string }) => r.id), expected.slice(50, 100));
+  assert.deepEqual(
+    again.result.body.data.map((r: { id: string }) => r.id),
+    expected.slice(50, 100),
+  );
   assert.equal(again.main.filter((q) => /union all/.test(q.sql)).length, 0, 'no probe');
   // A miss deep in a list does not keep its shallower pages from the probe.
-  const half = { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: 'own3' }, { field: 'score', operator: 'lt', value: 50 }] };
+  const half = {
+    operator: 'AND',
+    conditions: [
+      { field: 'ownerId', operator: 'eq', value: 'own3' },
+      { field: 'score', operator: 'lt', value: 50 },
+    ],
+  };
   const deep = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters: half, pageSize: 50, page: PROBE_ROWS / 50 }));
   assert.equal(deep.main.filter((q) => /union all/.test(q.sql)).length, 1, 'the deep page was probed');
   assert.equal(deep.pooled.filter((q) => /order by/.test(q.sql)).length, 1, 'and read on the pool');
@@ -310,7 +418,10 @@ test(`a filtered contact page not found within the first ${PROBE_ROWS} entries o
   assert.ok(tagged.pooled.length > 0);
   // Nor a `contains` on a field with no stored folded column: SQLite folds each row's value by a JavaScript call.
   const folded = await recordStatements(t.database, () =>
-    tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'contains', value: 'f1' }] }, pageSize: 50 }),
+    tenant.api.post('/contacts/search', {
+      filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'contains', value: 'f1' }] },
+      pageSize: 50,
+    }),
   );
   assert.equal(folded.result.status, 200);
   assert.equal(folded.main.filter((q) => /union all/.test(q.sql)).length, 0, 'a contains folded in SQL is not probed');
@@ -323,7 +434,11 @@ test(`a filtered contact page not found within the first ${PROBE_ROWS} entries o
       tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'id', operator: 'in', value: ids }] }, pageSize: n }),
     );
     assert.equal(listed.result.status, 200);
-    assert.deepEqual(listed.result.body.data.map((r: { id: string }) => r.id), ids, `${n} values`);
+    assert.deepEqual(
+      listed.result.body.data.map((r: { id: string }) => r.id),
+      ids,
+      `${n} values`,
+    );
     const probed = n <= PROBE_MAX_ROW_COST;
     assert.equal(listed.main.filter((q) => /union all/.test(q.sql)).length, probed ? 1 : 0, `${n} values: probed ${probed}`);
     assert.equal(listed.pooled.filter((q) => /order by/.test(q.sql)).length, probed ? 0 : 1, `${n} values: on the pool ${!probed}`);
@@ -341,7 +456,10 @@ test(`a page by number on the read pool takes its total from the rows it read, w
   assert.equal(matches.length, 111);
   const first = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f123&pageSize=50&page=2'));
   assert.equal(first.result.status, 200);
-  assert.deepEqual(first.result.body.data.map((r: { id: string }) => r.id), matches.slice(50, 100));
+  assert.deepEqual(
+    first.result.body.data.map((r: { id: string }) => r.id),
+    matches.slice(50, 100),
+  );
   assert.equal(first.result.body.pagination.total, 111);
   assert.equal(first.result.body.pagination.totalPages, 3);
   assert.deepEqual(first.pooled.map(counted), [true], 'one statement: the page and its total');
@@ -350,31 +468,47 @@ test(`a page by number on the read pool takes its total from the rows it read, w
   assert.match(plan, /SEARCH contacts USING INTEGER PRIMARY KEY \(rowid=\?\)/, `only the page's rows are read from the table\n${plan}`);
   // The total is cached now: the next page is the plain statement, and nothing counts.
   const next = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f123&pageSize=50&page=3'));
-  assert.deepEqual(next.result.body.data.map((r: { id: string }) => r.id), matches.slice(100));
+  assert.deepEqual(
+    next.result.body.data.map((r: { id: string }) => r.id),
+    matches.slice(100),
+  );
   assert.equal(next.result.body.pagination.total, 111);
   assert.deepEqual(next.pooled.map(counted), [false]);
   assert.equal(next.pooled.filter(counts).length, 0);
   // Companies and deals alike (`c112`: c112, c1120–c1129, c11200–c11299; `d71`: d71, d710–d719, d7100–d7199).
-  for (const [path, n] of [['/companies?search=c112', 111], ['/deals?search=d71', 111]] as const) {
+  for (const [path, n] of [
+    ['/companies?search=c112', 111],
+    ['/deals?search=d71', 111],
+  ] as const) {
     const r = await recordStatements(t.database, () => tenant.api.get(`${path}&pageSize=50&page=3`));
     assert.equal(r.result.status, 200, path);
     assert.equal(r.result.body.pagination.total, n, path);
     assert.equal(r.result.body.data.length, n - 100, path);
     assert.deepEqual(r.pooled.map(counted), [true], path);
     const pooled = await tenant.api.get(`${path}&pageSize=50&page=3&includeDeleted=true`);
-    assert.deepEqual(r.result.body.data.map((x: { id: string }) => x.id), pooled.body.data.map((x: { id: string }) => x.id), path);
+    assert.deepEqual(
+      r.result.body.data.map((x: { id: string }) => x.id),
+      pooled.body.data.map((x: { id: string }) => x.id),
+      path,
+    );
   }
   // `f12`: 1,111 contacts, more than the statement reads. It gives the page, and the total is counted apart.
   const many = walkOrder.filter((r) => r.id.startsWith('oc12')).map((r) => r.id);
   const big = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f12&pageSize=50&page=4'));
-  assert.deepEqual(big.result.body.data.map((r: { id: string }) => r.id), many.slice(150, 200));
+  assert.deepEqual(
+    big.result.body.data.map((r: { id: string }) => r.id),
+    many.slice(150, 200),
+  );
   assert.equal(big.result.body.pagination.total, many.length);
   assert.deepEqual(big.pooled.map(counted), [true, false]);
   assert.equal(big.pooled.filter(counts).length, 1);
   // After a write (the total is stale), that list skips the counted statement for a while: page, then count.
   assert.equal((await tenant.api.post('/contacts', { firstName: 'Zed' })).status, 201);
   const again = await recordStatements(t.database, () => tenant.api.get('/contacts?search=f12&pageSize=50&page=5'));
-  assert.deepEqual(again.result.body.data.map((r: { id: string }) => r.id), many.slice(200, 250));
+  assert.deepEqual(
+    again.result.body.data.map((r: { id: string }) => r.id),
+    many.slice(200, 250),
+  );
   assert.deepEqual(again.pooled.map(counted), [false, false]);
   assert.equal(again.pooled.filter(counts).length, 1);
 });
@@ -404,7 +538,9 @@ test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSE
     assert.equal(res.status, 200, url);
     assert.equal(pooled.filter((q) => /order by/.test(q.sql)).length, 1, `${url}: its page on the read pool`);
   }
-  const { pooled } = await recordStatements(t.database, () => tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'eq', value: 'F1' }] } }));
+  const { pooled } = await recordStatements(t.database, () =>
+    tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'eq', value: 'F1' }] } }),
+  );
   assert.equal(pooled.filter((q) => /order by/.test(q.sql)).length, 1, 'POST /contacts/search with a filter matching one row: on the read pool');
 });
 
@@ -431,7 +567,10 @@ test(`a page's rows carry their own tags, read from their rows with no subquery 
     assert.equal(res.status, 200, url);
     const rows = res.body.data as { id: string; tags: string[] }[];
     assert.equal(rows.length, 50, url);
-    assert.ok(rows.some((r) => r.tags.length === 2), `${url}: the page has tagged rows`);
+    assert.ok(
+      rows.some((r) => r.tags.length === 2),
+      `${url}: the page has tagged rows`,
+    );
     for (const r of rows) assert.deepEqual(r.tags, tagsOf(r.id), `${url}: ${r.id}`);
     // The page is the one the same list gives by cursor: the order is kept.
     const read = [...pooled, ...main].filter((q) => new RegExp(`from "${table}"`).test(q.sql) && /order by/.test(q.sql));

@@ -42,7 +42,9 @@ before(async () => {
 });
 
 async function tableNames(): Promise<string[]> {
-  const r = await sql<{ name: string }>`select relname as name from pg_class where relnamespace = current_schema()::regnamespace and relkind = 'r'`.execute(t.database.db);
+  const r = await sql<{ name: string }>`select relname as name from pg_class where relnamespace = current_schema()::regnamespace and relkind = 'r'`.execute(
+    t.database.db,
+  );
   return r.rows.map((x) => x.name).sort();
 }
 
@@ -60,7 +62,9 @@ async function analyzedAt(table: string): Promise<number> {
 }
 
 async function columnStatistics(table: string): Promise<number> {
-  const r = await sql<{ n: number }>`select count(*)::int as n from pg_stats where schemaname = current_schema() and tablename = ${table}`.execute(t.database.db);
+  const r = await sql<{ n: number }>`select count(*)::int as n from pg_stats where schemaname = current_schema() and tablename = ${table}`.execute(
+    t.database.db,
+  );
   return r.rows[0].n;
 }
 
@@ -72,7 +76,9 @@ async function forgetStatistics(): Promise<void> {
   await plannerStatistics(url).settled();
   const db = t.database.db;
   await sql`delete from pg_statistic where starelid in (select oid from pg_class where relnamespace = current_schema()::regnamespace)`.execute(db);
-  await sql`update pg_class set reltuples = -1, relpages = 0, relallvisible = 0 where relnamespace = current_schema()::regnamespace and relkind in ('r', 'i')`.execute(db);
+  await sql`update pg_class set reltuples = -1, relpages = 0, relallvisible = 0 where relnamespace = current_schema()::regnamespace and relkind in ('r', 'i')`.execute(
+    db,
+  );
   for (const table of ['contacts', 'record_tags']) assert.equal(await columnStatistics(table), 0, `${table} has no statistics`);
 }
 
@@ -129,7 +135,10 @@ test('a batch of 100 creates has its tables analyzed soon after (autovacuum off)
   const inputs = Array.from({ length: 100 }, (_, i) => ({ firstName: `Batch${i}`, tags: [tags[i % 20]], customProperties: { [multi]: ['ent'] } }));
   const r = await ten.api.post('/contacts/batch/create', { inputs });
   assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300));
-  await waitFor('contacts and record_tags analyzed after the batch', async () => (await analyzedAt('contacts')) > before && (await analyzedAt('record_tags')) > before);
+  await waitFor(
+    'contacts and record_tags analyzed after the batch',
+    async () => (await analyzedAt('contacts')) > before && (await analyzedAt('record_tags')) > before,
+  );
   assert.ok((await columnStatistics('contacts')) > 0);
   assert.ok((await columnStatistics('record_tags')) > 0);
   await ten.api.post('/contacts/batch/delete', { ids: r.body.results.map((x: { id: string }) => x.id) });
@@ -144,19 +153,51 @@ test(`with no statistics, tag, multi-select and search filters on ${N} contacts 
   const field = `customProperties.${multi}`;
   const thousand = [...tags.slice(0, 3), ...Array.from({ length: 997 }, (_, k) => `tag_unknown${k}`)];
   const cases: [string, () => Promise<{ status: number; body: any }>, number][] = [
-    ['tags in', () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'in', value: tags.slice(0, 3) }) }), count((i) => has(i, inTags))],
-    ['tags notIn', () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'notIn', value: tags.slice(0, 3) }) }), count((i) => !has(i, inTags))],
-    ['tags notIn 1,000 ids', () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'notIn', value: thousand }) }), count((i) => !has(i, inTags))],
-    ['tags contains', () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'contains', value: tags[4] }) }), count((i) => tagsOf(i).includes(4))],
-    ['tags notExists', () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'notExists' }) }), count((i) => tagsOf(i).length === 0)],
-    ['multi_select in', () => ten.api.post('/contacts/search', { filters: group({ field, operator: 'in', value: ['ent'] }) }), count((i) => multiOf(i).includes('ent'))],
-    ['multi_select notIn', () => ten.api.post('/contacts/search', { filters: group({ field, operator: 'notIn', value: ['ent'] }) }), count((i) => !multiOf(i).includes('ent'))],
+    [
+      'tags in',
+      () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'in', value: tags.slice(0, 3) }) }),
+      count((i) => has(i, inTags)),
+    ],
+    [
+      'tags notIn',
+      () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'notIn', value: tags.slice(0, 3) }) }),
+      count((i) => !has(i, inTags)),
+    ],
+    [
+      'tags notIn 1,000 ids',
+      () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'notIn', value: thousand }) }),
+      count((i) => !has(i, inTags)),
+    ],
+    [
+      'tags contains',
+      () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'contains', value: tags[4] }) }),
+      count((i) => tagsOf(i).includes(4)),
+    ],
+    [
+      'tags notExists',
+      () => ten.api.post('/contacts/search', { filters: group({ field: 'tags', operator: 'notExists' }) }),
+      count((i) => tagsOf(i).length === 0),
+    ],
+    [
+      'multi_select in',
+      () => ten.api.post('/contacts/search', { filters: group({ field, operator: 'in', value: ['ent'] }) }),
+      count((i) => multiOf(i).includes('ent')),
+    ],
+    [
+      'multi_select notIn',
+      () => ten.api.post('/contacts/search', { filters: group({ field, operator: 'notIn', value: ['ent'] }) }),
+      count((i) => !multiOf(i).includes('ent')),
+    ],
     ['search', () => ten.api.get('/contacts?search=last1234'), count((i) => `last${i}`.includes('last1234'))],
     [
       'tags notIn + multi_select notIn + contains',
       () =>
         ten.api.post('/contacts/search', {
-          filters: group({ field: 'tags', operator: 'notIn', value: tags.slice(0, 3) }, { field, operator: 'notIn', value: ['ent'] }, { field: 'firstName', operator: 'contains', value: 'first1' }),
+          filters: group(
+            { field: 'tags', operator: 'notIn', value: tags.slice(0, 3) },
+            { field, operator: 'notIn', value: ['ent'] },
+            { field: 'firstName', operator: 'contains', value: 'first1' },
+          ),
         }),
       count((i) => !has(i, inTags) && !multiOf(i).includes('ent') && `first${i}`.includes('first1')),
     ],

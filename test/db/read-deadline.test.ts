@@ -17,7 +17,7 @@ const slow =
 
 const arrivedAgo = (ms: number) => ({ aborted: false, startedAt: Date.now() - ms, subscribe: () => () => {} });
 
-test('a read of a request that arrived 1 s ago is stopped at the request\'s deadline, ~0.5 s later, not a full QUERY_TIMEOUT_MS later', async () => {
+test("a read of a request that arrived 1 s ago is stopped at the request's deadline, ~0.5 s later, not a full QUERY_TIMEOUT_MS later", async () => {
   const t0 = Date.now();
   await assert.rejects(database.readsFor('tenant-deadline', arrivedAgo(1_000)).all(slow), (err: { code?: string }) => err.code === 'query_timeout');
   const waited = Date.now() - t0;

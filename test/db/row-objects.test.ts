@@ -8,7 +8,14 @@ const objects = (columns: string[], rows: unknown[][]) => rows.map((r) => Object
 // Row arrays → row objects (the main connection's statements and the read processes' answers): the made
 // function must give exactly what better-sqlite3's own objects hold, whatever the column names.
 const cases: [string, string[], unknown[][]][] = [
-  ['plain columns', ['id', 'first_name', 'score', 'tag_ids'], [['con_1', 'Ana', 1.5, null], ['con_2', 'Bo', null, 'tag_1,tag_2']]],
+  [
+    'plain columns',
+    ['id', 'first_name', 'score', 'tag_ids'],
+    [
+      ['con_1', 'Ana', 1.5, null],
+      ['con_2', 'Bo', null, 'tag_1,tag_2'],
+    ],
+  ],
   ['no rows', ['id'], []],
   ['a repeated name keeps its last value', ['id', 'name', 'id'], [['a', 'n', 'b']]],
   ['names that are not identifiers', ['a"b', "c'd", 'e}f', 'g\nh', '\u2028', 'count(*)', '1', ''], [[1, 2, 3, 4, 5, 6, 7, 8]]],
@@ -23,7 +30,10 @@ for (const [name, columns, rows] of cases) {
     assert.equal(made.length, rows.length);
     for (const o of made) {
       assert.equal(Object.getPrototypeOf(o), Object.prototype);
-      assert.deepEqual(Object.keys(o), [...new Set(columns)].sort((a, b) => (/^\d+$/.test(a) ? -1 : /^\d+$/.test(b) ? 1 : 0)));
+      assert.deepEqual(
+        Object.keys(o),
+        [...new Set(columns)].sort((a, b) => (/^\d+$/.test(a) ? -1 : /^\d+$/.test(b) ? 1 : 0)),
+      );
     }
   });
 }

@@ -43,7 +43,15 @@ after(async () => {
   await scratch.remove();
 });
 
-const countHere = async () => Number((await db.selectFrom('t').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const countHere = async () =>
+  Number(
+    (
+      await db
+        .selectFrom('t')
+        .select((e) => e.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 const countThere = () => (other.prepare('select count(*) n from t').get() as { n: number }).n;
 
 test('reads in one turn share a snapshot; the next turn sees what another connection wrote', { skip: sqliteOnly }, async (t) => {
@@ -164,8 +172,14 @@ test('a failed transaction of a group is undone alone', { skip: sqliteOnly }, as
     }),
     withTx(database.db, (tx) => insert(tx, 22)),
   ]);
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
-  assert.deepEqual((other.prepare('select x from t where x in (20, 21, 22) order by x').all() as { x: number }[]).map((r) => r.x), [20, 22]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  assert.deepEqual(
+    (other.prepare('select x from t where x in (20, 21, 22) order by x').all() as { x: number }[]).map((r) => r.x),
+    [20, 22],
+  );
   assert.equal(countThere(), before + 2);
 });
 
@@ -196,7 +210,10 @@ test('a COMMIT that fails fails every transaction of its group, and keeps none o
       withTx(database.db, (tx) => sql`insert into child (parent_id) values (1)`.execute(tx)),
       withTx(database.db, (tx) => insert(tx, 41)),
     ]);
-    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected', 'rejected'],
+    );
     assert.match(String((results[0] as PromiseRejectedResult).reason), /FOREIGN KEY/);
     assert.equal(countThere(), before);
     assert.equal((other.prepare('select count(*) n from child').get() as { n: number }).n, 0);
@@ -209,7 +226,12 @@ test('a COMMIT that fails fails every transaction of its group, and keeps none o
 });
 
 // prepared()'s statements run at once on an idle connection (FastSqliteDriver.runNow), around Kysely's executor.
-const countPrepared = prepared((d: Db, min: number) => (d as unknown as Kysely<{ t: { x: number } }>).selectFrom('t').select((e) => e.fn.countAll<number>().as('n')).where('x', '>=', min));
+const countPrepared = prepared((d: Db, min: number) =>
+  (d as unknown as Kysely<{ t: { x: number } }>)
+    .selectFrom('t')
+    .select((e) => e.fn.countAll<number>().as('n'))
+    .where('x', '>=', min),
+);
 
 test('a prepared() statement on an idle connection runs at once, without Kysely’s executor', { skip: sqliteOnly }, async (t) => {
   await nextTurn();
@@ -242,34 +264,38 @@ test('a prepared() statement while a transaction holds the connection waits for 
 
 const insertPrepared = prepared((d: Db, x: number) => (d as unknown as Kysely<{ t: { x: number } }>).insertInto('t').values({ x }));
 
-test('prepared() statements of a transaction run at once while it holds the connection, in their order, undone with it; after its end they go through Kysely', { skip: sqliteOnly }, async (t) => {
-  await nextTurn();
-  const before = countThere();
-  let kept: Db | undefined;
-  let viaKysely: ReturnType<typeof t.mock.method> | undefined;
-  await assert.rejects(
-    withTx(database.db, async (tx) => {
-      viaKysely = t.mock.method(tx, 'executeQuery');
-      await insertPrepared(tx, 7001);
-      const [{ n }] = await countPrepared(tx, 7001);
-      assert.equal(Number(n), 1, 'the transaction reads its own write');
-      throw new Error('undo');
-    }),
-    /undo/,
-  );
-  assert.equal(viaKysely!.mock.callCount(), 0, 'neither went through Kysely');
-  assert.equal(countThere(), before, 'the rolled-back insert is gone');
-  await withTx(database.db, async (tx) => {
-    kept = tx;
-    await insertPrepared(tx, 7002);
-  });
-  assert.equal(countThere(), before + 1);
-  // A transaction that ended must not run in the next one: its statement goes to Kysely, which refuses it.
-  await withTx(database.db, async () => {
-    await assert.rejects(insertPrepared(kept!, 7003), /committed|rolled back/i);
-  });
-  assert.equal(countThere(), before + 1);
-});
+test(
+  'prepared() statements of a transaction run at once while it holds the connection, in their order, undone with it; after its end they go through Kysely',
+  { skip: sqliteOnly },
+  async (t) => {
+    await nextTurn();
+    const before = countThere();
+    let kept: Db | undefined;
+    let viaKysely: ReturnType<typeof t.mock.method> | undefined;
+    await assert.rejects(
+      withTx(database.db, async (tx) => {
+        viaKysely = t.mock.method(tx, 'executeQuery');
+        await insertPrepared(tx, 7001);
+        const [{ n }] = await countPrepared(tx, 7001);
+        assert.equal(Number(n), 1, 'the transaction reads its own write');
+        throw new Error('undo');
+      }),
+      /undo/,
+    );
+    assert.equal(viaKysely!.mock.callCount(), 0, 'neither went through Kysely');
+    assert.equal(countThere(), before, 'the rolled-back insert is gone');
+    await withTx(database.db, async (tx) => {
+      kept = tx;
+      await insertPrepared(tx, 7002);
+    });
+    assert.equal(countThere(), before + 1);
+    // A transaction that ended must not run in the next one: its statement goes to Kysely, which refuses it.
+    await withTx(database.db, async () => {
+      await assert.rejects(insertPrepared(kept!, 7003), /committed|rolled back/i);
+    });
+    assert.equal(countThere(), before + 1);
+  },
+);
 
 test('LIMIT and OFFSET are bound inside an expression, (? + 0): a bare parameter there is prepared anew at each run', { skip: sqliteOnly }, async () => {
   // SQLite 3.46+ plans with the value bound to a bare LIMIT or OFFSET parameter, so each bind expires the
@@ -278,9 +304,25 @@ test('LIMIT and OFFSET are bound inside an expression, (? + 0): a bare parameter
   assert.match(compiled.sql, /limit \(\? \+ 0\) offset \(\? \+ 0\)$/);
   assert.deepEqual(compiled.parameters, [3, 2]);
   // A value compiled inline stays as it is.
-  assert.match(db.selectFrom('t').select('x').limit(sql.lit(4) as never).compile().sql, /limit 4$/);
+  assert.match(
+    db
+      .selectFrom('t')
+      .select('x')
+      .limit(sql.lit(4) as never)
+      .compile().sql,
+    /limit 4$/,
+  );
   await db.deleteFrom('t').execute();
-  await db.insertInto('t').values([5, 1, 4, 2, 3, 6].map((x) => ({ x }))).execute();
-  assert.deepEqual((await db.selectFrom('t').select('x').orderBy('x').limit(3).offset(2).execute()).map((r) => r.x), [3, 4, 5]);
-  assert.deepEqual((await db.selectFrom('t').select('x').orderBy('x').limit(1).offset(5).execute()).map((r) => r.x), [6]);
+  await db
+    .insertInto('t')
+    .values([5, 1, 4, 2, 3, 6].map((x) => ({ x })))
+    .execute();
+  assert.deepEqual(
+    (await db.selectFrom('t').select('x').orderBy('x').limit(3).offset(2).execute()).map((r) => r.x),
+    [3, 4, 5],
+  );
+  assert.deepEqual(
+    (await db.selectFrom('t').select('x').orderBy('x').limit(1).offset(5).execute()).map((r) => r.x),
+    [6],
+  );
 });

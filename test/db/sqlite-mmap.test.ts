@@ -49,9 +49,15 @@ test('SQLITE_MMAP_MB=64 maps 64 MiB on the main connection and in every read pro
     await sql`create table t (x integer primary key, y text)`.execute(database.db);
     await sql`insert into t (x, y) values (1, 'one'), (2, 'two')`.execute(database.db);
     const { rows } = await sql<{ y: string }>`select y from t order by x`.execute(database.db);
-    assert.deepEqual(rows.map((r) => r.y), ['one', 'two']);
+    assert.deepEqual(
+      rows.map((r) => r.y),
+      ['one', 'two'],
+    );
     const pooled = await database.readPool!.run('t', 'select y from t order by x', []);
-    assert.deepEqual((pooled as { y: string }[]).map((r) => r.y), ['one', 'two']);
+    assert.deepEqual(
+      (pooled as { y: string }[]).map((r) => r.y),
+      ['one', 'two'],
+    );
   });
 });
 

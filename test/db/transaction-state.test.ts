@@ -5,7 +5,16 @@
 // state survive a scavenge (db/index.ts forgetTransaction).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterCommit, deferWrite, heldTransactionState, oncePerTransaction, openTransaction, withTx, type Db, type DeferredWrites } from '../../src/db/index.js';
+import {
+  afterCommit,
+  deferWrite,
+  heldTransactionState,
+  oncePerTransaction,
+  openTransaction,
+  withTx,
+  type Db,
+  type DeferredWrites,
+} from '../../src/db/index.js';
 import { prepared } from '../../src/db/prepared.js';
 import { testApp } from '../helpers/app.js';
 

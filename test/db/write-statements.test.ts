@@ -54,11 +54,14 @@ test(`a write ends with its event in one statement, then its change marks in one
 
   for (const [name, write] of [
     ['POST /contacts', () => api.post('/contacts', { firstName: 'Ana', email: 'ana@example.com' })],
-    ['PATCH /contacts/:id', async () => {
-      const { id } = (await api.post('/contacts', { firstName: 'Bea' })).body;
-      sent.length = 0;
-      return api.patch(`/contacts/${id}`, { lastName: 'Lima' });
-    }],
+    [
+      'PATCH /contacts/:id',
+      async () => {
+        const { id } = (await api.post('/contacts', { firstName: 'Bea' })).body;
+        sent.length = 0;
+        return api.patch(`/contacts/${id}`, { lastName: 'Lima' });
+      },
+    ],
     ['POST /deals', () => api.post('/deals', { title: 'D', pipelineId: refs.sales, stageId: refs.lead })],
   ] as const) {
     const tx = await transactionOf(async () => assert.ok([200, 201].includes((await write()).status)), /insert into "events"|insert into events/);

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
 import { postgresDialect, sqliteDialect } from '../../src/db/dialect.js';
 import { compileFilter, compileFilterParts } from '../../src/db/filter-sql.js';
 import { withSearchText } from '../../src/db/search-text.js';
@@ -33,18 +42,45 @@ const fieldsOf = (filter: unknown, type: FilterObjectType = 'contact') => issues
 test('filters: valid filters produce no issues', () => {
   const valid = [
     STANDARD_SETUP().lists[0].filters,
-    group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }, { field: 'score', operator: 'gte', value: 80 }, { field: 'createdAt', operator: 'after', value: '2026-01-01T00:00:00Z' }),
-    { operator: 'OR', conditions: [group({ field: 'email', operator: 'exists' }, { operator: 'OR', conditions: [{ field: 'phone', operator: 'notExists' }] })] },
-    group({ field: 'tags', operator: 'contains', value: 'tag_1' }, { field: 'tags', operator: 'in', value: ['tag_1', 'tag_2'] }, { field: 'tags', operator: 'notExists' }),
+    group(
+      { field: 'ownerId', operator: 'eq', value: 'usr_1' },
+      { field: 'score', operator: 'gte', value: 80 },
+      { field: 'createdAt', operator: 'after', value: '2026-01-01T00:00:00Z' },
+    ),
+    {
+      operator: 'OR',
+      conditions: [group({ field: 'email', operator: 'exists' }, { operator: 'OR', conditions: [{ field: 'phone', operator: 'notExists' }] })],
+    },
+    group(
+      { field: 'tags', operator: 'contains', value: 'tag_1' },
+      { field: 'tags', operator: 'in', value: ['tag_1', 'tag_2'] },
+      { field: 'tags', operator: 'notExists' },
+    ),
     group({ field: 'customProperties.p_num', operator: 'lt', value: 3.5 }, { field: 'customProperties.p_text', operator: 'contains', value: 'x' }),
-    group({ field: 'customProperties.p_date', operator: 'before', value: '2026-01-01' }, { field: 'customProperties.p_dt', operator: 'gte', value: '2026-01-01T10:00:00+03:00' }),
+    group(
+      { field: 'customProperties.p_date', operator: 'before', value: '2026-01-01' },
+      { field: 'customProperties.p_dt', operator: 'gte', value: '2026-01-01T10:00:00+03:00' },
+    ),
     group({ field: 'customProperties.p_bool', operator: 'eq', value: false }, { field: 'customProperties.p_multi', operator: 'in', value: ['a'] }),
     group({ field: 'firstName', operator: 'in', value: Array.from({ length: 1000 }, (_, i) => `n${i}`) }),
     group(...Array.from({ length: 50 }, () => ({ field: 'score', operator: 'exists' }))),
   ];
   for (const f of valid) assert.deepEqual(issuesOf(f), [], JSON.stringify(f).slice(0, 200));
-  assert.deepEqual(issuesOf(group({ field: 'value', operator: 'gte', value: 10.5 }, { field: 'isWon', operator: 'eq', value: true }, { field: 'expectedCloseDate', operator: 'before', value: '2026-12-31' }), 'deal'), []);
-  assert.deepEqual(issuesOf(group({ field: 'domain', operator: 'eq', value: 'acme.com' }, { field: 'cnpj', operator: 'contains', value: '11.222' }), 'company'), []);
+  assert.deepEqual(
+    issuesOf(
+      group(
+        { field: 'value', operator: 'gte', value: 10.5 },
+        { field: 'isWon', operator: 'eq', value: true },
+        { field: 'expectedCloseDate', operator: 'before', value: '2026-12-31' },
+      ),
+      'deal',
+    ),
+    [],
+  );
+  assert.deepEqual(
+    issuesOf(group({ field: 'domain', operator: 'eq', value: 'acme.com' }, { field: 'cnpj', operator: 'contains', value: '11.222' }), 'company'),
+    [],
+  );
 });
 
 test('filters: structural problems name the path', () => {
@@ -68,7 +104,10 @@ test('filters: structural problems name the path', () => {
   assert.deepEqual(fieldsOf(group(group(...many), group(...many))), ['filters']);
   assert.match(issuesOf(group(group(...many), group(...many)))[0].message, /50/);
   // A custom path prefix (setup files, lists).
-  assert.deepEqual(issuesOf(group({ field: 'nope', operator: 'eq', value: 1 }), 'contact', 'lists[0].filters')[0].field, 'lists[0].filters.conditions[0].field');
+  assert.deepEqual(
+    issuesOf(group({ field: 'nope', operator: 'eq', value: 1 }), 'contact', 'lists[0].filters')[0].field,
+    'lists[0].filters.conditions[0].field',
+  );
 });
 
 test('filters: fields and operators by type', () => {
@@ -127,9 +166,14 @@ test('filters: fields and operators by type', () => {
   // Items of `in` are named by index.
   assert.deepEqual(fieldsOf(group({ field: 'score', operator: 'in', value: [1, '2'] })), ['filters.conditions[0].value[1]']);
   // Nested paths.
-  assert.deepEqual(fieldsOf(group({ field: 'score', operator: 'exists' }, { operator: 'OR', conditions: [{ field: 'score', operator: 'eq', value: 'x' }] })), ['filters.conditions[1].conditions[0].value']);
+  assert.deepEqual(fieldsOf(group({ field: 'score', operator: 'exists' }, { operator: 'OR', conditions: [{ field: 'score', operator: 'eq', value: 'x' }] })), [
+    'filters.conditions[1].conditions[0].value',
+  ]);
   // A property of another object type is unknown here.
-  assert.deepEqual(validateFilter(group({ field: 'customProperties.p_num', operator: 'exists' }), 'deal', new Map()).map((i) => i.field), ['filters.conditions[0].field']);
+  assert.deepEqual(
+    validateFilter(group({ field: 'customProperties.p_num', operator: 'exists' }), 'deal', new Map()).map((i) => i.field),
+    ['filters.conditions[0].field'],
+  );
   // Too many problems are capped.
   assert.ok(issuesOf(group(...Array.from({ length: 200 }, () => ({ field: 'x', operator: 'eq', value: 1 })))).length <= 20);
 });
@@ -138,12 +182,16 @@ test('filters: compileFilter refuses an invalid filter with 400 validation_faile
   const opts = { dialect: { name: 'sqlite' } as any, tenantId: 't', properties: PROPS };
   assert.throws(
     () => compileFilter(group({ field: 'score', operator: 'gte', value: '80' }), 'contact', opts),
-    (e: unknown) => e instanceof ApiError && e.statusCode === 400 && e.code === 'validation_failed' && (e.extra.details as any[])[0].field === 'filters.conditions[0].value',
+    (e: unknown) =>
+      e instanceof ApiError && e.statusCode === 400 && e.code === 'validation_failed' && (e.extra.details as any[])[0].field === 'filters.conditions[0].value',
   );
 });
 
 test('filters: the complexity budget counts conditions on tags and custom properties 12, others 1', () => {
-  const costly = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 ? { field: 'tags', operator: 'exists' } : { field: 'customProperties.p_multi', operator: 'notIn', value: ['a'] }));
+  const costly = (n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      i % 2 ? { field: 'tags', operator: 'exists' } : { field: 'customProperties.p_multi', operator: 'notIn', value: ['a'] },
+    );
   const columns = (n: number) => Array.from({ length: n }, () => ({ field: 'score', operator: 'exists' }));
   assert.deepEqual(issuesOf(group(...costly(8), ...columns(4))), [], '8 × 12 + 4 = 100');
   assert.deepEqual(issuesOf(group(...costly(4), ...columns(46))), [], '4 × 12 + 46 = 94, 50 conditions');
@@ -174,9 +222,16 @@ test('filters: compileFilterParts takes out an ownerId eq the whole filter requi
   assert.equal(parts(group({ field: 'tags', operator: 'exists' })).rowCost, Infinity);
   assert.equal(parts(group({ field: 'firstName', operator: 'contains', value: 'a' })).rowCost, Infinity);
   assert.equal(parts(group({ field: 'customProperties.p_text', operator: 'contains', value: 'a' })).rowCost, Infinity);
-  assert.equal(compileFilterParts(group({ field: 'title', operator: 'contains', value: 'a' }), 'deal', { dialect: sqliteDialect, tenantId: 't', properties: PROPS }).rowCost, 2);
+  assert.equal(
+    compileFilterParts(group({ field: 'title', operator: 'contains', value: 'a' }), 'deal', { dialect: sqliteDialect, tenantId: 't', properties: PROPS })
+      .rowCost,
+    2,
+  );
   // The same validation as compileFilter.
-  assert.throws(() => parts(group({ field: 'score', operator: 'gte', value: '80' })), (e: unknown) => e instanceof ApiError && e.statusCode === 400);
+  assert.throws(
+    () => parts(group({ field: 'score', operator: 'gte', value: '80' })),
+    (e: unknown) => e instanceof ApiError && e.statusCode === 400,
+  );
 });
 
 /** Kysely without a connection, to read the SQL compileFilter produces on each dialect. */
@@ -212,7 +267,12 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const positive = operator === 'in' || operator === 'contains' || operator === 'exists';
       if (positive || dialect === 'sqlite') {
         // Uncorrelated: the subquery never names the outer row, so it is evaluated once.
-        assert.match(sql, positive ? /"contacts"\."id" in \(select ft\.object_id from record_tags ft where/ : /"contacts"\."id" not in \(select ft\.object_id from record_tags ft where/);
+        assert.match(
+          sql,
+          positive
+            ? /"contacts"\."id" in \(select ft\.object_id from record_tags ft where/
+            : /"contacts"\."id" not in \(select ft\.object_id from record_tags ft where/,
+        );
         assert.doesNotMatch(sql, /ft\.object_id = /);
       } else {
         // NOTE: PostgreSQL plans a correlated NOT EXISTS as a hash anti join (NOT IN cannot be one).
@@ -245,42 +305,95 @@ test(`filters: contacts — every operator, tags and custom properties compile a
   const { tenantId, refs } = await newTenant(t);
   const p = (ref: string) => `customProperties.${refs[ref]}`;
   const defs = new Map<string, PropertyDef>();
-  for (const r of await db.selectFrom('properties').select(['id', 'type', 'options']).where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').execute()) {
+  for (const r of await db
+    .selectFrom('properties')
+    .select(['id', 'type', 'options'])
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', 'contact')
+    .execute()) {
     defs.set(r.id, { id: r.id, type: r.type as any, options: r.options ? JSON.parse(r.options) : null });
   }
-    const base = { tenant_id: tenantId, company_id: null, deleted_at: null, search_text: '' };
+  const base = { tenant_id: tenantId, company_id: null, deleted_at: null, search_text: '' };
   const rows = [
     {
-      id: 'c1', first_name: 'Ana', last_name: 'Souza', email: 'ana@acme.com', phone: '+5511987654321', owner_id: refs.ana, score: 80,
-      created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-05T00:00:00.000Z',
+      id: 'c1',
+      first_name: 'Ana',
+      last_name: 'Souza',
+      email: 'ana@acme.com',
+      phone: '+5511987654321',
+      owner_id: refs.ana,
+      score: 80,
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-05T00:00:00.000Z',
       custom_properties: JSON.stringify({
-        [refs.contact_number]: 5, [refs.contact_text]: 'Hello World', [refs.contact_date]: '2026-03-01', [refs.contact_datetime]: '2026-03-01T12:00:00.000Z',
-        [refs.contact_boolean]: true, [refs.contact_multi_select]: ['smb'], [refs.contact_select]: 'smb', [refs.contact_email]: 'x@y.com', [refs.contact_phone]: '+5511933334444',
+        [refs.contact_number]: 5,
+        [refs.contact_text]: 'Hello World',
+        [refs.contact_date]: '2026-03-01',
+        [refs.contact_datetime]: '2026-03-01T12:00:00.000Z',
+        [refs.contact_boolean]: true,
+        [refs.contact_multi_select]: ['smb'],
+        [refs.contact_select]: 'smb',
+        [refs.contact_email]: 'x@y.com',
+        [refs.contact_phone]: '+5511933334444',
       }),
     },
     {
-      id: 'c2', first_name: 'Bruno', last_name: null, email: null, phone: null, owner_id: refs.bruno, score: 50.5,
-      created_at: '2026-02-01T00:00:00.000Z', updated_at: '2026-02-05T00:00:00.000Z',
-      custom_properties: JSON.stringify({ [refs.contact_number]: 10, [refs.contact_boolean]: false, [refs.contact_multi_select]: ['smb', 'ent'], [refs.contact_select]: 'ent', [refs.contact_date]: '2026-04-01' }),
+      id: 'c2',
+      first_name: 'Bruno',
+      last_name: null,
+      email: null,
+      phone: null,
+      owner_id: refs.bruno,
+      score: 50.5,
+      created_at: '2026-02-01T00:00:00.000Z',
+      updated_at: '2026-02-05T00:00:00.000Z',
+      custom_properties: JSON.stringify({
+        [refs.contact_number]: 10,
+        [refs.contact_boolean]: false,
+        [refs.contact_multi_select]: ['smb', 'ent'],
+        [refs.contact_select]: 'ent',
+        [refs.contact_date]: '2026-04-01',
+      }),
     },
     {
-      id: 'c3', first_name: 'Carla', last_name: 'Lima', email: 'carla@other.com', phone: '+5521912345678', owner_id: null, score: null,
-      created_at: '2026-03-01T00:00:00.000Z', updated_at: '2026-03-05T00:00:00.000Z', custom_properties: '{}',
+      id: 'c3',
+      first_name: 'Carla',
+      last_name: 'Lima',
+      email: 'carla@other.com',
+      phone: '+5521912345678',
+      owner_id: null,
+      score: null,
+      created_at: '2026-03-01T00:00:00.000Z',
+      updated_at: '2026-03-05T00:00:00.000Z',
+      custom_properties: '{}',
     },
   ];
-  await db.insertInto('contacts').values(rows.map((r) => ({ ...base, ...r }))).execute();
-  await db.insertInto('record_tags').values([
-    { tenant_id: tenantId, object_type: 'contact', object_id: 'c1', tag_id: 't1' },
-    { tenant_id: tenantId, object_type: 'contact', object_id: 'c2', tag_id: 't1' },
-    { tenant_id: tenantId, object_type: 'contact', object_id: 'c2', tag_id: 't2' },
-    // Same ids in another object type and another tenant must not leak in.
-    { tenant_id: tenantId, object_type: 'company', object_id: 'c3', tag_id: 't1' },
-    { tenant_id: `other-${tenantId}`, object_type: 'contact', object_id: 'c3', tag_id: 't1' },
-  ]).execute();
+  await db
+    .insertInto('contacts')
+    .values(rows.map((r) => ({ ...base, ...r })))
+    .execute();
+  await db
+    .insertInto('record_tags')
+    .values([
+      { tenant_id: tenantId, object_type: 'contact', object_id: 'c1', tag_id: 't1' },
+      { tenant_id: tenantId, object_type: 'contact', object_id: 'c2', tag_id: 't1' },
+      { tenant_id: tenantId, object_type: 'contact', object_id: 'c2', tag_id: 't2' },
+      // Same ids in another object type and another tenant must not leak in.
+      { tenant_id: tenantId, object_type: 'company', object_id: 'c3', tag_id: 't1' },
+      { tenant_id: `other-${tenantId}`, object_type: 'contact', object_id: 'c3', tag_id: 't1' },
+    ])
+    .execute();
 
   const run = async (filter: unknown) => {
     const where = compileFilter(filter, 'contact', { dialect: t.database.dialect, tenantId, properties: defs });
-    const r = await db.selectFrom('contacts').select('id').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null).where(where).orderBy('id').execute();
+    const r = await db
+      .selectFrom('contacts')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('deleted_at', 'is', null)
+      .where(where)
+      .orderBy('id')
+      .execute();
     return r.map((x) => x.id);
   };
   const one = (field: string, operator: string, value?: unknown) => run(group(value === undefined ? { field, operator } : { field, operator, value }));
@@ -364,14 +477,44 @@ test(`filters: contacts — every operator, tags and custom properties compile a
     assert.deepEqual(await one(field, operator, value), expected, `${field} ${operator} ${JSON.stringify(value)}`);
   }
   // Groups.
-  assert.deepEqual(await run({ operator: 'OR', conditions: [{ field: 'id', operator: 'eq', value: 'c1' }, { field: 'id', operator: 'eq', value: 'c3' }] }), ['c1', 'c3']);
-  assert.deepEqual(await run({ operator: 'AND', conditions: [{ field: 'tags', operator: 'contains', value: 't1' }, { field: 'score', operator: 'lt', value: 60 }] }), ['c2']);
+  assert.deepEqual(
+    await run({
+      operator: 'OR',
+      conditions: [
+        { field: 'id', operator: 'eq', value: 'c1' },
+        { field: 'id', operator: 'eq', value: 'c3' },
+      ],
+    }),
+    ['c1', 'c3'],
+  );
+  assert.deepEqual(
+    await run({
+      operator: 'AND',
+      conditions: [
+        { field: 'tags', operator: 'contains', value: 't1' },
+        { field: 'score', operator: 'lt', value: 60 },
+      ],
+    }),
+    ['c2'],
+  );
   assert.deepEqual(
     await run({
       operator: 'OR',
       conditions: [
         { field: 'firstName', operator: 'eq', value: 'Carla' },
-        { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 50 }, { operator: 'OR', conditions: [{ field: p('contact_boolean'), operator: 'eq', value: false }, { field: 'email', operator: 'notExists' }] }] },
+        {
+          operator: 'AND',
+          conditions: [
+            { field: 'score', operator: 'gte', value: 50 },
+            {
+              operator: 'OR',
+              conditions: [
+                { field: p('contact_boolean'), operator: 'eq', value: false },
+                { field: 'email', operator: 'notExists' },
+              ],
+            },
+          ],
+        },
       ],
     }),
     ['c2', 'c3'],
@@ -384,41 +527,130 @@ test(`filters: contacts — every operator, tags and custom properties compile a
     .selectFrom('contacts as x')
     .select('x.id')
     .where('x.tenant_id', '=', tenantId)
-    .where(compileFilter(group({ field: 'tags', operator: 'contains', value: 't2' }, { field: 'score', operator: 'gt', value: 1 }), 'contact', { dialect: t.database.dialect, tenantId, properties: defs, table: 'x' }))
+    .where(
+      compileFilter(group({ field: 'tags', operator: 'contains', value: 't2' }, { field: 'score', operator: 'gt', value: 1 }), 'contact', {
+        dialect: t.database.dialect,
+        tenantId,
+        properties: defs,
+        table: 'x',
+      }),
+    )
     .execute();
-  assert.deepEqual(aliased.map((r) => r.id), ['c2']);
+  assert.deepEqual(
+    aliased.map((r) => r.id),
+    ['c2'],
+  );
 });
 
 test(`filters: companies and deals (column maps, cents, booleans, dates) compile and run (${DIALECT})`, async () => {
   const { tenantId, refs } = await newTenant(t);
   const now = '2026-05-01T00:00:00.000Z';
-  await db.insertInto('companies').values([
-    { tenant_id: tenantId, id: 'k1', name: 'Acme Ltda', cnpj: '11222333000181', website: 'https://acme.com.br', domain: 'acme.com.br', phone: '+551133334444', industry: 'Retail', owner_id: refs.ana, custom_properties: JSON.stringify({ [refs.company_number]: 3 }), created_at: now, updated_at: now, deleted_at: null, search_text: '' },
-    { tenant_id: tenantId, id: 'k2', name: 'Beta SA', cnpj: null, website: null, domain: null, phone: null, industry: null, owner_id: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null, search_text: '' },
-  ]).execute();
+  await db
+    .insertInto('companies')
+    .values([
+      {
+        tenant_id: tenantId,
+        id: 'k1',
+        name: 'Acme Ltda',
+        cnpj: '11222333000181',
+        website: 'https://acme.com.br',
+        domain: 'acme.com.br',
+        phone: '+551133334444',
+        industry: 'Retail',
+        owner_id: refs.ana,
+        custom_properties: JSON.stringify({ [refs.company_number]: 3 }),
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+        search_text: '',
+      },
+      {
+        tenant_id: tenantId,
+        id: 'k2',
+        name: 'Beta SA',
+        cnpj: null,
+        website: null,
+        domain: null,
+        phone: null,
+        industry: null,
+        owner_id: null,
+        custom_properties: '{}',
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+        search_text: '',
+      },
+    ])
+    .execute();
   // Rows as the deals repo writes them: with their search column, which `title contains` reads.
-  const deal = (id: string, extra: Record<string, unknown>) => withSearchText('deals', {
-    tenant_id: tenantId, id, title: `Deal ${id}`, pipeline_id: refs.sales, stage_id: refs.lead, value_cents: null, currency: 'BRL', contact_id: null, company_id: null,
-    owner_id: null, expected_close_date: null, custom_properties: '{}', is_won: 0, is_lost: 0, closed_at: null, loss_reason_id: null, loss_notes: null,
-    created_at: now, updated_at: now, deleted_at: null, ...extra,
-  });
-  await db.insertInto('deals').values([
-    deal('d1', { value_cents: 1050, is_won: 1, stage_id: refs.won, closed_at: '2026-04-01T10:00:00.000Z', expected_close_date: '2026-04-01', company_id: 'k1' }),
-    deal('d2', { value_cents: 99999, currency: 'USD', is_lost: 1, loss_reason_id: refs.price, expected_close_date: '2026-06-30' }),
-    deal('d3', { pipeline_id: refs.partners, stage_id: refs.p_intro, custom_properties: JSON.stringify({ [refs.deal_boolean]: true }) }),
-  ]).execute();
+  const deal = (id: string, extra: Record<string, unknown>) =>
+    withSearchText('deals', {
+      tenant_id: tenantId,
+      id,
+      title: `Deal ${id}`,
+      pipeline_id: refs.sales,
+      stage_id: refs.lead,
+      value_cents: null,
+      currency: 'BRL',
+      contact_id: null,
+      company_id: null,
+      owner_id: null,
+      expected_close_date: null,
+      custom_properties: '{}',
+      is_won: 0,
+      is_lost: 0,
+      closed_at: null,
+      loss_reason_id: null,
+      loss_notes: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+      ...extra,
+    });
+  await db
+    .insertInto('deals')
+    .values([
+      deal('d1', {
+        value_cents: 1050,
+        is_won: 1,
+        stage_id: refs.won,
+        closed_at: '2026-04-01T10:00:00.000Z',
+        expected_close_date: '2026-04-01',
+        company_id: 'k1',
+      }),
+      deal('d2', { value_cents: 99999, currency: 'USD', is_lost: 1, loss_reason_id: refs.price, expected_close_date: '2026-06-30' }),
+      deal('d3', { pipeline_id: refs.partners, stage_id: refs.p_intro, custom_properties: JSON.stringify({ [refs.deal_boolean]: true }) }),
+    ])
+    .execute();
   await db.insertInto('record_tags').values({ tenant_id: tenantId, object_type: 'deal', object_id: 'd3', tag_id: 'tx' }).execute();
   const defs = async (type: string) => {
     const m = new Map<string, PropertyDef>();
-    for (const r of await db.selectFrom('properties').select(['id', 'type']).where('tenant_id', '=', tenantId).where('object_type', '=', type).execute()) m.set(r.id, { id: r.id, type: r.type as any });
+    for (const r of await db.selectFrom('properties').select(['id', 'type']).where('tenant_id', '=', tenantId).where('object_type', '=', type).execute())
+      m.set(r.id, { id: r.id, type: r.type as any });
     return m;
   };
   const companyDefs = await defs('company');
   const dealDefs = await defs('deal');
   const companies = async (...conditions: unknown[]) =>
-    (await db.selectFrom('companies').select('id').where('tenant_id', '=', tenantId).where(compileFilter(group(...conditions), 'company', { dialect: t.database.dialect, tenantId, properties: companyDefs })).orderBy('id').execute()).map((r) => r.id);
+    (
+      await db
+        .selectFrom('companies')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where(compileFilter(group(...conditions), 'company', { dialect: t.database.dialect, tenantId, properties: companyDefs }))
+        .orderBy('id')
+        .execute()
+    ).map((r) => r.id);
   const deals = async (...conditions: unknown[]) =>
-    (await db.selectFrom('deals').select('id').where('tenant_id', '=', tenantId).where(compileFilter(group(...conditions), 'deal', { dialect: t.database.dialect, tenantId, properties: dealDefs })).orderBy('id').execute()).map((r) => r.id);
+    (
+      await db
+        .selectFrom('deals')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where(compileFilter(group(...conditions), 'deal', { dialect: t.database.dialect, tenantId, properties: dealDefs }))
+        .orderBy('id')
+        .execute()
+    ).map((r) => r.id);
 
   assert.deepEqual(await companies({ field: 'name', operator: 'contains', value: 'acme' }), ['k1']);
   assert.deepEqual(await companies({ field: 'cnpj', operator: 'eq', value: '11.222.333/0001-81' }), ['k1']);
@@ -463,8 +695,14 @@ test('compileFilterParts: a filter is compiled once per dialect and tenant, and 
   // Another tenant, dialect, object type or filter is compiled apart.
   assert.notEqual(compileFilterParts(filter, 'contact', { ...opts, tenantId: 'ten_b' }), first);
   assert.notEqual(compileFilterParts(filter, 'contact', { ...opts, dialect: postgresDialect }), first);
-  assert.notEqual(compileFilterParts(group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'company', opts), compileFilterParts(group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'contact', opts));
-  assert.notEqual(compileFilterParts(group({ field: 'score', operator: 'gte', value: 11 }, { field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'contact', opts), first);
+  assert.notEqual(
+    compileFilterParts(group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'company', opts),
+    compileFilterParts(group({ field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'contact', opts),
+  );
+  assert.notEqual(
+    compileFilterParts(group({ field: 'score', operator: 'gte', value: 11 }, { field: 'ownerId', operator: 'eq', value: 'usr_1' }), 'contact', opts),
+    first,
+  );
   // Property definitions can change between two pages: such a filter is never kept.
   const withProps = group({ field: 'customProperties.p_text', operator: 'eq', value: 'x' });
   const a = compileFilterParts(withProps, 'contact', { ...opts, properties: PROPS });

@@ -44,7 +44,7 @@ test('fromCents is the double closest to the exact decimal, for any safe integer
   const cents = [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1e15, -1e15, 2 ** 52 + 1, 99, 101, 10_01, 123_456_789_01];
   for (let c = -2_000; c <= 2_000; c++) cents.push(c);
   let seed = 7;
-  const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const rand = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
   for (let i = 0; i < 20_000; i++) cents.push(Math.round((rand() - 0.5) * 2 * Number.MAX_SAFE_INTEGER * rand() ** 4));
   for (const c of cents) assert.equal(fromCents(c), exact(c) === 0 ? 0 : exact(c), String(c));
 });
@@ -109,7 +109,28 @@ test('proposalTotals validates discount and adjustment', () => {
 });
 
 test('isIsoCurrency accepts active ISO 4217 codes', () => {
-  for (const c of ['BRL', 'USD', 'EUR', 'GBP', 'JPY', 'ARS', 'CLP', 'MXN', 'CHF', 'CNY', 'UYU', 'COP', 'PEN', 'XCG', 'ZWG', 'SLE', 'VES', 'CLF', 'XAU', 'XDR']) {
+  for (const c of [
+    'BRL',
+    'USD',
+    'EUR',
+    'GBP',
+    'JPY',
+    'ARS',
+    'CLP',
+    'MXN',
+    'CHF',
+    'CNY',
+    'UYU',
+    'COP',
+    'PEN',
+    'XCG',
+    'ZWG',
+    'SLE',
+    'VES',
+    'CLF',
+    'XAU',
+    'XDR',
+  ]) {
     assert.ok(isIsoCurrency(c), c);
   }
 });

@@ -1,13 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DomainError } from '../../src/domain/errors.js';
-import {
-  mergeCustomProperties,
-  normalizeCustomProperties,
-  normalizePropertyValue,
-  type PropertyDef,
-  type PropertyType,
-} from '../../src/domain/properties.js';
+import { mergeCustomProperties, normalizeCustomProperties, normalizePropertyValue, type PropertyDef, type PropertyType } from '../../src/domain/properties.js';
 
 const options = [
   { value: 'gold', label: 'Gold' },
@@ -103,16 +97,11 @@ test('unknown property type in a definition is refused', () => {
 });
 
 const defs = new Map<string, PropertyDef>(
-  [def('text', 'p_text'), def('phone', 'p_phone'), def('number', 'p_num'), def('multi_select', 'p_tags'), def('datetime', 'p_when')].map(
-    (d) => [d.id, d],
-  ),
+  [def('text', 'p_text'), def('phone', 'p_phone'), def('number', 'p_num'), def('multi_select', 'p_tags'), def('datetime', 'p_when')].map((d) => [d.id, d]),
 );
 
 test('normalizeCustomProperties normalizes values and keeps null as "clear"', () => {
-  const r = normalizeCustomProperties(
-    { p_text: 'hi', p_phone: '11 98765-4321', p_num: 3, p_tags: ['gold'], p_when: '2026-11-22T10:00:00Z' },
-    defs,
-  );
+  const r = normalizeCustomProperties({ p_text: 'hi', p_phone: '11 98765-4321', p_num: 3, p_tags: ['gold'], p_when: '2026-11-22T10:00:00Z' }, defs);
   assert.deepEqual(r.issues, []);
   assert.deepEqual(r.values, {
     p_text: 'hi',

@@ -16,7 +16,18 @@ const DOCS = readdirSync(path.join(ROOT, 'docs'))
 
 test('the first screen of the README runs the server, exports the key, shows /docs, the SDK and listen', () => {
   const first = README.split('\n').slice(0, 60).join('\n');
-  for (const needed of ['npm ci && npm start', 'export KEY=', 'BASE=', '/docs', 'listen', '--forward-to', 'verifyWebhook', '@crm/sdk', 'keys create', 'npm test']) {
+  for (const needed of [
+    'npm ci && npm start',
+    'export KEY=',
+    'BASE=',
+    '/docs',
+    'listen',
+    '--forward-to',
+    'verifyWebhook',
+    '@crm/sdk',
+    'keys create',
+    'npm test',
+  ]) {
     assert.ok(first.includes(needed), `the first 60 lines mention ${needed}`);
   }
   // The receiver verifies with the SDK's function, as the SDK exports it.

@@ -54,13 +54,7 @@ test('normalizeDomain rejects invalid host names', () => {
 });
 
 test('normalizeWebsite accepts full http(s) URLs and returns the trimmed input', () => {
-  for (const u of [
-    'https://acme.com',
-    'http://www.acme.com.br/',
-    'https://acme.com:8443/path?q=1#frag',
-    'HTTPS://ACME.COM/About',
-    'https://bücher.de',
-  ]) {
+  for (const u of ['https://acme.com', 'http://www.acme.com.br/', 'https://acme.com:8443/path?q=1#frag', 'HTTPS://ACME.COM/About', 'https://bücher.de']) {
     assert.equal(normalizeWebsite(`  ${u} `), u);
   }
 });

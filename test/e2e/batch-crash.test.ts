@@ -52,7 +52,12 @@ test('kill -9 in the middle of batch writes: each input is all there or not at a
 
   const db = s.db().db;
   const contacts = await db.selectFrom('contacts').select(['id', 'email']).where('tenant_id', '=', tenantId).execute();
-  const tagRows = await db.selectFrom('record_tags').select(['object_id', 'tag_id']).where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').execute();
+  const tagRows = await db
+    .selectFrom('record_tags')
+    .select(['object_id', 'tag_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', 'contact')
+    .execute();
   const eventRows = await db.selectFrom('events').select('payload').where('tenant_id', '=', tenantId).where('type', '=', 'contact.created').execute();
   const ids = new Set(contacts.map((c) => c.id));
   const tagged = new Map<string, number>();

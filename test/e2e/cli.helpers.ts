@@ -54,7 +54,11 @@ export async function scratch(extra: Record<string, string> = {}): Promise<Scrat
 }
 
 export async function countTenants(s: Scratch): Promise<number> {
-  const r = await s.db().db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const r = await s
+    .db()
+    .db.selectFrom('tenants')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -97,7 +101,19 @@ export function sampleSetup(name = 'Acme e2e'): Record<string, any> {
     ],
     lossReasons: [{ ref: 'price', name: 'Price too high' }],
     properties: [
-      { ref: 'segment', objectType: 'contact', internalName: 'segment', label: 'Segment', type: 'select', group: 'Sales', isDefaultInForm: false, options: [{ value: 'smb', label: 'SMB' }, { value: 'ent', label: 'Enterprise' }] },
+      {
+        ref: 'segment',
+        objectType: 'contact',
+        internalName: 'segment',
+        label: 'Segment',
+        type: 'select',
+        group: 'Sales',
+        isDefaultInForm: false,
+        options: [
+          { value: 'smb', label: 'SMB' },
+          { value: 'ent', label: 'Enterprise' },
+        ],
+      },
     ],
     forms: [
       {
@@ -112,7 +128,13 @@ export function sampleSetup(name = 'Acme e2e'): Record<string, any> {
       },
     ],
     lists: [
-      { ref: 'hot', name: 'Hot leads', objectType: 'contact', kind: 'dynamic', filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] } },
+      {
+        ref: 'hot',
+        name: 'Hot leads',
+        objectType: 'contact',
+        kind: 'dynamic',
+        filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] },
+      },
       { ref: 'vip', name: 'VIP', objectType: 'contact', kind: 'static' },
     ],
   };

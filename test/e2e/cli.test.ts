@@ -68,7 +68,11 @@ test('usage errors, bad flags and bad values answer JSON errors with a non-zero 
   assertFails(['setup', 'apply', s.file('broken.json', '{ "tenant": ')], s.env);
 
   // Configuration errors name the variable.
-  for (const [name, value] of [['PORT', 'abc'], ['WORKERS', 'maybe'], ['DATABASE_URL', 'mysql://x']]) {
+  for (const [name, value] of [
+    ['PORT', 'abc'],
+    ['WORKERS', 'maybe'],
+    ['DATABASE_URL', 'mysql://x'],
+  ]) {
     const e = assertFails(['migrate'], { ...s.env, [name]: value }, 'invalid_config');
     assert.match(e.message, new RegExp(name));
   }
@@ -148,7 +152,10 @@ test('keys: create, list without secrets, use, revoke (refused by a running serv
     return { status: r.status, body: (await r.json()) as any };
   };
 
-  const created = run(['keys', 'create', '--tenant', tenant, '--name', ' Reporting ', '--scopes', 'contacts:read, deals:read', '--user', setup.refs.ana, '--rate-limit', '50'], s.env);
+  const created = run(
+    ['keys', 'create', '--tenant', tenant, '--name', ' Reporting ', '--scopes', 'contacts:read, deals:read', '--user', setup.refs.ana, '--rate-limit', '50'],
+    s.env,
+  );
   assert.equal(created.status, 0, created.stdout);
   assert.deepEqual(Object.keys(created.json).sort(), ['expiresAt', 'id', 'key', 'name', 'rateLimit', 'scopes']);
   assert.match(created.json.key, /^crm_live_[0-9A-Za-z]{32,}$/);
@@ -187,11 +194,15 @@ test('keys: create, list without secrets, use, revoke (refused by a running serv
   assert.deepEqual(Object.keys(revoked.json).sort(), ['id', 'revokedAt']);
   assert.equal(revoked.json.id, created.json.id);
   assert.match(revoked.json.revokedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-  const took = await waitUntil(async () => {
-    const r = await call(created.json.key);
-    if (r.status === 401) assert.equal(r.body.error, 'invalid_api_key');
-    return r.status === 401;
-  }, 5_000, 'revoked key refused');
+  const took = await waitUntil(
+    async () => {
+      const r = await call(created.json.key);
+      if (r.status === 401) assert.equal(r.body.error, 'invalid_api_key');
+      return r.status === 401;
+    },
+    5_000,
+    'revoked key refused',
+  );
   assert.ok(took <= 5_000);
   assert.equal(run(['keys', 'list', '--tenant', tenant], s.env).json.find((k: any) => k.id === created.json.id).revokedAt, revoked.json.revokedAt);
   // Other keys are unaffected.
@@ -257,7 +268,11 @@ test('crm demo provisions a realistic tenant in well under a minute', { timeout:
   const ro = Object.entries<string>(r.json.apiKeys).find(([ref]) => ref !== 'full')![1];
   const roGet = await fetch(`${server.url}/api/v1/deals?pageSize=1`, { headers: { 'x-api-key': ro } });
   assert.equal(roGet.status, 200);
-  const roPost = await fetch(`${server.url}/api/v1/contacts`, { method: 'POST', headers: { 'x-api-key': ro, 'content-type': 'application/json' }, body: JSON.stringify({ firstName: 'X' }) });
+  const roPost = await fetch(`${server.url}/api/v1/contacts`, {
+    method: 'POST',
+    headers: { 'x-api-key': ro, 'content-type': 'application/json' },
+    body: JSON.stringify({ firstName: 'X' }),
+  });
   assert.equal(roPost.status, 403);
   await server.stop();
   if (!IS_PG) assert.ok(took < 30_000, `demo took ${took} ms on SQLite`);

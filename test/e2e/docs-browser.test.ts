@@ -41,8 +41,16 @@ test('GET /docs renders the reference over plain HTTP from a non-localhost host 
   // The sections, as the navigation lists them (the page renders their content as it is scrolled to).
   const sections = (await page.locator('a[href^="#tag/"]').allTextContents()).map((s) => s.trim());
   const positions = SECTIONS.map((s) => sections.indexOf(s));
-  assert.deepEqual(SECTIONS.filter((_, i) => positions[i] === -1), [], `sections missing from ${JSON.stringify(sections)}`);
-  assert.deepEqual([...positions].sort((a, b) => a - b), positions, 'sections in the spec\'s order');
+  assert.deepEqual(
+    SECTIONS.filter((_, i) => positions[i] === -1),
+    [],
+    `sections missing from ${JSON.stringify(sections)}`,
+  );
+  assert.deepEqual(
+    [...positions].sort((a, b) => a - b),
+    positions,
+    "sections in the spec's order",
+  );
   assert.ok(await page.getByText('rate limit', { exact: false }).first().isVisible(), 'the rate-limit convention is shown');
   assert.equal(sections.filter((s) => s === 'Webhooks').length, 1, 'one section called Webhooks; the payloads are under Webhook events');
   assert.ok(sections.includes('Webhook events'));
@@ -50,7 +58,11 @@ test('GET /docs renders the reference over plain HTTP from a non-localhost host 
   // The guides are entries of the sidebar, before the resources; the Errors guide has one entry per code,
   // anchored `#description/<code with hyphens>`.
   const guides = await page.locator('a[href^="#description/"]').evaluateAll((as) => as.map((a) => [a.getAttribute('href'), a.textContent?.trim()]));
-  assert.deepEqual(guides.map(([, text]) => text), GUIDES, 'the guides, in order');
+  assert.deepEqual(
+    guides.map(([, text]) => text),
+    GUIDES,
+    'the guides, in order',
+  );
   const firstTag = (await page.locator('a[href^="#tag/"]').first().boundingBox())!;
   assert.ok((await page.locator('a[href="#description/versioning"]').boundingBox())!.y < firstTag.y, 'the guides come first');
   await page.locator('a[href="#description/errors"]').click();
@@ -61,16 +73,22 @@ test('GET /docs renders the reference over plain HTTP from a non-localhost host 
   const onScreen = async (code: string) => {
     const explained = page.getByText(code, { exact: true }).first();
     await explained.waitFor({ timeout: 30_000 });
-    await page.waitForFunction((c) => {
-      const el = [...document.querySelectorAll('code')].find((e) => e.textContent === c);
-      const y = el?.getBoundingClientRect().top;
-      return y !== undefined && y >= 0 && y < window.innerHeight;
-    }, code, { timeout: 30_000 });
+    await page.waitForFunction(
+      (c) => {
+        const el = [...document.querySelectorAll('code')].find((e) => e.textContent === c);
+        const y = el?.getBoundingClientRect().top;
+        return y !== undefined && y >= 0 && y < window.innerHeight;
+      },
+      code,
+      { timeout: 30_000 },
+    );
   };
   await page.goto(`http://docs.test:${port}${errorDocUrl('duplicate_proposal_for_deal')}`);
   await onScreen('duplicate_proposal_for_deal');
   assert.match(page.url(), /#description\/duplicate-proposal-for-deal$/);
-  await page.evaluate((url) => { location.hash = new URL(url, location.href).hash; }, errorDocUrl('rate_limit_exceeded'));
+  await page.evaluate((url) => {
+    location.hash = new URL(url, location.href).hash;
+  }, errorDocUrl('rate_limit_exceeded'));
   await onScreen('rate_limit_exceeded');
 
   // Written for integrators: no internal reference, and the API key field shows a key's shape, not
@@ -81,8 +99,13 @@ test('GET /docs renders the reference over plain HTTP from a non-localhost host 
   const html = await page.content();
   assert.doesNotMatch(html, /CONTRACT/);
   assert.ok(!html.includes('QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT'), 'no default key placeholder');
-  const keyFields = await page.locator('input.scalar-password-input').evaluateAll((es) => es.map((e) => [(e as HTMLInputElement).value, e.getAttribute('placeholder')]));
-  assert.ok(keyFields.length > 0 && keyFields.every(([value, placeholder]) => value === 'crm_live_…' && placeholder === 'crm_live_…'), JSON.stringify(keyFields));
+  const keyFields = await page
+    .locator('input.scalar-password-input')
+    .evaluateAll((es) => es.map((e) => [(e as HTMLInputElement).value, e.getAttribute('placeholder')]));
+  assert.ok(
+    keyFields.length > 0 && keyFields.every(([value, placeholder]) => value === 'crm_live_…' && placeholder === 'crm_live_…'),
+    JSON.stringify(keyFields),
+  );
 
   // Contacts: List, Create, Get, Update, Delete first, then the rest.
   await page.goto(`http://docs.test:${port}/docs#tag/contacts`);

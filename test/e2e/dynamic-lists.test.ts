@@ -24,12 +24,23 @@ test('crm serve recalculates a dynamic list within a few DYNAMIC_LIST_INTERVAL_M
   const dir = tmpDataDir();
   const env = processEnv(dir, { DYNAMIC_LIST_INTERVAL_MS: String(INTERVAL_MS) });
   const file = path.join(dir, 'setup.json');
-  writeFileSync(file, JSON.stringify({
-    tenant: { name: 'Dynamic lists e2e' },
-    users: [{ ref: 'ana', name: 'Ana', email: 'ana@dyn.test' }],
-    apiKeys: [{ ref: 'full', name: 'Full', user: 'ana', scopes: ['*'], rateLimit: 1000 }],
-    lists: [{ ref: 'hot', name: 'Hot leads', objectType: 'contact', kind: 'dynamic', filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] } }],
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tenant: { name: 'Dynamic lists e2e' },
+      users: [{ ref: 'ana', name: 'Ana', email: 'ana@dyn.test' }],
+      apiKeys: [{ ref: 'full', name: 'Full', user: 'ana', scopes: ['*'], rateLimit: 1000 }],
+      lists: [
+        {
+          ref: 'hot',
+          name: 'Hot leads',
+          objectType: 'contact',
+          kind: 'dynamic',
+          filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] },
+        },
+      ],
+    }),
+  );
   const setup = cli(['setup', 'apply', file], env);
   assert.equal(setup.status, 0, setup.stdout + setup.stderr);
   const key: string = setup.json.apiKeys.full;

@@ -13,38 +13,45 @@ const start = serverStarter();
 
 const EXPORT_RE = /^ *export KEY=(crm_live_[0-9A-Za-z]{32,}) BASE=(http:\/\/\S+)$/m;
 
-test('first start on an empty embedded database: the banner gives the base URL, /docs and a working export line', { skip: IS_PG ? 'the demo tenant is SQLite only' : false, timeout: 120_000 }, async () => {
-  const s = await scratch({ CRM_NO_DEMO: 'false', LOG_LEVEL: 'info' });
-  const server = await start(s.env);
-  await waitUntil(async () => EXPORT_RE.test(server.stderr()), 10_000, 'the banner');
-  const text = server.stderr();
-  const [, key, base] = EXPORT_RE.exec(text)!;
-  assert.equal(base, server.url, 'BASE is the server root the SDK and `listen` take');
-  assert.ok(text.includes(`${server.url}/docs`), text);
-  assert.ok(text.includes(`ready at ${server.url}`), text);
-  assert.ok(text.includes('keys create --tenant ten_'), 'the banner says how to get another key');
-  // The banner comes after the start-up logs, so it is what stays on screen.
-  assert.ok(text.indexOf('export KEY=') > text.lastIndexOf('background workers started'), text);
-  assert.ok(text.indexOf('export KEY=') > text.lastIndexOf('Server listening'), text);
+test(
+  'first start on an empty embedded database: the banner gives the base URL, /docs and a working export line',
+  { skip: IS_PG ? 'the demo tenant is SQLite only' : false, timeout: 120_000 },
+  async () => {
+    const s = await scratch({ CRM_NO_DEMO: 'false', LOG_LEVEL: 'info' });
+    const server = await start(s.env);
+    await waitUntil(async () => EXPORT_RE.test(server.stderr()), 10_000, 'the banner');
+    const text = server.stderr();
+    const [, key, base] = EXPORT_RE.exec(text)!;
+    assert.equal(base, server.url, 'BASE is the server root the SDK and `listen` take');
+    assert.ok(text.includes(`${server.url}/docs`), text);
+    assert.ok(text.includes(`ready at ${server.url}`), text);
+    assert.ok(text.includes('keys create --tenant ten_'), 'the banner says how to get another key');
+    // The banner comes after the start-up logs, so it is what stays on screen.
+    assert.ok(text.indexOf('export KEY=') > text.lastIndexOf('background workers started'), text);
+    assert.ok(text.indexOf('export KEY=') > text.lastIndexOf('Server listening'), text);
 
-  const r = await fetch(`${base}/api/v1/contacts`, { headers: { 'x-api-key': key } });
-  assert.equal(r.status, 200);
-  assert.ok(((await r.json()) as any).pagination.total > 0, 'the demo tenant has contacts');
-  assert.equal((await fetch(`${base}/docs`)).status, 200);
+    const r = await fetch(`${base}/api/v1/contacts`, { headers: { 'x-api-key': key } });
+    assert.equal(r.status, 200);
+    assert.ok(((await r.json()) as any).pagination.total > 0, 'the demo tenant has contacts');
+    assert.equal((await fetch(`${base}/docs`)).status, 200);
 
-  // Not a terminal: JSON lines, and the key only in the banner, never in a log line.
-  await waitUntil(async () => server.stderr().includes('"request completed"'), 5_000, 'the request log');
-  const logLines = server.stderr().split('\n').filter((l) => l.startsWith('{'));
-  assert.ok(logLines.length > 0 && logLines.every((l) => JSON.parse(l).level >= 10), 'JSON log lines');
-  assert.ok(!logLines.some((l) => l.includes('crm_live_')), 'no key in a log line');
-  assert.equal(await server.stop(), 0, server.stderr().slice(-4000));
+    // Not a terminal: JSON lines, and the key only in the banner, never in a log line.
+    await waitUntil(async () => server.stderr().includes('"request completed"'), 5_000, 'the request log');
+    const logLines = server
+      .stderr()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
+    assert.ok(logLines.length > 0 && logLines.every((l) => JSON.parse(l).level >= 10), 'JSON log lines');
+    assert.ok(!logLines.some((l) => l.includes('crm_live_')), 'no key in a log line');
+    assert.equal(await server.stop(), 0, server.stderr().slice(-4000));
 
-  // A second start provisions nothing: the banner has the URLs and no key.
-  const again = await start(s.env);
-  await waitUntil(async () => again.stderr().includes('/docs'), 10_000, 'the banner');
-  assert.doesNotMatch(again.stderr(), /export KEY=|crm_live_/);
-  assert.equal(await again.stop(), 0);
-});
+    // A second start provisions nothing: the banner has the URLs and no key.
+    const again = await start(s.env);
+    await waitUntil(async () => again.stderr().includes('/docs'), 10_000, 'the banner');
+    assert.doesNotMatch(again.stderr(), /export KEY=|crm_live_/);
+    assert.equal(await again.stop(), 0);
+  },
+);
 
 test('LOG_FORMAT=pretty: one short line a request, no JSON, no key; the banner without a demo key', { timeout: 60_000 }, async () => {
   const s = await scratch({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' });
@@ -72,24 +79,28 @@ test('an invalid LOG_FORMAT stops the start with a message naming it', () => {
   assert.match(JSON.parse(r.stdout).message, /LOG_FORMAT/);
 });
 
-test('on a terminal (LOG_FORMAT unset) logs are pretty text', { skip: existsSync('/usr/bin/script') ? false : 'needs util-linux script(1) for a pseudo-terminal', timeout: 60_000 }, async () => {
-  const s = await scratch({ LOG_LEVEL: 'info', LOG_FORMAT: '' });
-  const port = await freePort();
-  // script(1) runs the server with a pseudo-terminal as its stdout and stderr, and copies what it writes.
-  const proc = spawn('/usr/bin/script', ['-qfec', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} serve`, '/dev/null'], {
-    env: { ...s.env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  const exited = new Promise((resolve) => proc.on('exit', resolve));
-  try {
-    await waitUntil(async () => out.includes(`/docs`), 20_000, 'the banner');
-    await fetch(`http://127.0.0.1:${port}/api/v1/contacts`);
-    await waitUntil(async () => out.includes('→ 401'), 5_000, 'the request line');
-    assert.doesNotMatch(out, /\{"level":/, 'no JSON line on a terminal');
-  } finally {
-    proc.kill('SIGTERM');
-    await exited;
-  }
-});
+test(
+  'on a terminal (LOG_FORMAT unset) logs are pretty text',
+  { skip: existsSync('/usr/bin/script') ? false : 'needs util-linux script(1) for a pseudo-terminal', timeout: 60_000 },
+  async () => {
+    const s = await scratch({ LOG_LEVEL: 'info', LOG_FORMAT: '' });
+    const port = await freePort();
+    // script(1) runs the server with a pseudo-terminal as its stdout and stderr, and copies what it writes.
+    const proc = spawn('/usr/bin/script', ['-qfec', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} serve`, '/dev/null'], {
+      env: { ...s.env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout!.on('data', (d) => (out += d));
+    const exited = new Promise((resolve) => proc.on('exit', resolve));
+    try {
+      await waitUntil(async () => out.includes(`/docs`), 20_000, 'the banner');
+      await fetch(`http://127.0.0.1:${port}/api/v1/contacts`);
+      await waitUntil(async () => out.includes('→ 401'), 5_000, 'the request line');
+      assert.doesNotMatch(out, /\{"level":/, 'no JSON line on a terminal');
+    } finally {
+      proc.kill('SIGTERM');
+      await exited;
+    }
+  },
+);

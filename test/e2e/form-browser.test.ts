@@ -133,5 +133,8 @@ test('a visitor fills in and submits the public form in Chromium; the contact ap
   assert.equal(contact.phone, '+5511987654321');
   assert.deepEqual(contact.customProperties, { [applied.json.refs.segment]: 'ent', [applied.json.refs.topics]: ['smb', 'ent'] });
   const found = await api(`/contacts?search=${encodeURIComponent('maria.silva')}`);
-  assert.deepEqual(found.data.map((c: any) => c.id), [sub.contactId]);
+  assert.deepEqual(
+    found.data.map((c: any) => c.id),
+    [sub.contactId],
+  );
 });

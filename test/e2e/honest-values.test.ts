@@ -33,7 +33,12 @@ test(`a raw body with 1e309 or a lone surrogate is 400 from a real process, noth
   const cases: [string, string, string, { field: string; message: string }[]][] = [
     ['POST', '/contacts', '{"firstName":"A","lastName":"B","email":"x@honest.example","score":1e309}', [finite('score')]],
     // The issue's own body: its e-mail is invalid too, and every invalid field is named (C.5).
-    ['POST', '/contacts', '{"firstName":"A","lastName":"B","email":"x@y.z","score":1e309}', [finite('score'), { field: 'email', message: 'must be a valid e-mail address' }]],
+    [
+      'POST',
+      '/contacts',
+      '{"firstName":"A","lastName":"B","email":"x@y.z","score":1e309}',
+      [finite('score'), { field: 'email', message: 'must be a valid e-mail address' }],
+    ],
     ['POST', '/contacts', '{"firstName":"A","lastName":"B","email":"x@honest.example","score":-1e309}', [finite('score')]],
     ['POST', '/contacts', '{"firstName":"\\ud800x","lastName":"B","email":"x@honest.example"}', [lone('firstName')]],
     ['PATCH', `/contacts/${kept.json.id}`, '{"score":1e309}', [finite('score')]],
@@ -57,7 +62,13 @@ test(`a raw body with 1e309 or a lone surrogate is 400 from a real process, noth
   assert.equal(escaped.json.pagination.total, 0);
   const rawLine = await new Promise<string>((resolve, reject) => {
     const sock = net.connect(server.port, '127.0.0.1', () => {
-      sock.write(Buffer.concat([Buffer.from('GET /api/v1/contacts?search='), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(` HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`)]));
+      sock.write(
+        Buffer.concat([
+          Buffer.from('GET /api/v1/contacts?search='),
+          Buffer.from([0xed, 0xa0, 0x80]),
+          Buffer.from(` HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`),
+        ]),
+      );
     });
     let got = '';
     sock.on('data', (d) => (got += d));

@@ -53,10 +53,14 @@ async function startListen(script: string[], args: string[], env: Record<string,
   proc.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   after(() => void (proc.exitCode === null && proc.kill('SIGKILL')));
-  await waitUntil(async () => {
-    if (proc.exitCode !== null) throw new Error(`listen exited (${proc.exitCode}): ${out}${err}`);
-    return out.includes('\nReady: ');
-  }, 15_000, 'listen ready');
+  await waitUntil(
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`listen exited (${proc.exitCode}): ${out}${err}`);
+      return out.includes('\nReady: ');
+    },
+    15_000,
+    'listen ready',
+  );
   const secret = /^Signing secret: (whsec_\S+)$/m.exec(out)?.[1];
   assert.ok(secret, out);
   return {
@@ -120,7 +124,10 @@ test('crm listen: from now on, every event of a create-update-delete in order, t
   const id = await lifecycle('ana.listen@acme.test');
   await waitUntil(async () => hook.got.length >= 3, 10_000, 'three deliveries');
 
-  assert.deepEqual(hook.got.map((r) => r.headers['x-service-event']), ['contact.created', 'contact.updated', 'contact.deleted']);
+  assert.deepEqual(
+    hook.got.map((r) => r.headers['x-service-event']),
+    ['contact.created', 'contact.updated', 'contact.deleted'],
+  );
   for (const r of hook.got) {
     const body = verifyBoth(l.secret, r);
     assert.equal(body.data.contact.id, id);
@@ -143,7 +150,20 @@ test('crm listen: from now on, every event of a create-update-delete in order, t
 test('npx crm-listen: --events contact.deleted forwards only those; --secret signs with the given secret; SIGTERM exits 0', async () => {
   const hook = await receiver();
   const secret = 'whsec_' + Buffer.alloc(24, 7).toString('base64');
-  const args = ['--base-url', `${server.url}/api/v1`, '--key', KEY, '--forward-to', hook.url, '--events', 'contact.deleted', '--secret', secret, '--tenant-id', TENANT];
+  const args = [
+    '--base-url',
+    `${server.url}/api/v1`,
+    '--key',
+    KEY,
+    '--forward-to',
+    hook.url,
+    '--events',
+    'contact.deleted',
+    '--secret',
+    secret,
+    '--tenant-id',
+    TENANT,
+  ];
   const l = await startListen([SDK_BIN], args, s.env);
   assert.equal(l.secret, secret);
   const id = await lifecycle('bruno.listen@acme.test');
@@ -152,7 +172,10 @@ test('npx crm-listen: --events contact.deleted forwards only those; --secret sig
   await api('DELETE', `/contacts/${(await api('POST', '/contacts', { firstName: 'Gone', email: 'gone@listen.test' })).id}`);
   await waitUntil(async () => hook.got.length >= 2, 10_000, 'the second deletion');
 
-  assert.deepEqual(hook.got.map((r) => verifyBoth(secret, r).event), ['contact.deleted', 'contact.deleted']);
+  assert.deepEqual(
+    hook.got.map((r) => verifyBoth(secret, r).event),
+    ['contact.deleted', 'contact.deleted'],
+  );
   assert.equal(verifyBoth(secret, hook.got[0]).data.contact.id, id);
   assert.equal(hook.got[0].body, await storedPayload(String(hook.got[0].headers['webhook-id'])));
   const stopped = await l.stop('SIGTERM');
@@ -167,24 +190,35 @@ test('--replay-from <event id> forwards every event after that one, in the order
   const hook = await receiver();
   const l = await startListen([SDK_BIN], ['--base-url', server.url, '--key', KEY, '--forward-to', hook.url, '--replay-from', from], s.env);
   await waitUntil(async () => hook.got.length >= log.length - 3, 10_000, 'the replay');
-  assert.deepEqual(hook.got.map((r) => r.headers['webhook-id']), log.slice(3).map((e) => e.id));
+  assert.deepEqual(
+    hook.got.map((r) => r.headers['webhook-id']),
+    log.slice(3).map((e) => e.id),
+  );
   for (const r of hook.got) verifyBoth(l.secret, r);
   // …and it goes on with new events.
   await lifecycle('carla.listen@acme.test');
   await waitUntil(async () => hook.got.length >= log.length, 10_000, 'the new events');
-  assert.deepEqual(hook.got.slice(-3).map((r) => verifyBoth(l.secret, r).event), ['contact.created', 'contact.updated', 'contact.deleted']);
+  assert.deepEqual(
+    hook.got.slice(-3).map((r) => verifyBoth(l.secret, r).event),
+    ['contact.created', 'contact.updated', 'contact.deleted'],
+  );
   assert.equal((await l.stop('SIGINT')).code, 0);
 
   const all = await receiver();
   const everything = await startListen([SDK_BIN], ['--base-url', server.url, '--key', KEY, '--forward-to', all.url, '--replay-from', 'start'], s.env);
   const now = await allEvents();
   await waitUntil(async () => all.got.length >= now.length, 10_000, 'every event');
-  assert.deepEqual(all.got.map((r) => r.headers['webhook-id']), now.map((e) => e.id));
+  assert.deepEqual(
+    all.got.map((r) => r.headers['webhook-id']),
+    now.map((e) => e.id),
+  );
   assert.equal((await everything.stop('SIGINT')).code, 0);
 });
 
 test('a bad key stops at once with exit 1; a command-line mistake is exit 2 with the usage', async () => {
-  const bad = spawn(process.execPath, [SDK_BIN, '--base-url', server.url, '--key', 'crm_live_' + 'x'.repeat(40), '--forward-to', 'http://127.0.0.1:1/h'], { env: s.env });
+  const bad = spawn(process.execPath, [SDK_BIN, '--base-url', server.url, '--key', 'crm_live_' + 'x'.repeat(40), '--forward-to', 'http://127.0.0.1:1/h'], {
+    env: s.env,
+  });
   let err = '';
   bad.stderr.on('data', (d) => (err += d));
   assert.equal(await new Promise((r) => bad.on('exit', r)), 1);

@@ -76,7 +76,11 @@ test('crm serve scavenges on its own thread (tuneHeap sets --no-parallel-scaveng
       "process.stdout.write('\\n--- tuned ---\\n');",
       "let keep = []; for (let i = 0; i < 3e6; i++) { keep.push({ a: i, b: 'x' + i }); if (keep.length > 100000) keep = []; }",
     ].join('\n');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--trace-gc-nvp', ...options, '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--trace-gc-nvp', ...options, '--input-type=module', '-e', code], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     assert.equal(r.status, 0, r.stderr);
     // Scavenges while the module loads ran before tuneHeap: only those after the mark count.
     const after = r.stdout.slice(r.stdout.indexOf('--- tuned ---'));

@@ -12,7 +12,7 @@ import { startTestCluster, testClusterUnavailable, type TestCluster } from '../h
 import { sampleSetup, sleep } from './cli.helpers.js';
 
 // The cluster is the test's own, whatever the pass; it runs once, on the PostgreSQL pass.
-const skip = IS_PG ? testClusterUnavailable() ?? false : 'PostgreSQL faults run on the PostgreSQL pass';
+const skip = IS_PG ? (testClusterUnavailable() ?? false) : 'PostgreSQL faults run on the PostgreSQL pass';
 /** A request started during a fault must be answered within this (the contract's second, plus a loaded CI's margin). */
 const ANSWER_WITHIN_MS = 1_500;
 const RECOVER_WITHIN_MS = 5_000;
@@ -52,7 +52,13 @@ after(async () => {
 });
 
 /** The server's error lines (a 500's cause), for an assertion's message. */
-const serverErrors = () => server.stderr().split('\n').filter((l) => l.includes('"level":50')).join('\n').slice(-4000);
+const serverErrors = () =>
+  server
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('"level":50'))
+    .join('\n')
+    .slice(-4000);
 
 let seq = 0;
 async function call(what: string, method: string, url: string, body?: unknown): Promise<Answer> {
@@ -67,7 +73,15 @@ async function call(what: string, method: string, url: string, body?: unknown): 
     });
     const text = await r.text();
     const json = text ? JSON.parse(text) : {};
-    const a: Answer = { what, startedAt, ms: Date.now() - startedAt, status: r.status, error: json.error, retryAfter: r.headers.get('retry-after'), id: json.id };
+    const a: Answer = {
+      what,
+      startedAt,
+      ms: Date.now() - startedAt,
+      status: r.status,
+      error: json.error,
+      retryAfter: r.headers.get('retry-after'),
+      id: json.id,
+    };
     if (what === 'create' && r.status === 201) acknowledged.push(json.id);
     return a;
   } catch (err) {
@@ -86,7 +100,9 @@ function oneOf(n: number, someId: string): Promise<Answer> {
     case 2:
       return call('create', 'POST', '/api/v1/contacts', { firstName: 'Load', lastName: String(++seq), email: `load${seq}.${Date.now()}@faults.test` });
     default:
-      return call('search', 'POST', '/api/v1/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'lastName', operator: 'contains', value: '1' }] } });
+      return call('search', 'POST', '/api/v1/contacts/search', {
+        filters: { operator: 'AND', conditions: [{ field: 'lastName', operator: 'contains', value: '1' }] },
+      });
   }
 }
 
@@ -111,7 +127,8 @@ function load(someId: string, workers = 6): { answers: Answer[]; stop(): Promise
 
 function summary(label: string, answers: Answer[]): string {
   const by = new Map<string, number>();
-  for (const a of answers) by.set(`${a.what} ${a.status}${a.error ? ' ' + a.error : ''}`, (by.get(`${a.what} ${a.status}${a.error ? ' ' + a.error : ''}`) ?? 0) + 1);
+  for (const a of answers)
+    by.set(`${a.what} ${a.status}${a.error ? ' ' + a.error : ''}`, (by.get(`${a.what} ${a.status}${a.error ? ' ' + a.error : ''}`) ?? 0) + 1);
   const max = Math.max(0, ...answers.map((a) => a.ms));
   return `${label}: ${answers.length} answers, slowest ${max} ms; ${[...by].map(([k, v]) => `${k} ×${v}`).join(', ')}`;
 }
@@ -129,7 +146,10 @@ function assertFailedFast(label: string, answers: Answer[]): void {
     }
     if (typeof a.status === 'number' && a.status >= 400 && a.status !== 503) assert.fail(`${label}: ${a.what} answered ${a.status} ${a.error}`);
   }
-  assert.ok(answers.some((a) => a.status === 503 && a.what === 'readyz'), `${label}: /readyz never said 503`);
+  assert.ok(
+    answers.some((a) => a.status === 503 && a.what === 'readyz'),
+    `${label}: /readyz never said 503`,
+  );
 }
 
 /** Polls a create until it succeeds; resolves the ms since `since`. */
@@ -138,7 +158,8 @@ async function recovered(since: number): Promise<number> {
     const a = await call('create', 'POST', '/api/v1/contacts', { firstName: 'Back', lastName: 'Again', email: `back.${Date.now()}.${++seq}@faults.test` });
     const ready = await call('readyz', 'GET', '/readyz');
     if (a.status === 201 && ready.status === 200) return Date.now() - since;
-    if (Date.now() - since > 20_000) throw new Error(`not recovered after 20 s: ${a.status} ${a.error}, readyz ${ready.status}; server: ${server.stderr().slice(-3000)}`);
+    if (Date.now() - since > 20_000)
+      throw new Error(`not recovered after 20 s: ${a.status} ${a.error}, readyz ${ready.status}; server: ${server.stderr().slice(-3000)}`);
     await sleep(50);
   }
 }
@@ -152,7 +173,10 @@ test('PostgreSQL frozen, then stopped and restarted, under load: fast 503s, reco
   const warm = load(someId);
   await sleep(1_000);
   await warm.stop();
-  assert.ok(warm.answers.every((a) => a.status === 200 || a.status === 201), summary('healthy', warm.answers));
+  assert.ok(
+    warm.answers.every((a) => a.status === 200 || a.status === 201),
+    summary('healthy', warm.answers),
+  );
 
   // Frozen: every process of the cluster stopped by SIGSTOP.
   const frozenLoad = load(someId);
@@ -195,7 +219,8 @@ test('PostgreSQL frozen, then stopped and restarted, under load: fast 503s, reco
   const afterRestart = await recovered(startedAt);
   console.log(summary('stopped', whileStopped), `; restart took ${startedAt - restartAt} ms; recovered ${afterRestart} ms after it accepted sessions`);
   assertFailedFast('stopped', whileStopped);
-  for (const a of stoppedLoad.answers) assert.ok(a.status !== 'hang' && a.status !== 500, `stopped: ${a.what} ${a.status} ${a.error}; server: ${serverErrors()}`);
+  for (const a of stoppedLoad.answers)
+    assert.ok(a.status !== 'hang' && a.status !== 500, `stopped: ${a.what} ${a.status} ${a.error}; server: ${serverErrors()}`);
   assert.ok(afterRestart <= RECOVER_WITHIN_MS, `recovered ${afterRestart} ms after the restart`);
 
   // No acknowledged write lost: every 201 is there.

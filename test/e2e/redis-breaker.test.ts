@@ -49,14 +49,23 @@ test('killed: per-process at once, no call waits; restarted: shared again within
     const opened = await until('per-process after the kill', () => store.degraded, 1000);
     const down = [];
     for (let i = 0; i < 50; i++) down.push(await timedHit(store, 'k'));
-    assert.deepEqual(down.map((d) => d.count), Array.from({ length: 50 }, (_, i) => i + 1), 'counted in process');
+    assert.deepEqual(
+      down.map((d) => d.count),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+      'counted in process',
+    );
     assert.ok(Math.max(...down.map((d) => d.ms)) < 50, `a call waited ${Math.max(...down.map((d) => d.ms)).toFixed(1)} ms`);
     await redis.start();
     const recovered = await until('shared after the restart', () => !store.degraded, 5000);
     // The restarted server kept nothing (no persistence) and the process forgot its own counts: 1.
     assert.equal((await store.hit('k', 60_000)).count, 1);
-    assert.deepEqual(lines.map((l) => l.split(':')[0]), ['warn Redis unreachable', 'info Redis answers again']);
-    console.log(`# killed: per-process after ${opened.toFixed(0)} ms; 50 calls, slowest ${Math.max(...down.map((d) => d.ms)).toFixed(2)} ms; shared again ${recovered.toFixed(0)} ms after the restart`);
+    assert.deepEqual(
+      lines.map((l) => l.split(':')[0]),
+      ['warn Redis unreachable', 'info Redis answers again'],
+    );
+    console.log(
+      `# killed: per-process after ${opened.toFixed(0)} ms; 50 calls, slowest ${Math.max(...down.map((d) => d.ms)).toFixed(2)} ms; shared again ${recovered.toFixed(0)} ms after the restart`,
+    );
   } finally {
     await store.close();
   }
@@ -83,8 +92,13 @@ test('frozen (SIGSTOP): the watchdog opens the circuit, later calls do not wait;
     // The server kept its window (3 calls, and perhaps the frozen one): the in-process 21 are forgotten.
     const next = (await store.hit('f', 60_000)).count;
     assert.ok(next === 4 || next === 5, `count after the return: ${next}`);
-    assert.deepEqual(lines.map((l) => l.split(':')[0]), ['warn Redis unreachable', 'info Redis answers again']);
-    console.log(`# frozen: the call in flight answered in ${first.ms.toFixed(0)} ms, later ones at most ${Math.max(...later.map((d) => d.ms)).toFixed(2)} ms; shared again ${recovered.toFixed(0)} ms after SIGCONT`);
+    assert.deepEqual(
+      lines.map((l) => l.split(':')[0]),
+      ['warn Redis unreachable', 'info Redis answers again'],
+    );
+    console.log(
+      `# frozen: the call in flight answered in ${first.ms.toFixed(0)} ms, later ones at most ${Math.max(...later.map((d) => d.ms)).toFixed(2)} ms; shared again ${recovered.toFixed(0)} ms after SIGCONT`,
+    );
   } finally {
     redis.signal('SIGCONT');
     await store.close();

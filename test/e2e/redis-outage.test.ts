@@ -57,7 +57,8 @@ async function readyBodies(on: RunningServer[], want: object, timeoutMs: number)
   for (;;) {
     const bodies = await Promise.all(on.map((s) => get(s.url, '/readyz')));
     if (bodies.every((b) => b.status === 200 && JSON.stringify(b.body) === JSON.stringify(want))) return performance.now() - started;
-    if (performance.now() - started > timeoutMs) assert.fail(`/readyz never said ${JSON.stringify(want)}: ${JSON.stringify(bodies.map((b) => [b.status, b.body]))}`);
+    if (performance.now() - started > timeoutMs)
+      assert.fail(`/readyz never said ${JSON.stringify(want)}: ${JSON.stringify(bodies.map((b) => [b.status, b.body]))}`);
     await sleep(25);
   }
 }
@@ -69,7 +70,10 @@ function load(on: RunningServer[], keys: string[], workers: number, t0: number) 
   const loops = Array.from({ length: workers }, async (_, w) => {
     for (let i = w; running; i++) {
       const started = performance.now();
-      const status = await get(on[i % on.length].url, '/api/v1/tags', keys[i % keys.length]).then((r) => r.status, () => 0);
+      const status = await get(on[i % on.length].url, '/api/v1/tags', keys[i % keys.length]).then(
+        (r) => r.status,
+        () => 0,
+      );
       samples.push({ at: started - t0, ms: performance.now() - started, status });
       await sleep(5);
     }
@@ -83,7 +87,13 @@ function load(on: RunningServer[], keys: string[], workers: number, t0: number) 
   };
 }
 
-const metric = (text: string, series: string) => Number(text.split('\n').find((l) => l.startsWith(series + ' '))?.slice(series.length + 1));
+const metric = (text: string, series: string) =>
+  Number(
+    text
+      .split('\n')
+      .find((l) => l.startsWith(series + ' '))
+      ?.slice(series.length + 1),
+  );
 /** Requests of GET /api/v1/tags that took longer than 0.1 s and 0.5 s, from a server's histogram. */
 function serverSlower(text: string): { '0.1': number; '0.5': number } {
   const sum = (prefix: string, le?: string) =>
@@ -94,7 +104,12 @@ function serverSlower(text: string): { '0.1': number; '0.5': number } {
   const all = sum('crm_http_request_duration_seconds_count{');
   return { '0.1': all - sum('crm_http_request_duration_seconds_bucket{', '0.1'), '0.5': all - sum('crm_http_request_duration_seconds_bucket{', '0.5') };
 }
-const redisLines = (srv: RunningServer) => srv.stderr().split('\n').filter((l) => l.includes('Redis')).join('\n');
+const redisLines = (srv: RunningServer) =>
+  srv
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('Redis'))
+    .join('\n');
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 test('Redis killed and restarted under load: per-process limits at once without waits, /readyz degraded, shared again within 5 s', async () => {
@@ -104,11 +119,14 @@ test('Redis killed and restarted under load: per-process limits at once without 
   const env = processEnv(dir, { WORKERS: 'false', REDIS_URL: redis.url, LOG_LEVEL: 'info' });
   const file = path.join(dir, 'setup.json');
   const key = (ref: string, rateLimit: number) => ({ ref, name: ref, user: 'u', scopes: ['tags:read'], rateLimit });
-  writeFileSync(file, JSON.stringify({
-    tenant: { name: 'Redis outage' },
-    users: [{ ref: 'u', name: 'U', email: 'u@x.test' }],
-    apiKeys: [...LOAD_KEYS.map((ref) => key(ref, 1000)), key('before', 10), key('down', 5), key('after', 10)],
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tenant: { name: 'Redis outage' },
+      users: [{ ref: 'u', name: 'U', email: 'u@x.test' }],
+      apiKeys: [...LOAD_KEYS.map((ref) => key(ref, 1000)), key('before', 10), key('down', 5), key('after', 10)],
+    }),
+  );
   const setup = cli(['setup', 'apply', file], env);
   assert.equal(setup.status, 0, setup.stdout + setup.stderr);
   const keys = setup.json.apiKeys;
@@ -122,7 +140,12 @@ test('Redis killed and restarted under load: per-process limits at once without 
   await readyBodies(both, { status: 'ok' }, 2000);
 
   const t0 = performance.now();
-  const traffic = load(both, LOAD_KEYS.map((ref) => keys[ref]), 3, t0);
+  const traffic = load(
+    both,
+    LOAD_KEYS.map((ref) => keys[ref]),
+    3,
+    t0,
+  );
   after(() => traffic.stop());
   await sleep(1000);
   const killedAt = performance.now() - t0;
@@ -172,7 +195,9 @@ test('Redis killed and restarted under load: per-process limits at once without 
     const ms = xs.map((x) => x.ms);
     return `${name}: ${xs.length} requests ${JSON.stringify(codes)}, p50 ${pct(ms, 50).toFixed(1)} ms, p99 ${pct(ms, 99).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms`;
   };
-  console.log(`# Redis SIGKILL at ${killedAt.toFixed(0)} ms, /readyz degraded on both after ${degradedAfter.toFixed(0)} ms; restarted at ${restartAt.toFixed(0)} ms, answering at ${backAt.toFixed(0)} ms; shared again on both at ${sharedAt.toFixed(0)} ms (recovery ${recoveryMs.toFixed(0)} ms)`);
+  console.log(
+    `# Redis SIGKILL at ${killedAt.toFixed(0)} ms, /readyz degraded on both after ${degradedAfter.toFixed(0)} ms; restarted at ${restartAt.toFixed(0)} ms, answering at ${backAt.toFixed(0)} ms; shared again on both at ${sharedAt.toFixed(0)} ms (recovery ${recoveryMs.toFixed(0)} ms)`,
+  );
   console.log(`# ${line('before', normal)}`);
   console.log(`# ${line('Redis down', down)}`);
   console.log(`# ${line('restart and after', recovering)}`);
@@ -181,9 +206,15 @@ test('Redis killed and restarted under load: per-process limits at once without 
   // No request pays a wait on the dead connection (the old cost was up to the 1 s command timeout on each).
   // The servers' own timings decide, as the client's also hold this busy machine's pauses: none over 0.5 s.
   const slow = await Promise.all(both.map(async (s) => serverSlower((await get(s.url, '/metrics')).body as string)));
-  console.log(`# server side, GET /api/v1/tags slower than 0.1 s: ${slow.map((x) => x['0.1']).join(' and ')}; slower than 0.5 s: ${slow.map((x) => x['0.5']).join(' and ')}`);
+  console.log(
+    `# server side, GET /api/v1/tags slower than 0.1 s: ${slow.map((x) => x['0.1']).join(' and ')}; slower than 0.5 s: ${slow.map((x) => x['0.5']).join(' and ')}`,
+  );
   for (const x of slow) assert.equal(x['0.5'], 0, 'a request waited on the server');
-  const median = (xs: Sample[]) => pct(xs.map((x) => x.ms), 50);
+  const median = (xs: Sample[]) =>
+    pct(
+      xs.map((x) => x.ms),
+      50,
+    );
   assert.ok(median(down) < median(normal) + 20, `median ${median(down).toFixed(1)} ms with Redis down, ${median(normal).toFixed(1)} ms before`);
   assert.ok(recoveryMs < 5000, `shared again ${recoveryMs.toFixed(0)} ms after Redis returned`);
 });

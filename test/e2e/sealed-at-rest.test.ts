@@ -32,9 +32,7 @@ async function postgresColumnsHolding(s: Scratch, needle: string): Promise<{ fou
   for (const { table_name, column_name, data_type } of rows) {
     const column = sql.id(column_name);
     const holds =
-      data_type === 'bytea'
-        ? sql<boolean>`position(convert_to(${needle}, 'UTF8') in ${column}) > 0`
-        : sql<boolean>`position(${needle} in ${column}::text) > 0`;
+      data_type === 'bytea' ? sql<boolean>`position(convert_to(${needle}, 'UTF8') in ${column}) > 0` : sql<boolean>`position(${needle} in ${column}::text) > 0`;
     const hit = await sql<{ n: number }>`select 1 as n from ${sql.id(table_name)} where ${holds} limit 1`.execute(db);
     if (hit.rows.length > 0) found.push(`${table_name}.${column_name}`);
   }
@@ -50,7 +48,11 @@ test('webhook secrets and sorted e-mails stay sealed: database bytes, every tabl
   server.proc.stdout!.on('data', (d) => (stdout += d));
   const headers = { 'x-api-key': setup.json.apiKeys.full as string, 'content-type': 'application/json' };
   const call = (method: string, url: string, body?: unknown, idem?: string) =>
-    fetch(`${server.url}/api/v1${url}`, { method, headers: idem ? { ...headers, 'idempotency-key': idem } : headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${server.url}/api/v1${url}`, {
+      method,
+      headers: idem ? { ...headers, 'idempotency-key': idem } : headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   // Contacts with e-mails, created as the SDK does (an Idempotency-Key each).
   const emails = Array.from({ length: 5 }, (_, i) => `sealed.person.${i}.${process.pid}@privacy-probe.test`);
@@ -69,7 +71,10 @@ test('webhook secrets and sorted e-mails stay sealed: database bytes, every tabl
   const secrets: string[] = [hook.secret, JSON.parse(rotatedText).secret];
   for (const secret of secrets) assert.match(secret, /^whsec_[A-Za-z0-9+/=]{32}$/);
   assert.notEqual(secrets[0], secrets[1]);
-  for (const [again, text] of [[await call('POST', '/webhooks', hookBody, 'hook-create-1'), createdText], [await rotate(), rotatedText]] as const) {
+  for (const [again, text] of [
+    [await call('POST', '/webhooks', hookBody, 'hook-create-1'), createdText],
+    [await rotate(), rotatedText],
+  ] as const) {
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(await again.text(), text, 'the replay is the first answer, byte for byte');
   }
@@ -114,7 +119,10 @@ test('webhook secrets and sorted e-mails stay sealed: database bytes, every tabl
   // The logs: requests are logged (URL with the cursor, opaque), never a secret or an e-mail.
   const logs = server.stderr() + stdout;
   assert.ok(logs.includes('/api/v1/contacts?sortKey=email'), 'request URLs are logged at info');
-  assert.ok(cursors.slice(0, 2).some((c) => logs.includes(c) || logs.includes(encodeURIComponent(c))), 'cursors appear in the logged URLs');
+  assert.ok(
+    cursors.slice(0, 2).some((c) => logs.includes(c) || logs.includes(encodeURIComponent(c))),
+    'cursors appear in the logged URLs',
+  );
   for (const needle of [...needles, ...emails, 'privacy-probe']) assert.ok(!logs.includes(needle), `the logs hold ${needle}`);
 });
 

@@ -49,7 +49,9 @@ class Conn {
       this.buf = Buffer.concat([this.buf, d]);
       this.parse();
     });
-    socket.on('error', (err: NodeJS.ErrnoException) => this.finish({ end: err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : 'closed', error: err.code ?? err.message }));
+    socket.on('error', (err: NodeJS.ErrnoException) =>
+      this.finish({ end: err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : 'closed', error: err.code ?? err.message }),
+    );
     socket.on('end', () => this.finish({ end: 'closed', error: 'EOF' }));
     socket.on('close', () => this.finish({ end: 'closed', error: 'closed' }));
   }
@@ -125,7 +127,12 @@ function rawPost(path: string, key: string, body: unknown): string {
   return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${b.length}\r\n\r\n${b}`;
 }
 
-async function round(server: RunningServer, keys: string[], contactId: string, n: number): Promise<{ shots: Shot[]; signalledAt: number; exitedAt: number; code: number | null }> {
+async function round(
+  server: RunningServer,
+  keys: string[],
+  contactId: string,
+  n: number,
+): Promise<{ shots: Shot[]; signalledAt: number; exitedAt: number; code: number | null }> {
   const shots: Shot[] = [];
   const exited = new Promise<number | null>((resolve) => server.proc.once('exit', (code) => resolve(code)));
   let exitedAt = 0;
@@ -175,7 +182,10 @@ async function round(server: RunningServer, keys: string[], contactId: string, n
   // Keep-alive connections used once before the signal, then idle, each sending one request near the drain's end.
   const idle = await Promise.all(Array.from({ length: 40 }, () => Conn.open(server.port)));
   const warm = await Promise.all(idle.map((c) => (c as Conn).request('idle', rawGet('/healthz', keys[0]))));
-  assert.ok(warm.every((s) => s.outcome === 'answered' && s.status === 200), JSON.stringify(warm.filter((s) => s.outcome !== 'answered')));
+  assert.ok(
+    warm.every((s) => s.outcome === 'answered' && s.status === 200),
+    JSON.stringify(warm.filter((s) => s.outcome !== 'answered')),
+  );
 
   const loops = [...Array.from({ length: 12 }, busy), ...Array.from({ length: 6 }, fresh)];
   await sleep(200);
@@ -193,7 +203,7 @@ async function round(server: RunningServer, keys: string[], contactId: string, n
   return { shots, signalledAt, exitedAt, code };
 }
 
-test('the drain\'s end under load: every request sent before the server stopped accepting is answered, none is reset', { timeout: 240_000 }, async () => {
+test("the drain's end under load: every request sent before the server stopped accepting is answered, none is reset", { timeout: 240_000 }, async () => {
   const s = await scratch();
   // Keys of their own for each round: a round sends up to a thousand requests or so, and a key's limit is 1,000
   // a minute.

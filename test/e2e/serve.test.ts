@@ -79,7 +79,9 @@ test('SIGTERM: no new connections, requests in flight finish with success, exit 
   // 1) A request whose body is still arriving when the signal comes (a slow client).
   const slow = await connect(server.port);
   const body = JSON.stringify({ firstName: 'Slow', lastName: 'Client', email: 'slow@graceful.test' });
-  slow.write(`POST /api/v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
+  slow.write(
+    `POST /api/v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+  );
   const slowResponse = readResponse(slow);
 
   // 2) A burst of reads on connections the server has already accepted (each used once before).
@@ -146,7 +148,9 @@ test('SIGTERM: a request whose body never finishes arriving cannot hold the stop
   await new Promise((resolve) => sock.once('connect', resolve));
   sock.on('error', () => {});
   // 10 of the 100 bytes announced, then nothing: the request stays in flight, its connection never idle.
-  sock.write(`POST /api/v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKeys.full}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"firstNam`);
+  sock.write(
+    `POST /api/v1/contacts HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKeys.full}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"firstNam`,
+  );
   await sleep(500);
   const signalled = Date.now();
   const code = await server.stop();
@@ -173,23 +177,27 @@ test('an idle server stops at once on SIGTERM and SIGINT with exit 0; stdout sta
   }
 });
 
-test('an empty embedded database gets the demo tenant once, its key printed on stderr', { skip: IS_PG ? 'SQLite only (never with DATABASE_URL; see the next test)' : false, timeout: 120_000 }, async () => {
-  const s = await scratch({ CRM_NO_DEMO: 'false' });
-  const first = await start(s.env);
-  const printed = /crm_live_[0-9A-Za-z]{32,}/.exec(first.stderr());
-  assert.ok(printed, `a key on stderr: ${first.stderr()}`);
-  const r = await fetch(`${first.url}/api/v1/contacts`, { headers: { 'x-api-key': printed[0] } });
-  assert.equal(r.status, 200);
-  assert.ok(((await r.json()) as any).pagination.total > 0, 'the demo tenant has contacts');
-  // The server's own words when a stop does not end with 0 (a CI run saw the second stop end with 1).
-  assert.equal(await first.stop(), 0, first.stderr().slice(-4000));
+test(
+  'an empty embedded database gets the demo tenant once, its key printed on stderr',
+  { skip: IS_PG ? 'SQLite only (never with DATABASE_URL; see the next test)' : false, timeout: 120_000 },
+  async () => {
+    const s = await scratch({ CRM_NO_DEMO: 'false' });
+    const first = await start(s.env);
+    const printed = /crm_live_[0-9A-Za-z]{32,}/.exec(first.stderr());
+    assert.ok(printed, `a key on stderr: ${first.stderr()}`);
+    const r = await fetch(`${first.url}/api/v1/contacts`, { headers: { 'x-api-key': printed[0] } });
+    assert.equal(r.status, 200);
+    assert.ok(((await r.json()) as any).pagination.total > 0, 'the demo tenant has contacts');
+    // The server's own words when a stop does not end with 0 (a CI run saw the second stop end with 1).
+    assert.equal(await first.stop(), 0, first.stderr().slice(-4000));
 
-  const second = await start(s.env);
-  assert.doesNotMatch(second.stderr(), /crm_live_/, 'no second demo, no key printed');
-  assert.equal((await fetch(`${second.url}/api/v1/contacts`, { headers: { 'x-api-key': printed[0] } })).status, 200);
-  assert.equal(await second.stop(), 0, second.stderr().slice(-4000));
-  assert.equal(await countTenants(s), 1);
-});
+    const second = await start(s.env);
+    assert.doesNotMatch(second.stderr(), /crm_live_/, 'no second demo, no key printed');
+    assert.equal((await fetch(`${second.url}/api/v1/contacts`, { headers: { 'x-api-key': printed[0] } })).status, 200);
+    assert.equal(await second.stop(), 0, second.stderr().slice(-4000));
+    assert.equal(await countTenants(s), 1);
+  },
+);
 
 test('no demo with CRM_NO_DEMO=true, nor with DATABASE_URL', async () => {
   const s = await scratch({ CRM_NO_DEMO: IS_PG ? 'false' : 'true' });
@@ -241,7 +249,11 @@ test('start-up errors answer JSON with a non-zero exit', async () => {
   }
 
   const server = await start(s.env);
-  const taken = spawnSync(process.execPath, [CLI, 'serve'], { env: { ...s.env, PORT: String(server.port), HOST: '127.0.0.1' }, encoding: 'utf8', timeout: 30_000 });
+  const taken = spawnSync(process.execPath, [CLI, 'serve'], {
+    env: { ...s.env, PORT: String(server.port), HOST: '127.0.0.1' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   assert.notEqual(taken.status, 0);
   const e = JSON.parse(taken.stdout);
   assert.equal(e.error, 'listen_failed');

@@ -102,11 +102,14 @@ test('a foreign write lock held 15 s: /healthz and reads answer fast, writes 503
   // After the release a new write goes through at once.
   const afterRelease = await create();
   const recoveryMs = afterRelease.at + afterRelease.ms - releasedAt;
-  t.diagnostic(`lock held ${((releasedAt - lockedAt) / 1000).toFixed(1)} s; ${summary(seen)}; first write after the release: ${afterRelease.status} in ${afterRelease.ms.toFixed(0)} ms (${recoveryMs.toFixed(0)} ms after the release)`);
+  t.diagnostic(
+    `lock held ${((releasedAt - lockedAt) / 1000).toFixed(1)} s; ${summary(seen)}; first write after the release: ${afterRelease.status} in ${afterRelease.ms.toFixed(0)} ms (${recoveryMs.toFixed(0)} ms after the release)`,
+  );
 
   const during = seen.filter((r) => r.at + r.ms < releasedAt);
   for (const r of during.filter((x) => x.what === 'GET /healthz')) assert.ok(r.status === 200 && r.ms < 200, `/healthz: ${r.status} in ${r.ms.toFixed(0)} ms`);
-  for (const r of during.filter((x) => x.what.startsWith('GET /contacts'))) assert.ok(r.status === 200 && r.ms < 500, `${r.what}: ${r.status} in ${r.ms.toFixed(0)} ms`);
+  for (const r of during.filter((x) => x.what.startsWith('GET /contacts')))
+    assert.ok(r.status === 200 && r.ms < 500, `${r.what}: ${r.status} in ${r.ms.toFixed(0)} ms`);
   const writes = during.filter((x) => x.what === 'POST /contacts');
   assert.ok(writes.length >= 15, `${writes.length} writes answered while the lock was held`);
   for (const w of writes) {
@@ -140,7 +143,9 @@ test('a CLI write against a file another process holds locked fails with databas
   try {
     // Spawned, not spawnSync: this process must go on holding the lock (and could release it) meanwhile.
     const t0 = performance.now();
-    const child = spawn(process.execPath, [CLI, 'keys', 'create', '--tenant', setup.json.tenantId, '--name', 'locked', '--scopes', 'contacts:read'], { env: s.env });
+    const child = spawn(process.execPath, [CLI, 'keys', 'create', '--tenant', setup.json.tenantId, '--name', 'locked', '--scopes', 'contacts:read'], {
+      env: s.env,
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -39,9 +39,7 @@ describe('webhooks survive crashes', { skip }, () => {
 
     // A burst of writes, and SIGKILL as soon as an attempt to /in-flight is under way (on a busy machine the
     // worker may not have claimed one yet when the last 201 arrives).
-    const created = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => api.post('/contacts', { firstName: `Burst ${i}`, email: `burst${i}@crash.test` })),
-    );
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => api.post('/contacts', { firstName: `Burst ${i}`, email: `burst${i}@crash.test` })));
     await rx.waitFor(() => rx.on('/in-flight').length > 0, 10_000, 'an attempt in flight to /in-flight');
     await server.kill();
     hang = false;
@@ -49,7 +47,12 @@ describe('webhooks survive crashes', { skip }, () => {
     const ids = new Set(created.map((r) => r.body.id));
 
     // No change without its event, no event without its change.
-    const events = await s.database.db.selectFrom('events').select(['id', 'payload']).where('tenant_id', '=', tenant.tenantId).where('type', '=', 'contact.created').execute();
+    const events = await s.database.db
+      .selectFrom('events')
+      .select(['id', 'payload'])
+      .where('tenant_id', '=', tenant.tenantId)
+      .where('type', '=', 'contact.created')
+      .execute();
     assert.deepEqual(new Set(events.map((e) => JSON.parse(e.payload).data.contact.id)), ids);
     const contacts = await s.database.db.selectFrom('contacts').select('id').where('tenant_id', '=', tenant.tenantId).execute();
     assert.deepEqual(new Set(contacts.map((c) => c.id)), ids);
@@ -70,10 +73,14 @@ describe('webhooks survive crashes', { skip }, () => {
     server = await s.start();
     api = http(server.url, tenant.apiKeys.full);
     // C.4: the event log holds every event committed before the kill, each once.
-    const logged = await eventually(async () => {
-      const page = (await api.get('/events?types=contact.created&limit=1000')).body;
-      return page.data.length >= eventIds.size ? page.data : null;
-    }, 10_000, 'the event log after the restart');
+    const logged = await eventually(
+      async () => {
+        const page = (await api.get('/events?types=contact.created&limit=1000')).body;
+        return page.data.length >= eventIds.size ? page.data : null;
+      },
+      10_000,
+      'the event log after the restart',
+    );
     assert.deepEqual(logged.map((e: any) => e.id).sort(), [...eventIds].sort());
     assert.deepEqual(new Set(logged.map((e: any) => e.data.contact.id)), ids);
     const has = (path: string) => new Set(rx.on(path).map((r) => String(r.headers['webhook-id'])));
@@ -108,7 +115,12 @@ describe('webhooks survive crashes', { skip }, () => {
     await rx.waitFor(() => rx.on('/graceful').length === 1, 10_000, 'the attempt');
     const code = await server.stop();
     assert.equal(code, 0);
-    const [d] = await s.database.db.selectFrom('webhook_deliveries').selectAll().where('tenant_id', '=', tenant.tenantId).where('webhook_id', '=', w.id).execute();
+    const [d] = await s.database.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('tenant_id', '=', tenant.tenantId)
+      .where('webhook_id', '=', w.id)
+      .execute();
     assert.equal(d.status, 'delivered', 'the attempt in flight was finished and recorded before exit');
     assert.equal(d.attempts, 1);
     assert.equal(d.lease_owner, null);

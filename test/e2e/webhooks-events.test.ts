@@ -72,7 +72,8 @@ describe('events fired by their operations', { skip }, () => {
     ok(await api.patch(`/contacts/${contact.id}`, { lastName: 'Souza' }), 200);
     const form = ok(await api.get(`/forms/${refs.contact_us}`), 200);
     const embed = new URL(form.embedUrl);
-    const intake = (body: unknown) => fetch(`${server.url}${embed.pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const intake = (body: unknown) =>
+      fetch(`${server.url}${embed.pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const sub1 = await intake({ email: 'lead@events.test', name: 'Lead' });
     assert.equal(sub1.status, 201, await sub1.clone().text());
     const formContactId = (await sub1.json()).contactId;
@@ -113,14 +114,46 @@ describe('events fired by their operations', { skip }, () => {
     ok(await api.delete(`/contacts/${formContactId}`), 204);
 
     const expected = [
-      'contact.created', 'contact.updated', 'contact.created', 'form.submitted', 'contact.updated', 'form.submitted',
-      'deal.created', 'deal.stage_changed', 'deal.updated', 'deal.won', 'deal.updated', 'deal.created', 'deal.lost', 'deal.updated',
-      'proposal.sent', 'proposal.accepted', 'proposal.sent', 'proposal.declined', 'proposal.sent', 'proposal.expired',
-      'company.created', 'company.updated', 'tag.created', 'tag.updated', 'activity.created', 'activity.updated', 'activity.deleted',
-      'list.member_added', 'list.member_removed', 'tag.deleted', 'deal.created', 'deal.deleted', 'company.deleted', 'contact.deleted',
+      'contact.created',
+      'contact.updated',
+      'contact.created',
+      'form.submitted',
+      'contact.updated',
+      'form.submitted',
+      'deal.created',
+      'deal.stage_changed',
+      'deal.updated',
+      'deal.won',
+      'deal.updated',
+      'deal.created',
+      'deal.lost',
+      'deal.updated',
+      'proposal.sent',
+      'proposal.accepted',
+      'proposal.sent',
+      'proposal.declined',
+      'proposal.sent',
+      'proposal.expired',
+      'company.created',
+      'company.updated',
+      'tag.created',
+      'tag.updated',
+      'activity.created',
+      'activity.updated',
+      'activity.deleted',
+      'list.member_added',
+      'list.member_removed',
+      'tag.deleted',
+      'deal.created',
+      'deal.deleted',
+      'company.deleted',
+      'contact.deleted',
     ];
     // Every type of the catalog but webhook.disabled (its own tests) is raised here.
-    assert.deepEqual(ALL.filter((k) => !expected.includes(k)), ['webhook.disabled']);
+    assert.deepEqual(
+      ALL.filter((k) => !expected.includes(k)),
+      ['webhook.disabled'],
+    );
     await rx.waitFor(() => once(rx.on('/all')).length >= expected.length, 20_000, 'all events at /all');
     await sleep(1000); // nothing more should come
     // Delivery is at least once: a slow answer (a loaded machine, a 1 s timeout) may be retried, so
@@ -154,16 +187,33 @@ describe('events fired by their operations', { skip }, () => {
     assert.equal(find('list.member_added', list.id).json.data.objectId, contact.id);
 
     // Only subscribed, active webhooks.
-    assert.deepEqual(once(rx.on('/contact-created')).map((r) => r.json.event), ['contact.created', 'contact.created']);
-    assert.deepEqual(once(rx.on('/closing')).map((r) => r.json.event).sort(), ['deal.lost', 'deal.won']);
-    assert.deepEqual(once(rx.on('/proposal-final')).map((r) => r.json.event).sort(), ['proposal.accepted', 'proposal.declined', 'proposal.expired']);
+    assert.deepEqual(
+      once(rx.on('/contact-created')).map((r) => r.json.event),
+      ['contact.created', 'contact.created'],
+    );
+    assert.deepEqual(
+      once(rx.on('/closing'))
+        .map((r) => r.json.event)
+        .sort(),
+      ['deal.lost', 'deal.won'],
+    );
+    assert.deepEqual(
+      once(rx.on('/proposal-final'))
+        .map((r) => r.json.event)
+        .sort(),
+      ['proposal.accepted', 'proposal.declined', 'proposal.expired'],
+    );
     assert.equal(rx.on('/off').length, 0, 'an inactive webhook gets nothing');
 
     // Delivery records add up: one per (event, webhook), each delivered once.
-    const records = await eventually(async () => {
-      const d = (await api.get(`/webhooks/${all.id}/deliveries?limit=100`)).body as any[];
-      return d.length === expected.length && d.every((x) => x.status === 'delivered') ? d : null;
-    }, 15_000, 'delivered records');
+    const records = await eventually(
+      async () => {
+        const d = (await api.get(`/webhooks/${all.id}/deliveries?limit=100`)).body as any[];
+        return d.length === expected.length && d.every((x) => x.status === 'delivered') ? d : null;
+      },
+      15_000,
+      'delivered records',
+    );
     assert.deepEqual(new Set(records.map((d) => d.eventId)), new Set(got.map((r) => r.headers['webhook-id'])));
     assert.ok(records.every((d) => d.attempts >= 1));
     const perEvent = new Map<string, number>();
@@ -195,8 +245,18 @@ describe('events fired by their operations', { skip }, () => {
     await sleep(1500);
     // Only the successful writes raised events: the second contact and the deal.
     assert.equal(await countEvents(), before + 2);
-    assert.deepEqual(once(rx.on('/failures')).map((r) => r.json.event).sort(), ['contact.created', 'contact.created', 'deal.created']);
-    assert.deepEqual(once(rx.on('/failures')).map((r) => r.json.data.contact?.email ?? r.json.data.deal.title).sort(), ['X', 'dup@events.test', 'other@events.test']);
+    assert.deepEqual(
+      once(rx.on('/failures'))
+        .map((r) => r.json.event)
+        .sort(),
+      ['contact.created', 'contact.created', 'deal.created'],
+    );
+    assert.deepEqual(
+      once(rx.on('/failures'))
+        .map((r) => r.json.data.contact?.email ?? r.json.data.deal.title)
+        .sort(),
+      ['X', 'dup@events.test', 'other@events.test'],
+    );
     assert.equal((await api.get(`/webhooks/${w.id}/deliveries`)).body.length, 3);
   });
 });

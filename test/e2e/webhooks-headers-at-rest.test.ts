@@ -76,8 +76,13 @@ describe('webhook custom headers at rest', { skip }, () => {
     return Buffer.concat([file, `${file}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f)));
   }
 
-  test('a created webhook\'s Authorization header is neither in its column nor in the database file; reads mask it, deliveries carry it', async () => {
-    const c = await api.post('/webhooks', { name: 'h', url: rx.url('/new'), events: ['deal.won'], headers: { Authorization: `Bearer ${TOKEN}`, 'X-Env': 'prod-eu' } });
+  test("a created webhook's Authorization header is neither in its column nor in the database file; reads mask it, deliveries carry it", async () => {
+    const c = await api.post('/webhooks', {
+      name: 'h',
+      url: rx.url('/new'),
+      events: ['deal.won'],
+      headers: { Authorization: `Bearer ${TOKEN}`, 'X-Env': 'prod-eu' },
+    });
     assert.equal(c.status, 201, JSON.stringify(c.body));
     // C.5: values are write-only after creation, even in the create answer.
     assert.deepEqual(c.body.headers, { Authorization: '••••', 'X-Env': '••••' });

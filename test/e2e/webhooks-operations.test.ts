@@ -86,16 +86,27 @@ describe('delivery operations (real server process, real HTTPS receiver)', { ski
     const since = new Date().toISOString();
     await emit(main, { id: 'deal_a' });
     await emit(main, { id: 'deal_b' });
-    await eventually(async () => (await deliveriesOf(main, w.id)).filter((d) => d.status === 'permanent_failure').length === 2, 20_000, 'two permanent failures');
+    await eventually(
+      async () => (await deliveriesOf(main, w.id)).filter((d) => d.status === 'permanent_failure').length === 2,
+      20_000,
+      'two permanent failures',
+    );
     rx.route(w.path, { status: 204 });
     const r = await main.api.post(`/webhooks/${w.id}/recover`, { since });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { scheduled: 2 });
-    const done = await eventually(async () => {
-      const ds = await deliveriesOf(main, w.id);
-      return ds.every((d) => d.status === 'delivered') && ds;
-    }, 10_000, 'both delivered after recovery');
-    assert.deepEqual(done.map((d: any) => d.attempts), [6, 6]);
+    const done = await eventually(
+      async () => {
+        const ds = await deliveriesOf(main, w.id);
+        return ds.every((d) => d.status === 'delivered') && ds;
+      },
+      10_000,
+      'both delivered after recovery',
+    );
+    assert.deepEqual(
+      done.map((d: any) => d.attempts),
+      [6, 6],
+    );
     assert.equal(rx.on(w.path).length, 12);
   });
 
@@ -114,10 +125,14 @@ describe('delivery operations (real server process, real HTTPS receiver)', { ski
     assert.ok(b - a >= 2_900, `second attempt ${b - a} ms after the first: Retry-After 3 s beats the 1 s delay`);
     // An HTTP date has whole seconds: at least 3 s of the 4 s remain after rounding.
     assert.ok(c - b >= 2_900, `third attempt ${c - b} ms after the second`);
-    const [d] = await eventually(async () => {
-      const ds = await deliveriesOf(main, w.id);
-      return ds[0]?.status === 'delivered' && ds;
-    }, 5_000, 'delivered');
+    const [d] = await eventually(
+      async () => {
+        const ds = await deliveriesOf(main, w.id);
+        return ds[0]?.status === 'delivered' && ds;
+      },
+      5_000,
+      'delivered',
+    );
     assert.equal(d.attempts, 3);
   });
 

@@ -82,7 +82,11 @@ describe('two crm worker processes on one PostgreSQL queue', { skip }, () => {
     assert.deepEqual(new Set(byEvent.keys()), new Set(eventIds), 'every event reached the receiver');
     assert.equal(rx.maxConcurrentPerEvent(), 1, 'never two attempts of one delivery at the same time');
 
-    const rows = await s.database.db.selectFrom('webhook_deliveries').select(['event_id', 'attempts', 'status', 'lease_owner']).where('tenant_id', '=', tenant.tenantId).execute();
+    const rows = await s.database.db
+      .selectFrom('webhook_deliveries')
+      .select(['event_id', 'attempts', 'status', 'lease_owner'])
+      .where('tenant_id', '=', tenant.tenantId)
+      .execute();
     assert.equal(rows.length, EVENTS, 'one delivery record per event');
     const expectedRetries = eventIds.filter(failsFirst).length;
     let attempts = 0;
@@ -95,7 +99,10 @@ describe('two crm worker processes on one PostgreSQL queue', { skip }, () => {
     }
     assert.equal(attempts, got.length, 'the records add up to the requests received');
     assert.equal(got.length, EVENTS + expectedRetries);
-    assert.ok(workers.every((w) => w.proc.exitCode === null), 'both workers still running');
+    assert.ok(
+      workers.every((w) => w.proc.exitCode === null),
+      'both workers still running',
+    );
     console.log(`# ${EVENTS} events (${expectedRetries} retried once) delivered by 2 workers in ${elapsed} ms`);
     assert.equal(hook.events[0], 'deal.created');
   });

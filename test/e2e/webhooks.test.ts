@@ -17,7 +17,6 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-
 const skip = !opensslAvailable() && 'openssl is not available to make the test certificate';
 
 describe('webhook delivery (real server process, real HTTPS receiver)', { skip }, () => {
@@ -74,7 +73,12 @@ describe('webhook delivery (real server process, real HTTPS receiver)', { skip }
     const eventId = await emit('deal.won', deal);
     await rx.waitFor(() => rx.on(w.path).length === 1, 10_000, 'the delivery');
     const got = rx.on(w.path)[0];
-    const stored = await s.database.db.selectFrom('events').select('payload').where('tenant_id', '=', tenantId).where('id', '=', eventId).executeTakeFirstOrThrow();
+    const stored = await s.database.db
+      .selectFrom('events')
+      .select('payload')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', eventId)
+      .executeTakeFirstOrThrow();
     assert.equal(got.body.toString('utf8'), stored.payload, 'the body is the stored payload, byte for byte');
     assert.equal(got.json.event, 'deal.won');
     assert.equal(got.json.tenantId, tenantId);
@@ -174,7 +178,10 @@ describe('webhook delivery (real server process, real HTTPS receiver)', { skip }
     const got500 = rx.on(fail500.path);
     assert.equal(got500.length, 5);
     for (let i = 1; i < 5; i++) assert.ok(got500[i].at - got500[i - 1].at >= 950, `retry ${i} waited the configured delay`);
-    assert.ok(got500.every((r) => r.headers['webhook-id'] === eventId), 'the same webhook-id on every attempt');
+    assert.ok(
+      got500.every((r) => r.headers['webhook-id'] === eventId),
+      'the same webhook-id on every attempt',
+    );
     assert.equal(new Set(got500.map((r) => r.headers['x-service-delivery'])).size, 5, 'a new X-Service-Delivery per attempt');
     assert.ok(new Set(got500.map((r) => r.headers['webhook-timestamp'])).size >= 2, 'webhook-timestamp is the attempt time');
 
@@ -267,11 +274,19 @@ describe('webhook delivery (real server process, real HTTPS receiver)', { skip }
       assert.match(w.id, /^whk_/, 'a private URL is accepted at creation (judged at delivery time)');
       const byName = (await g.post('/webhooks', { name: 'local by name', url: `https://localhost:${rx.port}${ssrfPath}`, events: ['deal.won'] })).body;
       await withTx(guarded.database.db, (tx) => emitEvent(tx, t.tenantId, 'deal.won', { id: 'deal_9' }));
-      const d = await eventually(async () => ((await g.get(`/webhooks/${w.id}/deliveries`)).body as any[]).find((x) => x.attempts >= 1), 10_000, 'refused attempt');
+      const d = await eventually(
+        async () => ((await g.get(`/webhooks/${w.id}/deliveries`)).body as any[]).find((x) => x.attempts >= 1),
+        10_000,
+        'refused attempt',
+      );
       assert.equal(d.status, 'retry_scheduled');
       assert.equal(d.statusCode, null);
       assert.match(d.lastError, /127\.0\.0\.1 is a private or reserved address/);
-      const d2 = await eventually(async () => ((await g.get(`/webhooks/${byName.id}/deliveries`)).body as any[]).find((x) => x.attempts >= 1), 10_000, 'refused attempt by name');
+      const d2 = await eventually(
+        async () => ((await g.get(`/webhooks/${byName.id}/deliveries`)).body as any[]).find((x) => x.attempts >= 1),
+        10_000,
+        'refused attempt by name',
+      );
       assert.match(d2.lastError, /localhost resolves to .* private or reserved address/);
       const test = await g.post(`/webhooks/${w.id}/test`);
       assert.equal(test.body.success, false);
@@ -282,13 +297,17 @@ describe('webhook delivery (real server process, real HTTPS receiver)', { skip }
     }
   });
 
-  test('CRM_SECRET_KEY: crm serve and crm worker refuse to start without it on PostgreSQL', { skip: !IS_PG && 'SQLite generates the key (covered above)' }, () => {
-    for (const command of ['serve', 'worker']) {
-      const r = spawnSync(process.execPath, [CLI, command], { env: { ...s.env, CRM_SECRET_KEY: '', PORT: '0' }, encoding: 'utf8', timeout: 20_000 });
-      assert.equal(r.status, 1, `${command}: ${r.stdout} ${r.stderr}`);
-      const out = JSON.parse(r.stdout);
-      assert.equal(out.error, 'invalid_config');
-      assert.match(out.message, /CRM_SECRET_KEY/);
-    }
-  });
+  test(
+    'CRM_SECRET_KEY: crm serve and crm worker refuse to start without it on PostgreSQL',
+    { skip: !IS_PG && 'SQLite generates the key (covered above)' },
+    () => {
+      for (const command of ['serve', 'worker']) {
+        const r = spawnSync(process.execPath, [CLI, command], { env: { ...s.env, CRM_SECRET_KEY: '', PORT: '0' }, encoding: 'utf8', timeout: 20_000 });
+        assert.equal(r.status, 1, `${command}: ${r.stdout} ${r.stderr}`);
+        const out = JSON.parse(r.stdout);
+        assert.equal(out.error, 'invalid_config');
+        assert.match(out.message, /CRM_SECRET_KEY/);
+      }
+    },
+  );
 });

@@ -13,8 +13,8 @@ export const DIALECT = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite
 
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
-    DATABASE_URL: DIALECT === 'postgres' ? process.env.DATABASE_URL ?? '' : '',
-    REDIS_URL: DIALECT === 'postgres' ? process.env.REDIS_URL ?? '' : '',
+    DATABASE_URL: DIALECT === 'postgres' ? (process.env.DATABASE_URL ?? '') : '',
+    REDIS_URL: DIALECT === 'postgres' ? (process.env.REDIS_URL ?? '') : '',
     CRM_SECRET_KEY: '11'.repeat(32),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     WORKERS: 'false',
@@ -102,7 +102,20 @@ export function client(app: FastifyInstance, key: string | undefined): Client {
       payload = typeof body === 'string' ? body : JSON.stringify(body);
       h['content-type'] ??= 'application/json';
     }
-    const raw = await app.inject({ method: method as any, url: url.startsWith('/') && !url.startsWith(API) && !url.startsWith('/f/') && !url.startsWith('/healthz') && !url.startsWith('/readyz') && !url.startsWith('/docs') ? API + url : url, payload, headers: h });
+    const raw = await app.inject({
+      method: method as any,
+      url:
+        url.startsWith('/') &&
+        !url.startsWith(API) &&
+        !url.startsWith('/f/') &&
+        !url.startsWith('/healthz') &&
+        !url.startsWith('/readyz') &&
+        !url.startsWith('/docs')
+          ? API + url
+          : url,
+      payload,
+      headers: h,
+    });
     let parsed: any = raw.body;
     if ((raw.headers['content-type'] ?? '').toString().includes('json') && raw.body) parsed = JSON.parse(raw.body);
     return { status: raw.statusCode, body: parsed, headers: raw.headers, raw };

@@ -6,7 +6,16 @@ import { after, type TestContext } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** A browser closed after the file, or undefined (the test skipped) when Chromium is not installed. */
 export async function launchChromium(t: TestContext, opts: { args?: string[]; env?: Record<string, string> } = {}): Promise<Browser | undefined> {

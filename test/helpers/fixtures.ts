@@ -69,7 +69,17 @@ export function STANDARD_SETUP(): Record<string, any> {
           { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
           { name: 'name', label: 'Name', type: 'text', required: true, mapsTo: 'firstName' },
           { name: 'phone', label: 'Phone', type: 'phone', required: false, mapsTo: 'phone' },
-          { name: 'plan', label: 'Plan', type: 'select', required: false, options: [{ value: 'smb', label: 'SMB' }, { value: 'ent', label: 'Enterprise' }], mapsTo: 'customProperties.contact_select' },
+          {
+            name: 'plan',
+            label: 'Plan',
+            type: 'select',
+            required: false,
+            options: [
+              { value: 'smb', label: 'SMB' },
+              { value: 'ent', label: 'Enterprise' },
+            ],
+            mapsTo: 'customProperties.contact_select',
+          },
         ],
       },
     ],

@@ -50,16 +50,36 @@ export async function startTestCluster(): Promise<TestCluster> {
   const ids = owner();
   if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!);
   const env = { ...process.env, LC_ALL: 'C' };
-  const init = spawnSync(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], { encoding: 'utf8', env, cwd: dir, ...ids });
+  const init = spawnSync(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], {
+    encoding: 'utf8',
+    env,
+    cwd: dir,
+    ...ids,
+  });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
   let proc: ChildProcess | null = null;
 
   const launch = async () => {
     const args = [
-      '-D', data, '-p', String(port), '-k', dir,
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off', '-c', 'shared_buffers=32MB', '-c', 'max_connections=60',
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'shared_buffers=32MB',
+      '-c',
+      'max_connections=60',
     ];
     proc = spawn(path.join(bin, 'postgres'), args, { detached: true, stdio: 'ignore', env, cwd: dir, ...ids });
     const deadline = Date.now() + 20_000;
@@ -75,7 +95,10 @@ export async function startTestCluster(): Promise<TestCluster> {
   const clusterPids = (): number[] => {
     if (!existsSync(path.join(data, 'postmaster.pid'))) return [];
     const master = postmasterPid();
-    const children = spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+    const children = spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map(Number);
     return [master, ...children];
   };
   const signalAll = (signal: NodeJS.Signals, pids = clusterPids()) => {

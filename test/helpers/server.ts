@@ -32,8 +32,8 @@ export function processEnv(dataDir: string, extra: Record<string, string> = {}):
     DATA_DIR: dataDir,
     CRM_NO_DEMO: 'true',
     LOG_LEVEL: 'warn',
-    DATABASE_URL: IS_PG ? process.env.DATABASE_URL ?? '' : '',
-    REDIS_URL: IS_PG ? process.env.REDIS_URL ?? '' : '',
+    DATABASE_URL: IS_PG ? (process.env.DATABASE_URL ?? '') : '',
+    REDIS_URL: IS_PG ? (process.env.REDIS_URL ?? '') : '',
     CRM_SECRET_KEY: TEST_SECRET,
     ...extra,
   };

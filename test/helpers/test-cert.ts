@@ -40,7 +40,23 @@ export function makeTestCert(): TestCert {
   run('req', '-new', ...ec, '-keyout', f('ca.key'), '-out', f('ca.csr'), '-subj', '/CN=CRM webhook tests CA');
   run('x509', '-req', '-in', f('ca.csr'), '-signkey', f('ca.key'), '-out', f('ca.pem'), '-days', '3', '-extfile', f('ca.ext'));
   run('req', '-new', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
-  run('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.pem'), '-days', '3', '-extfile', f('server.ext'));
+  run(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.pem'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.pem'),
+    '-days',
+    '3',
+    '-extfile',
+    f('server.ext'),
+  );
   cached = {
     dir,
     caFile: f('ca.pem'),

@@ -42,7 +42,23 @@ test('activities: create with every field, read, update, hard delete', async () 
   assert.match(a.id, /^act_/);
   assert.deepEqual(
     Object.keys(a).sort(),
-    ['id', 'type', 'title', 'description', 'dueDate', 'completed', 'completedAt', 'priority', 'assignedToId', 'ownerId', 'contactIds', 'companyIds', 'dealIds', 'createdAt', 'updatedAt'].sort(),
+    [
+      'id',
+      'type',
+      'title',
+      'description',
+      'dueDate',
+      'completed',
+      'completedAt',
+      'priority',
+      'assignedToId',
+      'ownerId',
+      'contactIds',
+      'companyIds',
+      'dealIds',
+      'createdAt',
+      'updatedAt',
+    ].sort(),
   );
   assert.equal(a.type, 'meeting');
   assert.equal(a.title, 'Kick-off');
@@ -107,7 +123,10 @@ test('activities: every type; type/title required; enums checked', async () => {
     const r = await ten.api.post('/activities', body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.body.error, 'validation_failed');
-    assert.ok(r.body.details.some((d: any) => d.field === field), JSON.stringify(r.body.details));
+    assert.ok(
+      r.body.details.some((d: any) => d.field === field),
+      JSON.stringify(r.body.details),
+    );
   }
   const a = await activity(ten.api);
   for (const [body] of cases.slice(2)) {
@@ -129,7 +148,10 @@ test('activities: dueDate/completedAt not ISO 8601 → 400 invalid_format naming
       const r = await ten.api.post('/activities', { type: 'task', title: 'x', ...body });
       assert.equal(r.status, 400, `${field}=${value}`);
       assert.equal(r.body.error, 'invalid_format', `${field}=${value}`);
-      assert.deepEqual(r.body.details.map((d: any) => d.field), [field]);
+      assert.deepEqual(
+        r.body.details.map((d: any) => d.field),
+        [field],
+      );
       assert.match(r.body.message, new RegExp(field));
       const p = await ten.api.patch(`/activities/${a.id}`, body);
       assert.equal(p.status, 400);
@@ -208,7 +230,11 @@ test('activities: linked ids must exist and not be deleted (404 naming e.g. deal
   const ten = await newTenant(t);
   const { c, co, d } = await linked(ten);
   const d2 = await deal(ten, 'Second');
-  for (const [field, good] of [['contactIds', c.id], ['companyIds', co.id], ['dealIds', d.id]] as const) {
+  for (const [field, good] of [
+    ['contactIds', c.id],
+    ['companyIds', co.id],
+    ['dealIds', d.id],
+  ] as const) {
     const r = await ten.api.post('/activities', { type: 'task', title: 'x', [field]: [good, 'x_nope'] });
     assert.equal(r.status, 404, field);
     assert.equal(r.body.error, 'not_found');
@@ -234,14 +260,20 @@ test('activities: HTML description is sanitized (scripts, handlers, javascript: 
   const ten = await newTenant(t);
   const a = await activity(ten.api, {
     type: 'note',
-    description: '<p onclick="steal()">Hello <b>world</b><script>alert(1)</script></p><a href="javascript:alert(1)">x</a><img src=x onerror="alert(1)"><a href="https://ok.test" target="_blank">ok</a>',
+    description:
+      '<p onclick="steal()">Hello <b>world</b><script>alert(1)</script></p><a href="javascript:alert(1)">x</a><img src=x onerror="alert(1)"><a href="https://ok.test" target="_blank">ok</a>',
   });
   assert.doesNotMatch(a.description, /script|onclick|onerror|javascript:/i);
   assert.match(a.description, /<p>Hello <b>world<\/b><\/p>/);
   assert.match(a.description, /href="https:\/\/ok.test"/);
   const p = await ten.api.patch(`/activities/${a.id}`, { description: '<div><iframe src="https://evil.test"></iframe>safe</div>' });
   assert.equal(p.body.description, '<div>safe</div>');
-  const stored = await t.database.db.selectFrom('activities').select('description').where('tenant_id', '=', ten.tenantId).where('id', '=', a.id).executeTakeFirst();
+  const stored = await t.database.db
+    .selectFrom('activities')
+    .select('description')
+    .where('tenant_id', '=', ten.tenantId)
+    .where('id', '=', a.id)
+    .executeTakeFirst();
   assert.equal(stored?.description, '<div>safe</div>', 'sanitized on write');
 });
 
@@ -269,17 +301,29 @@ test('GET /activities: relatedType and relatedId required; related record must e
   const a3 = await activity(ten.api, { title: 'third', dealIds: [d.id] });
   await activity(ten.api, { title: 'unlinked' });
   const forContact = (await ten.api.get(`/activities?relatedType=contact&relatedId=${c.id}`)).body;
-  assert.deepEqual(forContact.map((a: any) => a.title), ['second', 'first']);
+  assert.deepEqual(
+    forContact.map((a: any) => a.title),
+    ['second', 'first'],
+  );
   assert.deepEqual(forContact[0], a2, 'each item has the single-read shape with all its links');
   assert.deepEqual(forContact[1], a1);
-  assert.deepEqual((await ten.api.get(`/activities?relatedType=deal&relatedId=${d.id}`)).body.map((a: any) => a.id), [a3.id, a1.id]);
-  assert.deepEqual((await ten.api.get(`/activities?relatedType=company&relatedId=${co.id}`)).body.map((a: any) => a.id), [a2.id]);
+  assert.deepEqual(
+    (await ten.api.get(`/activities?relatedType=deal&relatedId=${d.id}`)).body.map((a: any) => a.id),
+    [a3.id, a1.id],
+  );
+  assert.deepEqual(
+    (await ten.api.get(`/activities?relatedType=company&relatedId=${co.id}`)).body.map((a: any) => a.id),
+    [a2.id],
+  );
 
   // A soft-deleted related record is 404; its activities remain through their other links.
   await ten.api.delete(`/deals/${d.id}`);
   assert.equal((await ten.api.get(`/activities?relatedType=deal&relatedId=${d.id}`)).status, 404);
   const after = (await ten.api.get(`/activities?relatedType=contact&relatedId=${c.id}`)).body;
-  assert.deepEqual(after.map((a: any) => a.title), ['second', 'first']);
+  assert.deepEqual(
+    after.map((a: any) => a.title),
+    ['second', 'first'],
+  );
   assert.deepEqual(after[1].dealIds, []);
   await ten.api.delete(`/contacts/${c.id}`);
   assert.equal((await ten.api.get(`/activities?relatedType=contact&relatedId=${c.id}`)).status, 404);
@@ -388,7 +432,11 @@ test('activities: tenant isolation — paths, every id in bodies, bulk ids, rela
   assert.equal((await b.api.patch(`/activities/${actA.id}`, { title: 'Mine' })).status, 404);
   assert.equal((await b.api.delete(`/activities/${actA.id}`)).status, 404);
   assert.deepEqual((await a.api.get(`/activities/${actA.id}`)).body, actA);
-  for (const [type, id] of [['contact', la.c.id], ['company', la.co.id], ['deal', la.d.id]]) {
+  for (const [type, id] of [
+    ['contact', la.c.id],
+    ['company', la.co.id],
+    ['deal', la.d.id],
+  ]) {
     assert.equal((await b.api.get(`/activities?relatedType=${type}&relatedId=${id}`)).status, 404, type);
   }
   const actB = await activity(b.api);
@@ -445,7 +493,11 @@ test('activities: odd ids and hostile input answer 4xx, never 5xx', async () => 
   const ten = await newTenant(t);
   const a = await activity(ten.api);
   for (const id of ['%00', 'a%00b', 'x'.repeat(2000), '%F0%9F%92%A9', "1' or '1'='1", 'bulk']) {
-    for (const r of [await ten.api.get(`/activities/${id}`), await ten.api.patch(`/activities/${id}`, { title: 'x' }), await ten.api.delete(`/activities/${id}`)]) {
+    for (const r of [
+      await ten.api.get(`/activities/${id}`),
+      await ten.api.patch(`/activities/${id}`, { title: 'x' }),
+      await ten.api.delete(`/activities/${id}`),
+    ]) {
       assert.equal(r.status, 404, `${id} → ${r.status}`);
     }
   }
@@ -473,7 +525,10 @@ test('activities: odd ids and hostile input answer 4xx, never 5xx', async () => 
     const r = await ten.api.get(`/activities?${q}`);
     assert.ok(r.status === 404 || r.status === 400, q);
   }
-  for (const [op, body] of [['complete', { ids: [nul, a.id], completed: true }], ['assign', { ids: [a.id], assignedToId: nul }]] as const) {
+  for (const [op, body] of [
+    ['complete', { ids: [nul, a.id], completed: true }],
+    ['assign', { ids: [a.id], assignedToId: nul }],
+  ] as const) {
     const r = await ten.api.post(`/activities/bulk/${op}`, body);
     assert.ok(r.status === 400 || r.status === 404, `${op} → ${r.status}`);
   }

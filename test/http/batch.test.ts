@@ -19,7 +19,15 @@ const events = async (tenantId: string, type: string) =>
     (e) => JSON.parse(e.payload) as { data: Record<string, any> },
   );
 const countOf = async (tenantId: string, table: 'contacts' | 'companies' | 'deals') =>
-  Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 /** What the single call answers for a body, on a scratch tenant with the same setup (nothing else in it). */
 async function singleAnswer(path: string, body: unknown): Promise<{ status: number; body: any }> {
@@ -33,12 +41,20 @@ test('batch create: 200 with every record as a single read returns it, one event
   const tagIds: string[] = [];
   for (const name of ['zeta', 'Alpha', 'beta']) tagIds.push((await api.post('/tags', { name })).body.id);
   const names = [uniq('Ana'), uniq('Bia'), uniq('Caio')];
-  const extra = { tags: [tagIds[2], tagIds[0], tagIds[1], tagIds[0]], customProperties: { [refs.contact_number]: 7.5, [refs.contact_email]: 'X@Y.test', [refs.contact_text]: null } };
-  const r = await api.post('/contacts/batch/create', { inputs: names.map((firstName, i) => ({ firstName, email: `${firstName}@b.test`, score: i + 0.1, ...(i === 1 ? extra : {}) })) });
+  const extra = {
+    tags: [tagIds[2], tagIds[0], tagIds[1], tagIds[0]],
+    customProperties: { [refs.contact_number]: 7.5, [refs.contact_email]: 'X@Y.test', [refs.contact_text]: null },
+  };
+  const r = await api.post('/contacts/batch/create', {
+    inputs: names.map((firstName, i) => ({ firstName, email: `${firstName}@b.test`, score: i + 0.1, ...(i === 1 ? extra : {}) })),
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.body.succeeded, 3);
   assert.equal(r.body.failed, 0);
-  assert.deepEqual(r.body.results.map((x: any) => [x.index, x.status, x.record.firstName]), names.map((n, i) => [i, 201, n]));
+  assert.deepEqual(
+    r.body.results.map((x: any) => [x.index, x.status, x.record.firstName]),
+    names.map((n, i) => [i, 201, n]),
+  );
   for (const x of r.body.results) {
     assert.equal(x.id, x.record.id);
     assert.deepEqual((await api.get(`/contacts/${x.id}`)).body, x.record);
@@ -84,15 +100,32 @@ test('partial success: 207, each failure is exactly the single call answer; fail
 test('two inputs of one batch that collide behave as two single calls in input order', async () => {
   const { api } = await newTenant(t);
   const email = `${uniq('twice')}@b.test`;
-  const r = await api.post('/contacts/batch/create', { inputs: [{ firstName: 'One', email }, { firstName: 'Two', email: email.toUpperCase() }] });
+  const r = await api.post('/contacts/batch/create', {
+    inputs: [
+      { firstName: 'One', email },
+      { firstName: 'Two', email: email.toUpperCase() },
+    ],
+  });
   assert.equal(r.status, 207);
   assert.equal(r.body.results[0].status, 201);
   assert.equal(r.body.results[1].status, 409);
   assert.equal(r.body.results[1].error.existingContactId, r.body.results[0].id);
 
-  const up = await api.post('/contacts/batch/upsert', { idProperty: 'email', inputs: [{ firstName: 'Three', email: `x${email}` }, { firstName: 'Four', email: `X${email}` }] });
+  const up = await api.post('/contacts/batch/upsert', {
+    idProperty: 'email',
+    inputs: [
+      { firstName: 'Three', email: `x${email}` },
+      { firstName: 'Four', email: `X${email}` },
+    ],
+  });
   assert.equal(up.status, 200, JSON.stringify(up.body));
-  assert.deepEqual(up.body.results.map((x: any) => [x.status, x.action]), [[201, 'created'], [200, 'updated']]);
+  assert.deepEqual(
+    up.body.results.map((x: any) => [x.status, x.action]),
+    [
+      [201, 'created'],
+      [200, 'updated'],
+    ],
+  );
   assert.equal(up.body.results[1].id, up.body.results[0].id);
   assert.equal(up.body.results[1].record.firstName, 'Four');
 });
@@ -106,7 +139,10 @@ test('atomic: the first failing input answers for the call, details prefixed inp
   });
   assert.equal(r.status, 400, JSON.stringify(r.body));
   assert.equal(r.body.error, 'validation_failed');
-  assert.deepEqual(r.body.details.map((d: any) => d.field), ['inputs[2].email']);
+  assert.deepEqual(
+    r.body.details.map((d: any) => d.field),
+    ['inputs[2].email'],
+  );
   assert.equal(await countOf(tenantId, 'contacts'), before);
   assert.equal((await events(tenantId, 'contact.created')).length, 0);
 
@@ -142,40 +178,67 @@ test('partial success runs once without a savepoint per input; after a failure, 
   const partial = await runBatch(ctx, inputs, false, apply);
   assert.equal(partial.status, 207);
   assert.deepEqual(calls, [...inputs.slice(0, 3), ...inputs]);
-  assert.deepEqual(partial.body.results.map((r) => r.status), [201, 201, 400, 201]);
+  assert.deepEqual(
+    partial.body.results.map((r) => r.status),
+    [201, 201, 400, 201],
+  );
   // Only the second run's writes and events remain: one contact and one event per created input.
-  const ids = partial.body.results.filter((r) => r.status === 201).map((r) => r.id).sort();
+  const ids = partial.body.results
+    .filter((r) => r.status === 201)
+    .map((r) => r.id)
+    .sort();
   const stored = await db.selectFrom('contacts').select('id').where('tenant_id', '=', tenantId).where('first_name', 'in', inputs).execute();
   assert.deepEqual(stored.map((r) => r.id).sort(), ids);
   const created = (await events(tenantId, 'contact.created')).filter((e) => inputs.includes(e.data.contact.firstName));
   assert.deepEqual(created.map((e) => e.data.contact.id).sort(), ids);
 });
 
-test('SQLite: a batch whose inputs succeed takes no savepoint per input, creates and upserts alike', { skip: DIALECT !== 'sqlite' && 'SQLite only (PostgreSQL keeps the upsert race\'s savepoint)' }, async () => {
-  // Every statement better-sqlite3 runs, by its SQL: a savepoint copies each page an input changes to its journal first.
-  const proto = Object.getPrototypeOf(new SqliteDatabase(':memory:').prepare('select 1')) as Record<'run' | 'all' | 'get', (...a: unknown[]) => unknown>;
-  const ran: string[] = [];
-  const originals = { run: proto.run, all: proto.all, get: proto.get };
-  for (const m of ['run', 'all', 'get'] as const) {
-    proto[m] = function (this: { source: string }, ...args: unknown[]) {
-      ran.push(this.source);
-      return originals[m].apply(this, args);
-    };
-  }
-  const { api } = await newTenant(t);
-  try {
-    const created = await api.post('/contacts/batch/create', { inputs: [{ firstName: uniq('S1') }, { firstName: uniq('S2'), email: `${uniq('s')}@b.test` }] });
-    assert.equal(created.status, 200, JSON.stringify(created.body));
-    const upserted = await api.post('/contacts/batch/upsert', { idProperty: 'email', inputs: [{ firstName: 'U1', email: `${uniq('u')}@b.test` }, { firstName: 'U2', email: `${uniq('u')}@b.test` }] });
-    assert.equal(upserted.status, 200, JSON.stringify(upserted.body));
-    assert.deepEqual(upserted.body.results.map((r: any) => r.action), ['created', 'created']);
-  } finally {
-    Object.assign(proto, originals);
-  }
-  // The group commit's own savepoint (crm_member) stays: one per transaction, not per input.
-  assert.deepEqual(ran.filter((q) => /savepoint/i.test(q) && !q.includes('crm_member')), []);
-  assert.ok(ran.some((q) => q.startsWith('insert into "contacts"')), 'the statements were seen');
-});
+test(
+  'SQLite: a batch whose inputs succeed takes no savepoint per input, creates and upserts alike',
+  { skip: DIALECT !== 'sqlite' && "SQLite only (PostgreSQL keeps the upsert race's savepoint)" },
+  async () => {
+    // Every statement better-sqlite3 runs, by its SQL: a savepoint copies each page an input changes to its journal first.
+    const proto = Object.getPrototypeOf(new SqliteDatabase(':memory:').prepare('select 1')) as Record<'run' | 'all' | 'get', (...a: unknown[]) => unknown>;
+    const ran: string[] = [];
+    const originals = { run: proto.run, all: proto.all, get: proto.get };
+    for (const m of ['run', 'all', 'get'] as const) {
+      proto[m] = function (this: { source: string }, ...args: unknown[]) {
+        ran.push(this.source);
+        return originals[m].apply(this, args);
+      };
+    }
+    const { api } = await newTenant(t);
+    try {
+      const created = await api.post('/contacts/batch/create', {
+        inputs: [{ firstName: uniq('S1') }, { firstName: uniq('S2'), email: `${uniq('s')}@b.test` }],
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const upserted = await api.post('/contacts/batch/upsert', {
+        idProperty: 'email',
+        inputs: [
+          { firstName: 'U1', email: `${uniq('u')}@b.test` },
+          { firstName: 'U2', email: `${uniq('u')}@b.test` },
+        ],
+      });
+      assert.equal(upserted.status, 200, JSON.stringify(upserted.body));
+      assert.deepEqual(
+        upserted.body.results.map((r: any) => r.action),
+        ['created', 'created'],
+      );
+    } finally {
+      Object.assign(proto, originals);
+    }
+    // The group commit's own savepoint (crm_member) stays: one per transaction, not per input.
+    assert.deepEqual(
+      ran.filter((q) => /savepoint/i.test(q) && !q.includes('crm_member')),
+      [],
+    );
+    assert.ok(
+      ran.some((q) => q.startsWith('insert into "contacts"')),
+      'the statements were seen',
+    );
+  },
+);
 
 test('batch update: like PATCH per input; 404 for missing or foreign ids; id required', async () => {
   const a = await newTenant(t);
@@ -183,7 +246,13 @@ test('batch update: like PATCH per input; 404 for missing or foreign ids; id req
   const mine = (await a.api.post('/contacts', { firstName: 'Mine', lastName: 'Keep', score: 1 })).body;
   const theirs = (await b.api.post('/contacts', { firstName: 'Theirs' })).body;
   const r = await a.api.post('/contacts/batch/update', {
-    inputs: [{ id: mine.id, score: 9 }, { id: theirs.id, firstName: 'Hacked' }, { firstName: 'No id' }, { id: mine.id, email: 'bad' }, { id: 'con_missing', score: 1 }],
+    inputs: [
+      { id: mine.id, score: 9 },
+      { id: theirs.id, firstName: 'Hacked' },
+      { firstName: 'No id' },
+      { id: mine.id, email: 'bad' },
+      { id: 'con_missing', score: 1 },
+    ],
   });
   assert.equal(r.status, 207, JSON.stringify(r.body));
   const [ok, foreign, noId, badEmail, missing] = r.body.results;
@@ -197,7 +266,10 @@ test('batch update: like PATCH per input; 404 for missing or foreign ids; id req
   assert.equal(missing.status, 404);
   assert.equal((await b.api.get(`/contacts/${theirs.id}`)).body.firstName, 'Theirs');
   const updated = await events(a.tenantId, 'contact.updated');
-  assert.deepEqual(updated.map((e) => e.data.contact.score), [9]);
+  assert.deepEqual(
+    updated.map((e) => e.data.contact.score),
+    [9],
+  );
 });
 
 test('batch upsert of contacts by email and by phone: matches after normalization, omitted fields stay', async () => {
@@ -233,9 +305,18 @@ test('batch upsert of companies by CNPJ and domain; deals only by id', async () 
   const byCnpj = await api.post('/companies/batch/upsert', { idProperty: 'cnpj', inputs: [{ name: 'Acme SA', cnpj: '11222333000181' }] });
   assert.equal(byCnpj.status, 200, JSON.stringify(byCnpj.body));
   assert.deepEqual([byCnpj.body.results[0].action, byCnpj.body.results[0].id, byCnpj.body.results[0].record.domain], ['updated', co.id, domain]);
-  const byDomain = await api.post('/companies/batch/upsert', { idProperty: 'domain', inputs: [{ name: 'Acme Web', domain: `https://www.${domain}/about` }, { name: 'Other', domain: `other-${domain}` }] });
+  const byDomain = await api.post('/companies/batch/upsert', {
+    idProperty: 'domain',
+    inputs: [
+      { name: 'Acme Web', domain: `https://www.${domain}/about` },
+      { name: 'Other', domain: `other-${domain}` },
+    ],
+  });
   assert.equal(byDomain.status, 200, JSON.stringify(byDomain.body));
-  assert.deepEqual(byDomain.body.results.map((x: any) => x.action), ['updated', 'created']);
+  assert.deepEqual(
+    byDomain.body.results.map((x: any) => x.action),
+    ['updated', 'created'],
+  );
   assert.equal(byDomain.body.results[0].id, co.id);
 
   const dealBody = { title: 'Big', pipelineId: refs.sales, stageId: refs.lead };
@@ -245,7 +326,13 @@ test('batch upsert of companies by CNPJ and domain; deals only by id', async () 
   const created = await api.post('/deals/batch/upsert', { idProperty: 'id', inputs: [dealBody] });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   const id = created.body.results[0].id;
-  const again = await api.post('/deals/batch/upsert', { idProperty: 'id', inputs: [{ ...dealBody, id, title: 'Bigger' }, { ...dealBody, id: 'deal_missing' }] });
+  const again = await api.post('/deals/batch/upsert', {
+    idProperty: 'id',
+    inputs: [
+      { ...dealBody, id, title: 'Bigger' },
+      { ...dealBody, id: 'deal_missing' },
+    ],
+  });
   assert.equal(again.status, 207);
   assert.deepEqual([again.body.results[0].action, again.body.results[0].record.title], ['updated', 'Bigger']);
   assert.equal(again.body.results[1].status, 404);
@@ -266,7 +353,10 @@ test('deals batch: rules and events of the single call (stage_invalid, deal.crea
   assert.deepEqual([r.body.results[1].status, r.body.results[1].error], [single.status, single.body]);
   assert.deepEqual(r.body.results[0].record, (await api.get(`/deals/${r.body.results[0].id}`)).body);
   assert.equal((await events(tenantId, 'deal.created')).length, 2);
-  assert.deepEqual((await events(tenantId, 'deal.won')).map((e) => e.data.deal.id), [r.body.results[2].id]);
+  assert.deepEqual(
+    (await events(tenantId, 'deal.won')).map((e) => e.data.deal.id),
+    [r.body.results[2].id],
+  );
 });
 
 test('batch read: records in input order, repeats once, missing ids (deleted, foreign) listed; scope is :read', async () => {
@@ -278,7 +368,10 @@ test('batch read: records in input order, repeats once, missing ids (deleted, fo
   const foreign = (await b.api.post('/contacts', { firstName: 'F' })).body.id;
   const r = await a.api.post('/contacts/batch/read', { ids: [ids[2], ids[0], ids[2], ids[1], foreign, 'con_nope'] });
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.deepEqual(r.body.results.map((c: any) => c.firstName), ['R3', 'R1']);
+  assert.deepEqual(
+    r.body.results.map((c: any) => c.firstName),
+    ['R3', 'R1'],
+  );
   assert.deepEqual(r.body.results[0], (await a.api.get(`/contacts/${ids[2]}`)).body);
   assert.deepEqual(r.body.missing, [ids[1], foreign, 'con_nope']);
   assert.equal((await a.as('ro').post('/contacts/batch/read', { ids })).status, 200);
@@ -298,7 +391,15 @@ test('batch delete: 204 per id, 404 for a repeat or a foreign id; deletes are so
   const foreign = (await b.api.post('/companies', { name: 'F' })).body.id;
   const r = await a.api.post('/companies/batch/delete', { ids: [c1, c1, foreign, c2] });
   assert.equal(r.status, 207, JSON.stringify(r.body));
-  assert.deepEqual(r.body.results.map((x: any) => [x.id, x.status]), [[c1, 204], [c1, 404], [foreign, 404], [c2, 204]]);
+  assert.deepEqual(
+    r.body.results.map((x: any) => [x.id, x.status]),
+    [
+      [c1, 204],
+      [c1, 404],
+      [foreign, 404],
+      [c2, 204],
+    ],
+  );
   assert.equal(r.body.results[1].error.error, 'not_found');
   assert.equal((await a.api.get(`/companies/${c2}`)).status, 404);
   assert.equal((await b.api.get(`/companies/${foreign}`)).status, 200);
@@ -310,10 +411,17 @@ test('batch delete: 204 per id, 404 for a repeat or a foreign id; deletes are so
   assert.equal(atomic.status, 404);
 });
 
-test('envelope: 1 to 100 inputs, known fields only; another tenant\'s ids inside inputs are 404', async () => {
+test("envelope: 1 to 100 inputs, known fields only; another tenant's ids inside inputs are 404", async () => {
   const a = await newTenant(t);
   const b = await newTenant(t);
-  for (const body of [{ inputs: [] }, { inputs: Array.from({ length: 101 }, (_, i) => ({ firstName: `n${i}` })) }, { inputs: {} }, {}, { inputs: [1] }, { inputs: [{ firstName: 'a' }], extra: 1 }]) {
+  for (const body of [
+    { inputs: [] },
+    { inputs: Array.from({ length: 101 }, (_, i) => ({ firstName: `n${i}` })) },
+    { inputs: {} },
+    {},
+    { inputs: [1] },
+    { inputs: [{ firstName: 'a' }], extra: 1 },
+  ]) {
     const r = await a.api.post('/contacts/batch/create', body);
     assert.equal(r.status, 400, JSON.stringify(body).slice(0, 80));
     assert.equal(r.body.error, 'validation_failed');
@@ -325,9 +433,20 @@ test('envelope: 1 to 100 inputs, known fields only; another tenant\'s ids inside
 
   const theirCompany = (await b.api.post('/companies', { name: 'Theirs' })).body.id;
   const theirTag = (await b.api.post('/tags', { name: uniq('tag') })).body.id;
-  const r = await a.api.post('/contacts/batch/create', { inputs: [{ firstName: 'x', companyId: theirCompany }, { firstName: 'y', tags: [theirTag] }] });
+  const r = await a.api.post('/contacts/batch/create', {
+    inputs: [
+      { firstName: 'x', companyId: theirCompany },
+      { firstName: 'y', tags: [theirTag] },
+    ],
+  });
   assert.equal(r.status, 207);
-  assert.deepEqual(r.body.results.map((x: any) => [x.status, x.error.field]), [[404, 'companyId'], [404, 'tags[0]']]);
+  assert.deepEqual(
+    r.body.results.map((x: any) => [x.status, x.error.field]),
+    [
+      [404, 'companyId'],
+      [404, 'tags[0]'],
+    ],
+  );
   const deals = await a.api.post('/deals/batch/create', { inputs: [{ title: 'x', pipelineId: b.refs.sales, stageId: b.refs.lead }] });
   assert.equal(deals.body.results[0].status, 404);
 });
@@ -353,7 +472,13 @@ test('20 concurrent batch upserts of the same e-mail give one contact', async ()
   const email = `${uniq('race')}@b.test`;
   const answers = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
-      api.post('/contacts/batch/upsert', { idProperty: 'email', inputs: [{ firstName: `Racer${i}`, email }, { firstName: `Other${i}`, email: `${i}${email}` }] }),
+      api.post('/contacts/batch/upsert', {
+        idProperty: 'email',
+        inputs: [
+          { firstName: `Racer${i}`, email },
+          { firstName: `Other${i}`, email: `${i}${email}` },
+        ],
+      }),
     ),
   );
   for (const a of answers) assert.equal(a.status, 200, JSON.stringify(a.body));
@@ -384,17 +509,23 @@ test('a duplicate names the record that holds the value (existing…Id) on every
   assert.deepEqual([second.status, second.body.error, second.body.existingProposalId], [400, 'duplicate_proposal_for_deal', proposal.id]);
 });
 
-
 test('totals and dynamic-list markers see every committed batch input (change markers once per transaction)', async () => {
   const { api, tenantId } = await newTenant(t);
   const total = async () => (await api.get('/contacts?pageSize=1')).body.pagination.total as number;
   assert.equal(await total(), 0);
   await api.post('/contacts/batch/create', { atomic: true, inputs: [{ firstName: 'A' }, { firstName: 'B', email: 'bad' }] });
   assert.equal(await total(), 0);
-  const r = await api.post('/contacts/batch/create', { inputs: [{ firstName: 'C', email: 'bad' }, { firstName: 'D', score: 90 }, { firstName: 'E', ownerId: 'usr_x' }, { firstName: 'F' }] });
+  const r = await api.post('/contacts/batch/create', {
+    inputs: [{ firstName: 'C', email: 'bad' }, { firstName: 'D', score: 90 }, { firstName: 'E', ownerId: 'usr_x' }, { firstName: 'F' }],
+  });
   assert.equal(r.status, 207);
   assert.equal(await total(), 2);
-  const marker = await db.selectFrom('list_dirty').select('object_type').where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').executeTakeFirst();
+  const marker = await db
+    .selectFrom('list_dirty')
+    .select('object_type')
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', 'contact')
+    .executeTakeFirst();
   assert.ok(marker, 'the dynamic-list marker of the batch committed');
   await api.post('/contacts/batch/delete', { ids: [r.body.results[1].id, 'con_nope'] });
   assert.equal(await total(), 1);

@@ -80,7 +80,7 @@ test("while another tenant is active, a large body's share is handed back only a
   // A's next large body waits for the hold: about as long as the first took.
   (await s.acquire('A', 90))();
   const waited = Date.now() - answered;
-  assert.ok(waited >= (answered - started) - 15, `A's next body waited ${waited} ms after a first of ${answered - started} ms`);
+  assert.ok(waited >= answered - started - 15, `A's next body waited ${waited} ms after a first of ${answered - started} ms`);
 });
 
 test('a tenant alone, or after the others have been quiet for ACTIVE_WINDOW_MS, hands its share back at once', async () => {
@@ -94,7 +94,6 @@ test('a tenant alone, or after the others have been quiet for ACTIVE_WINDOW_MS, 
     assert.deepEqual(s.state('A'), { bytes: 0, running: 0, waiting: 0 }, String(othersSeen));
   }
 });
-
 
 /** A search whose body is `kib` KiB: e-mail conditions of up to 1,000 values that match nothing. */
 function largeSearch(kib: number) {

@@ -43,7 +43,22 @@ const OLD = '2020-01-01T00:00:00.000Z';
 async function insertContact(tenantId: string, id: string, companyId: string | null, deletedAt: string | null = null) {
   await t.database.db
     .insertInto('contacts')
-    .values({ tenant_id: tenantId, id, first_name: 'Test', last_name: null, email: null, phone: null, company_id: companyId, owner_id: null, score: null, custom_properties: '{}', created_at: OLD, updated_at: OLD, deleted_at: deletedAt, search_text: '' })
+    .values({
+      tenant_id: tenantId,
+      id,
+      first_name: 'Test',
+      last_name: null,
+      email: null,
+      phone: null,
+      company_id: companyId,
+      owner_id: null,
+      score: null,
+      custom_properties: '{}',
+      created_at: OLD,
+      updated_at: OLD,
+      deleted_at: deletedAt,
+      search_text: '',
+    })
     .execute();
 }
 
@@ -51,9 +66,27 @@ async function insertDeal(tenant: Tenant, id: string, companyId: string | null) 
   await t.database.db
     .insertInto('deals')
     .values({
-      tenant_id: tenant.tenantId, id, title: 'Deal', pipeline_id: tenant.refs.sales, stage_id: tenant.refs.lead, value_cents: null, currency: 'BRL',
-      contact_id: null, company_id: companyId, owner_id: null, expected_close_date: null, custom_properties: '{}', is_won: 0, is_lost: 0,
-      closed_at: null, loss_reason_id: null, loss_notes: null, created_at: OLD, updated_at: OLD, deleted_at: null, search_text: '',
+      tenant_id: tenant.tenantId,
+      id,
+      title: 'Deal',
+      pipeline_id: tenant.refs.sales,
+      stage_id: tenant.refs.lead,
+      value_cents: null,
+      currency: 'BRL',
+      contact_id: null,
+      company_id: companyId,
+      owner_id: null,
+      expected_close_date: null,
+      custom_properties: '{}',
+      is_won: 0,
+      is_lost: 0,
+      closed_at: null,
+      loss_reason_id: null,
+      loss_notes: null,
+      created_at: OLD,
+      updated_at: OLD,
+      deleted_at: null,
+      search_text: '',
     })
     .execute();
 }
@@ -70,14 +103,32 @@ test('companies: create returns the full record; a single read and the list item
   assert.match(minimal.id, /^com_/);
   assert.deepEqual(
     { ...minimal, id: undefined, createdAt: undefined, updatedAt: undefined },
-    { id: undefined, name: 'Acme Ltda', cnpj: null, website: null, domain: null, phone: null, industry: null, ownerId: null, tags: [], customProperties: {}, createdAt: undefined, updatedAt: undefined },
+    {
+      id: undefined,
+      name: 'Acme Ltda',
+      cnpj: null,
+      website: null,
+      domain: null,
+      phone: null,
+      industry: null,
+      ownerId: null,
+      tags: [],
+      customProperties: {},
+      createdAt: undefined,
+      updatedAt: undefined,
+    },
   );
   assert.match(minimal.createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   assert.equal(minimal.createdAt, minimal.updatedAt);
 
   const full = await create(api, {
-    name: 'Globex', cnpj: '11.222.333/0001-81', website: 'https://www.globex.com.br/about', domain: 'globex.com.br',
-    phone: '(11) 3333-4444', industry: ' Manufacturing ', ownerId: undefined,
+    name: 'Globex',
+    cnpj: '11.222.333/0001-81',
+    website: 'https://www.globex.com.br/about',
+    domain: 'globex.com.br',
+    phone: '(11) 3333-4444',
+    industry: ' Manufacturing ',
+    ownerId: undefined,
   });
   assert.equal(full.cnpj, '11222333000181');
   assert.equal(full.website, 'https://www.globex.com.br/about');
@@ -90,7 +141,10 @@ test('companies: create returns the full record; a single read and the list item
   assert.deepEqual(read.body, full);
   const list = await api.get('/companies');
   assert.equal(list.status, 200);
-  assert.deepEqual(list.body.data.find((c: any) => c.id === full.id), full);
+  assert.deepEqual(
+    list.body.data.find((c: any) => c.id === full.id),
+    full,
+  );
   assert.deepEqual(Object.keys(list.body.pagination).sort(), ['hasNext', 'hasPrev', 'nextCursor', 'page', 'pageSize', 'total', 'totalPages']);
 });
 
@@ -103,7 +157,10 @@ test('companies: CNPJ is normalized, check digits verified, alphanumeric CNPJ ac
     const r = await api.post('/companies', { name: 'X', cnpj });
     assert.equal(r.status, 400, cnpj);
     assert.equal(r.body.error, 'validation_failed');
-    assert.deepEqual(r.body.details.map((d: any) => d.field), ['cnpj']);
+    assert.deepEqual(
+      r.body.details.map((d: any) => d.field),
+      ['cnpj'],
+    );
   }
   const numeric = await api.post('/companies', { name: 'X', cnpj: 11222333000181 });
   assert.equal(numeric.status, 400, 'a number is never coerced to a string');
@@ -182,10 +239,14 @@ test('companies: website must be a full http(s) URL; phone is normalized to E.16
 
 test('companies: 20 concurrent creates with one CNPJ (or one domain) give one 201 and nineteen 409', async () => {
   const { api } = await newTenant(t);
-  const byCnpj = await Promise.all(Array.from({ length: 20 }, (_, i) => api.post('/companies', { name: `C${i}`, cnpj: i % 2 ? '11.222.333/0001-81' : '11222333000181' })));
+  const byCnpj = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => api.post('/companies', { name: `C${i}`, cnpj: i % 2 ? '11.222.333/0001-81' : '11222333000181' })),
+  );
   assert.deepEqual(byCnpj.map((r) => r.status).sort(), [201, ...Array(19).fill(409)]);
   assert.ok(byCnpj.filter((r) => r.status === 409).every((r) => r.body.error === 'duplicate_cnpj'));
-  const byDomain = await Promise.all(Array.from({ length: 20 }, (_, i) => api.post('/companies', { name: `D${i}`, domain: i % 2 ? 'https://www.race.com' : 'RACE.com' })));
+  const byDomain = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => api.post('/companies', { name: `D${i}`, domain: i % 2 ? 'https://www.race.com' : 'RACE.com' })),
+  );
   assert.deepEqual(byDomain.map((r) => r.status).sort(), [201, ...Array(19).fill(409)]);
   assert.ok(byDomain.filter((r) => r.status === 409).every((r) => r.body.error === 'duplicate_domain'));
   assert.equal((await api.get('/companies')).body.pagination.total, 2);
@@ -265,7 +326,14 @@ test('companies: customProperties are validated against company properties and m
 
 test('companies: PATCH updates any subset, null clears optional fields, name cannot be cleared', async () => {
   const { api } = await newTenant(t);
-  const c = await create(api, { name: 'Patch me', cnpj: '11222333000181', website: 'https://a.com', domain: 'a.com', phone: '+551133334444', industry: 'Retail' });
+  const c = await create(api, {
+    name: 'Patch me',
+    cnpj: '11222333000181',
+    website: 'https://a.com',
+    domain: 'a.com',
+    phone: '+551133334444',
+    industry: 'Retail',
+  });
   await new Promise((r) => setTimeout(r, 5));
   const p = await api.patch(`/companies/${c.id}`, { industry: 'Energy', website: null, domain: null, phone: null });
   assert.equal(p.status, 200);
@@ -284,7 +352,21 @@ test('companies: PATCH updates any subset, null clears optional fields, name can
   assert.equal(same.status, 200);
   assert.equal(same.body.name, 'Renamed');
 
-  for (const body of [{ name: null }, { name: '' }, { name: '   ' }, { name: 5 }, { id: 'com_x' }, { createdAt: OLD }, { updatedAt: OLD }, { deletedAt: OLD }, { unknown: 1 }, { tags: 'x' }, { tags: [1] }, { customProperties: [] }, { industry: 3 }]) {
+  for (const body of [
+    { name: null },
+    { name: '' },
+    { name: '   ' },
+    { name: 5 },
+    { id: 'com_x' },
+    { createdAt: OLD },
+    { updatedAt: OLD },
+    { deletedAt: OLD },
+    { unknown: 1 },
+    { tags: 'x' },
+    { tags: [1] },
+    { customProperties: [] },
+    { industry: 3 },
+  ]) {
     const r = await api.patch(`/companies/${c.id}`, body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.body.error, 'validation_failed');
@@ -315,7 +397,10 @@ test('companies: create validation gives 400 validation_failed naming the field'
     const r = await api.post('/companies', body as any);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.body.error, 'validation_failed');
-    assert.ok(r.body.details.some((d: any) => d.field === field), `${JSON.stringify(body)} → ${JSON.stringify(r.body.details)}`);
+    assert.ok(
+      r.body.details.some((d: any) => d.field === field),
+      `${JSON.stringify(body)} → ${JSON.stringify(r.body.details)}`,
+    );
   }
   assert.equal((await api.post('/companies', '{"name":')).body.error, 'invalid_json');
   assert.equal((await api.post('/companies', [{ name: 'X' }])).status, 400);
@@ -340,7 +425,12 @@ test('companies: soft delete clears companyId on contacts and deals and moves th
   assert.equal(del.status, 204);
   assert.equal(del.body, '');
 
-  const contacts = await db.selectFrom('contacts').select(['tenant_id', 'id', 'company_id', 'updated_at']).where('tenant_id', 'in', [a.tenantId, b.tenantId]).orderBy('id').execute();
+  const contacts = await db
+    .selectFrom('contacts')
+    .select(['tenant_id', 'id', 'company_id', 'updated_at'])
+    .where('tenant_id', 'in', [a.tenantId, b.tenantId])
+    .orderBy('id')
+    .execute();
   assert.equal(contacts.length, 4);
   const byId = Object.fromEntries(contacts.map((r) => [`${r.tenant_id === a.tenantId ? 'a' : 'b'}:${r.id}`, r]));
   for (const id of ['a:con_linked_1', 'a:con_linked_2']) {
@@ -352,15 +442,27 @@ test('companies: soft delete clears companyId on contacts and deals and moves th
   assert.equal(byId['b:con_foreign'].company_id, c.id);
   assert.equal(byId['b:con_foreign'].updated_at, OLD);
   const deals = await db.selectFrom('deals').select(['id', 'company_id', 'updated_at']).where('tenant_id', '=', a.tenantId).orderBy('id').execute();
-  assert.deepEqual(deals.map((d) => [d.id, d.company_id, d.updated_at > OLD]), [['deal_linked', null, true], ['deal_other', keep.id, false]]);
+  assert.deepEqual(
+    deals.map((d) => [d.id, d.company_id, d.updated_at > OLD]),
+    [
+      ['deal_linked', null, true],
+      ['deal_other', keep.id, false],
+    ],
+  );
   const dirty = await db.selectFrom('list_dirty').select('object_type').where('tenant_id', '=', a.tenantId).orderBy('object_type').execute();
-  assert.deepEqual(dirty.map((d) => d.object_type), ['company', 'contact', 'deal']);
+  assert.deepEqual(
+    dirty.map((d) => d.object_type),
+    ['company', 'contact', 'deal'],
+  );
 
   // The company is gone from every read, and a second delete is 404.
   assert.equal((await a.api.get(`/companies/${c.id}`)).status, 404);
   assert.equal((await a.api.patch(`/companies/${c.id}`, { name: 'Back' })).status, 404);
   assert.equal((await a.api.delete(`/companies/${c.id}`)).status, 404);
-  assert.deepEqual((await a.api.get('/companies')).body.data.map((x: any) => x.id), [keep.id]);
+  assert.deepEqual(
+    (await a.api.get('/companies')).body.data.map((x: any) => x.id),
+    [keep.id],
+  );
   assert.equal((await a.api.get('/companies?search=doomed')).body.pagination.total, 0);
   assert.equal((await companiesByIds(ctxFor(a.tenantId), [c.id])).size, 0);
   // The row stays in the database (soft delete).
@@ -374,10 +476,16 @@ test('companies: create and update mark company lists for recalculation', async 
   const dirty = () => db.selectFrom('list_dirty').select('object_type').where('tenant_id', '=', tenantId).execute();
   await db.deleteFrom('list_dirty').where('tenant_id', '=', tenantId).execute();
   const c = await create(api, { name: 'M' });
-  assert.deepEqual((await dirty()).map((d) => d.object_type), ['company']);
+  assert.deepEqual(
+    (await dirty()).map((d) => d.object_type),
+    ['company'],
+  );
   await db.deleteFrom('list_dirty').where('tenant_id', '=', tenantId).execute();
   await api.patch(`/companies/${c.id}`, { industry: 'X' });
-  assert.deepEqual((await dirty()).map((d) => d.object_type), ['company']);
+  assert.deepEqual(
+    (await dirty()).map((d) => d.object_type),
+    ['company'],
+  );
 });
 
 test('companies: scopes — read and write are separate; other keys get 403 insufficient_scope', async () => {
@@ -388,7 +496,11 @@ test('companies: scopes — read and write are separate; other keys get 403 insu
   const contactsOnly = ten.as('ro');
   assert.equal((await reader.get('/companies')).status, 200);
   assert.equal((await reader.get(`/companies/${c.id}`)).status, 200);
-  for (const r of [await reader.post('/companies', { name: 'X' }), await reader.patch(`/companies/${c.id}`, { name: 'X' }), await reader.delete(`/companies/${c.id}`)]) {
+  for (const r of [
+    await reader.post('/companies', { name: 'X' }),
+    await reader.patch(`/companies/${c.id}`, { name: 'X' }),
+    await reader.delete(`/companies/${c.id}`),
+  ]) {
     assert.equal(r.status, 403);
     assert.equal(r.body.error, 'insufficient_scope');
     assert.deepEqual(r.body.required, ['companies:write']);
@@ -401,7 +513,12 @@ test('companies: scopes — read and write are separate; other keys get 403 insu
     assert.equal(r.status, 403);
     assert.deepEqual(r.body.required, ['companies:read']);
   }
-  for (const r of [await contactsOnly.get('/companies'), await contactsOnly.get(`/companies/${c.id}`), await contactsOnly.post('/companies', { name: 'X' }), await contactsOnly.delete(`/companies/${c.id}`)]) {
+  for (const r of [
+    await contactsOnly.get('/companies'),
+    await contactsOnly.get(`/companies/${c.id}`),
+    await contactsOnly.post('/companies', { name: 'X' }),
+    await contactsOnly.delete(`/companies/${c.id}`),
+  ]) {
     assert.equal(r.status, 403);
     assert.equal(r.body.error, 'insufficient_scope');
   }
@@ -422,7 +539,10 @@ test('companies: tenant isolation in paths, lists and filters', async () => {
   const foreignOwner = await a.api.get(`/companies?ownerId=${b.refs.ana}`);
   assert.equal(foreignOwner.status, 200);
   assert.equal(foreignOwner.body.pagination.total, 0);
-  assert.deepEqual((await a.api.get(`/companies?ownerId=${a.refs.ana}`)).body.data.map((x: any) => x.id), [c.id]);
+  assert.deepEqual(
+    (await a.api.get(`/companies?ownerId=${a.refs.ana}`)).body.data.map((x: any) => x.id),
+    [c.id],
+  );
   assert.deepEqual((await a.api.get(`/companies/${c.id}`)).body, c);
   // Service helpers used by deals and proposals are tenant-scoped too.
   assert.equal((await companiesByIds(ctxFor(b.tenantId), [c.id])).size, 0);
@@ -458,7 +578,20 @@ test('companies: list search, ownerId, updatedAfter and query validation', async
   assert.deepEqual((await ids('updatedAfter=2000-01-01')).length, 3);
   assert.deepEqual((await ids('updatedAfter=2000-01-01T00:00:00-03:00')).length, 3);
 
-  for (const q of ['updatedAfter=yesterday', 'updatedAfter=2026-13-01', 'updatedAfter=', 'sortKey=website', 'sortKey=custom', 'sortOrder=up', 'pageSize=101', 'pageSize=0', 'page=0', 'page=-1', 'page=abc', 'bogus=1']) {
+  for (const q of [
+    'updatedAfter=yesterday',
+    'updatedAfter=2026-13-01',
+    'updatedAfter=',
+    'sortKey=website',
+    'sortKey=custom',
+    'sortOrder=up',
+    'pageSize=101',
+    'pageSize=0',
+    'page=0',
+    'page=-1',
+    'page=abc',
+    'bogus=1',
+  ]) {
     const r = await api.get(`/companies?${q}`);
     assert.equal(r.status, 400, q);
     assert.equal(r.body.error, 'validation_failed', q);
@@ -467,11 +600,16 @@ test('companies: list search, ownerId, updatedAfter and query validation', async
   assert.equal(defaults.body.pagination.page, 1);
   assert.equal(defaults.body.pagination.pageSize, 50);
   // Default sort: createdAt descending.
-  assert.deepEqual(defaults.body.data.map((x: any) => x.id), [alnum.id, globex.id, acme.id].filter(() => true).sort((x, y) => {
-    const cx = [acme, globex, alnum].find((c) => c.id === x)!.createdAt;
-    const cy = [acme, globex, alnum].find((c) => c.id === y)!.createdAt;
-    return cx < cy ? 1 : cx > cy ? -1 : x < y ? 1 : -1;
-  }));
+  assert.deepEqual(
+    defaults.body.data.map((x: any) => x.id),
+    [alnum.id, globex.id, acme.id]
+      .filter(() => true)
+      .sort((x, y) => {
+        const cx = [acme, globex, alnum].find((c) => c.id === x)!.createdAt;
+        const cy = [acme, globex, alnum].find((c) => c.id === y)!.createdAt;
+        return cx < cy ? 1 : cx > cy ? -1 : x < y ? 1 : -1;
+      }),
+  );
 });
 
 test('companies: pagination walks every sort key and order, each id exactly once, in order', async () => {
@@ -481,12 +619,14 @@ test('companies: pagination walks every sort key and order, each id exactly once
   const created: any[] = [];
   // Sequential creates in two bursts so createdAt ties are likely and the id tie-break is exercised.
   for (let i = 0; i < names.length; i++) {
-    created.push(await create(api, {
-      name: names[i],
-      industry: industries[i],
-      cnpj: i % 3 === 0 ? null : cnpjFor(1000 + ((i * 7) % 13)),
-      domain: i % 4 === 0 ? null : `d${(i * 5) % 13}.example.com`,
-    }));
+    created.push(
+      await create(api, {
+        name: names[i],
+        industry: industries[i],
+        cnpj: i % 3 === 0 ? null : cnpjFor(1000 + ((i * 7) % 13)),
+        domain: i % 4 === 0 ? null : `d${(i * 5) % 13}.example.com`,
+      }),
+    );
   }
   await api.patch(`/companies/${created[3].id}`, { industry: 'Retail' });
   const all = new Map<string, any>(((await api.get('/companies?pageSize=100')).body.data as any[]).map((c) => [c.id, c]));

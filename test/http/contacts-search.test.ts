@@ -19,12 +19,36 @@ async function seed() {
   const cold = (await api.post('/tags', { name: 'Cold' })).body.id;
   const p = (ref: string) => refs[ref];
   const ana = await create(api, {
-    firstName: 'Ana', lastName: 'Souza', email: 'ana@acme.com', phone: '11987654321', ownerId: refs.ana, score: 90, tags: [vip],
-    customProperties: { [p('contact_number')]: 5, [p('contact_select')]: 'smb', [p('contact_boolean')]: true, [p('contact_multi_select')]: ['smb'], [p('contact_date')]: '2026-03-01', [p('contact_datetime')]: '2026-03-01T12:00:00Z', [p('contact_text')]: 'Likes coffee' },
+    firstName: 'Ana',
+    lastName: 'Souza',
+    email: 'ana@acme.com',
+    phone: '11987654321',
+    ownerId: refs.ana,
+    score: 90,
+    tags: [vip],
+    customProperties: {
+      [p('contact_number')]: 5,
+      [p('contact_select')]: 'smb',
+      [p('contact_boolean')]: true,
+      [p('contact_multi_select')]: ['smb'],
+      [p('contact_date')]: '2026-03-01',
+      [p('contact_datetime')]: '2026-03-01T12:00:00Z',
+      [p('contact_text')]: 'Likes coffee',
+    },
   });
   const bruno = await create(api, {
-    firstName: 'Bruno', email: 'bruno@beta.com', ownerId: refs.bruno, score: 40, tags: [vip, cold],
-    customProperties: { [p('contact_number')]: 12, [p('contact_select')]: 'ent', [p('contact_boolean')]: false, [p('contact_multi_select')]: ['smb', 'ent'], [p('contact_date')]: '2026-05-01' },
+    firstName: 'Bruno',
+    email: 'bruno@beta.com',
+    ownerId: refs.bruno,
+    score: 40,
+    tags: [vip, cold],
+    customProperties: {
+      [p('contact_number')]: 12,
+      [p('contact_select')]: 'ent',
+      [p('contact_boolean')]: false,
+      [p('contact_multi_select')]: ['smb', 'ent'],
+      [p('contact_date')]: '2026-05-01',
+    },
   });
   const carla = await create(api, { firstName: 'Carla', lastName: 'Lima', phone: '+5521912345678' });
   return { ...tenant, vip, cold, ana, bruno, carla };
@@ -39,7 +63,11 @@ async function ids(api: Client, filters: unknown, extra: Record<string, unknown>
 test('search: the spec example — ownerId eq, score gte, createdAt after — answers the paginated envelope', async () => {
   const { api, refs, ana } = await seed();
   const r = await api.post('/contacts/search', {
-    filters: group({ field: 'ownerId', operator: 'eq', value: refs.ana }, { field: 'score', operator: 'gte', value: 80 }, { field: 'createdAt', operator: 'after', value: '2020-01-01T00:00:00Z' }),
+    filters: group(
+      { field: 'ownerId', operator: 'eq', value: refs.ana },
+      { field: 'score', operator: 'gte', value: 80 },
+      { field: 'createdAt', operator: 'after', value: '2020-01-01T00:00:00Z' },
+    ),
     page: 1,
     pageSize: 50,
   });
@@ -53,14 +81,35 @@ test('search: the spec example — ownerId eq, score gte, createdAt after — an
 test('search: AND, OR and nested groups', async () => {
   const { api, ana, bruno, carla, refs } = await seed();
   const sorted = (...xs: any[]) => xs.map((x) => x.id).sort();
-  assert.deepEqual(await ids(api, { operator: 'OR', conditions: [{ field: 'firstName', operator: 'eq', value: 'Ana' }, { field: 'firstName', operator: 'eq', value: 'Carla' }] }), sorted(ana, carla));
+  assert.deepEqual(
+    await ids(api, {
+      operator: 'OR',
+      conditions: [
+        { field: 'firstName', operator: 'eq', value: 'Ana' },
+        { field: 'firstName', operator: 'eq', value: 'Carla' },
+      ],
+    }),
+    sorted(ana, carla),
+  );
   assert.deepEqual(await ids(api, group({ field: 'score', operator: 'exists' }, { field: 'score', operator: 'lt', value: 50 })), sorted(bruno));
   assert.deepEqual(
     await ids(api, {
       operator: 'OR',
       conditions: [
         { field: 'phone', operator: 'contains', value: '2191' },
-        { operator: 'AND', conditions: [{ field: 'ownerId', operator: 'eq', value: refs.bruno }, { operator: 'OR', conditions: [{ field: 'score', operator: 'gt', value: 100 }, { field: 'email', operator: 'contains', value: 'BETA' }] }] },
+        {
+          operator: 'AND',
+          conditions: [
+            { field: 'ownerId', operator: 'eq', value: refs.bruno },
+            {
+              operator: 'OR',
+              conditions: [
+                { field: 'score', operator: 'gt', value: 100 },
+                { field: 'email', operator: 'contains', value: 'BETA' },
+              ],
+            },
+          ],
+        },
       ],
     }),
     sorted(bruno, carla),
@@ -115,7 +164,8 @@ test('search: tags — contains, in (any), notIn, exists, notExists', async () =
 test('search: custom properties of several types', async () => {
   const { api, refs, ana, bruno, carla } = await seed();
   const sorted = (...xs: any[]) => xs.map((x) => x.id).sort();
-  const cp = (ref: string, operator: string, value?: unknown) => ids(api, group(value === undefined ? { field: `customProperties.${refs[ref]}`, operator } : { field: `customProperties.${refs[ref]}`, operator, value }));
+  const cp = (ref: string, operator: string, value?: unknown) =>
+    ids(api, group(value === undefined ? { field: `customProperties.${refs[ref]}`, operator } : { field: `customProperties.${refs[ref]}`, operator, value }));
   assert.deepEqual(await cp('contact_number', 'gt', 5), sorted(bruno));
   assert.deepEqual(await cp('contact_number', 'lte', 12), sorted(ana, bruno));
   assert.deepEqual(await cp('contact_number', 'notExists'), sorted(carla));
@@ -145,15 +195,29 @@ test('search: pagination and sorting of results', async () => {
   for (let page = 1; page <= 3; page++) {
     const r = await api.post('/contacts/search', { filters, page, pageSize: 5, sortKey: 'score', sortOrder: 'asc' });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.pagination, { page, pageSize: 5, total: 12, totalPages: 3, hasNext: page < 3, hasPrev: page > 1, nextCursor: (page < 3) ? r.body.pagination.nextCursor : null });
+    assert.deepEqual(r.body.pagination, {
+      page,
+      pageSize: 5,
+      total: 12,
+      totalPages: 3,
+      hasNext: page < 3,
+      hasPrev: page > 1,
+      nextCursor: page < 3 ? r.body.pagination.nextCursor : null,
+    });
     seen.push(...r.body.data.map((x: any) => x.id));
     const scores = r.body.data.map((x: any) => x.score);
-    assert.deepEqual(scores, [...scores].sort((a, b) => a - b));
+    assert.deepEqual(
+      scores,
+      [...scores].sort((a, b) => a - b),
+    );
   }
   assert.equal(seen.length, 12);
   assert.deepEqual(new Set(seen), made);
   const byName = await api.post('/contacts/search', { filters, sortKey: 'firstName', sortOrder: 'asc', pageSize: 3 });
-  assert.deepEqual(byName.body.data.map((x: any) => x.firstName), ['N00', 'N01', 'N02']);
+  assert.deepEqual(
+    byName.body.data.map((x: any) => x.firstName),
+    ['N00', 'N01', 'N02'],
+  );
   assert.equal((await api.post('/contacts/search', { filters })).body.pagination.pageSize, 50, 'default page size 50');
 });
 
@@ -190,7 +254,9 @@ test('search: invalid filters and bodies are 400 validation_failed naming the pa
     assert.equal(r.body.details[0].field, field, JSON.stringify(r.body.details));
   }
   // A huge filter (1 MiB-ish) never 5xx.
-  const huge = await api.post('/contacts/search', { filters: group(...Array.from({ length: 5000 }, (_, i) => ({ field: 'firstName', operator: 'eq', value: `name ${i}` }))) });
+  const huge = await api.post('/contacts/search', {
+    filters: group(...Array.from({ length: 5000 }, (_, i) => ({ field: 'firstName', operator: 'eq', value: `name ${i}` }))),
+  });
   assert.equal(huge.status, 400);
 });
 

@@ -17,8 +17,20 @@ async function company(tenantId: string, fields: { domain?: string | null; delet
   await db
     .insertInto('companies')
     .values({
-      tenant_id: tenantId, id, name: `Company ${id}`, cnpj: null, website: null, domain: fields.domain ?? null, phone: null,
-      industry: null, owner_id: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: fields.deleted ? now : null, search_text: '',
+      tenant_id: tenantId,
+      id,
+      name: `Company ${id}`,
+      cnpj: null,
+      website: null,
+      domain: fields.domain ?? null,
+      phone: null,
+      industry: null,
+      owner_id: null,
+      custom_properties: '{}',
+      created_at: now,
+      updated_at: now,
+      deleted_at: fields.deleted ? now : null,
+      search_text: '',
     })
     .execute();
   return id;
@@ -43,7 +55,20 @@ test('contacts: create returns the full record; single read equals it; defaults 
   const { api } = await newTenant(t);
   const c = await create(api, { firstName: 'Maria' });
   assert.match(c.id, /^con_/);
-  assert.deepEqual(Object.keys(c).sort(), ['companyId', 'createdAt', 'customProperties', 'email', 'firstName', 'id', 'lastName', 'ownerId', 'phone', 'score', 'tags', 'updatedAt']);
+  assert.deepEqual(Object.keys(c).sort(), [
+    'companyId',
+    'createdAt',
+    'customProperties',
+    'email',
+    'firstName',
+    'id',
+    'lastName',
+    'ownerId',
+    'phone',
+    'score',
+    'tags',
+    'updatedAt',
+  ]);
   assert.equal(c.lastName, null);
   assert.equal(c.email, null);
   assert.equal(c.phone, null);
@@ -136,7 +161,10 @@ test('contacts: validation — 400 validation_failed naming the field, never coe
     const r = await api.post('/contacts', body);
     assert.equal(r.status, 400, JSON.stringify(body).slice(0, 100));
     assert.equal(r.body.error, 'validation_failed');
-    assert.ok(r.body.details.some((d: any) => d.field === field), `${JSON.stringify(r.body.details)} should name ${field}`);
+    assert.ok(
+      r.body.details.some((d: any) => d.field === field),
+      `${JSON.stringify(r.body.details)} should name ${field}`,
+    );
   }
   assert.equal((await api.post('/contacts', '{"firstName": ')).body.error, 'invalid_json');
   assert.equal((await api.get('/contacts')).body.pagination.total, 0, 'nothing was written');
@@ -150,9 +178,16 @@ test('contacts: SQL-looking and odd strings are stored literally', async () => {
   assert.equal((await api.get(`/contacts/${c.id}`)).body.lastName, '%_\\ "quoted" 🙂');
   await create(api, { firstName: 'Plain' });
   const s = await api.get(`/contacts?search=${encodeURIComponent('%_')}`);
-  assert.deepEqual(s.body.data.map((x: any) => x.id), [c.id], 'LIKE wildcards in the search are literal');
+  assert.deepEqual(
+    s.body.data.map((x: any) => x.id),
+    [c.id],
+    'LIKE wildcards in the search are literal',
+  );
   const s2 = await api.get(`/contacts?search=${encodeURIComponent("'); DROP")}`);
-  assert.deepEqual(s2.body.data.map((x: any) => x.id), [c.id]);
+  assert.deepEqual(
+    s2.body.data.map((x: any) => x.id),
+    [c.id],
+  );
   assert.equal((await api.get(`/contacts/${encodeURIComponent("x' OR '1'='1")}`)).status, 404);
 });
 
@@ -192,9 +227,7 @@ test('contacts: e-mail and phone are unique per tenant (409 duplicate_email with
 
 test('contacts: 20 concurrent creates with the same e-mail → exactly one 201, nineteen 409', async () => {
   const { api, tenantId } = await newTenant(t);
-  const results = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => api.post('/contacts', { firstName: `Racer ${i}`, email: 'race@example.com' })),
-  );
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.post('/contacts', { firstName: `Racer ${i}`, email: 'race@example.com' })));
   const created = results.filter((r) => r.status === 201);
   const conflicts = results.filter((r) => r.status === 409);
   assert.equal(created.length, 1, JSON.stringify(results.map((r) => r.status)));
@@ -219,7 +252,7 @@ test('contacts: 20 concurrent creates with the same phone (different spellings) 
   assert.ok(conflicts.every((r) => r.body.error === 'duplicate_phone'));
 });
 
-test('contacts: references in bodies — 404 not_found naming the field, also for another tenant\'s ids', async () => {
+test("contacts: references in bodies — 404 not_found naming the field, also for another tenant's ids", async () => {
   const a = await newTenant(t);
   const b = await newTenant(t);
   const tagA = (await a.api.post('/tags', { name: 'Mine' })).body.id;
@@ -275,7 +308,11 @@ test('contacts: scopes — read does not allow writes; write does not imply read
   assert.equal((await ro.get('/contacts')).status, 200);
   assert.equal((await ro.get(`/contacts/${c.id}`)).status, 200);
   assert.equal((await ro.post('/contacts/search', {})).status, 200);
-  for (const r of [await ro.post('/contacts', { firstName: 'X' }), await ro.patch(`/contacts/${c.id}`, { firstName: 'X' }), await ro.delete(`/contacts/${c.id}`)]) {
+  for (const r of [
+    await ro.post('/contacts', { firstName: 'X' }),
+    await ro.patch(`/contacts/${c.id}`, { firstName: 'X' }),
+    await ro.delete(`/contacts/${c.id}`),
+  ]) {
     assert.equal(r.status, 403);
     assert.equal(r.body.error, 'insufficient_scope');
     assert.deepEqual(r.body.required, ['contacts:write']);
@@ -325,7 +362,14 @@ test('contacts: PATCH — partial, null clears optional fields, tags replace, cu
   const tag2 = (await api.post('/tags', { name: 'Two' })).body.id;
   const companyId = await company(tenantId);
   const c = await create(api, {
-    firstName: 'Ana', lastName: 'Lima', email: 'ana@x.com', phone: '11987654321', companyId, ownerId: refs.ana, score: 3, tags: [tag1],
+    firstName: 'Ana',
+    lastName: 'Lima',
+    email: 'ana@x.com',
+    phone: '11987654321',
+    companyId,
+    ownerId: refs.ana,
+    score: 3,
+    tags: [tag1],
     customProperties: { [refs.contact_text]: 'hello', [refs.contact_number]: 1, [refs.contact_multi_select]: ['smb'] },
   });
 
@@ -350,7 +394,18 @@ test('contacts: PATCH — partial, null clears optional fields, tags replace, cu
   assert.deepEqual(cleared.body.tags, []);
   assert.deepEqual((await api.get(`/contacts/${c.id}`)).body, cleared.body);
 
-  for (const body of [{ firstName: null }, { firstName: '' }, { firstName: '  ' }, { firstName: 1 }, { score: '1' }, { id: 'x' }, { updatedAt: nowIso() }, { nope: 1 }, { email: 'bad' }, { phone: '12' }]) {
+  for (const body of [
+    { firstName: null },
+    { firstName: '' },
+    { firstName: '  ' },
+    { firstName: 1 },
+    { score: '1' },
+    { id: 'x' },
+    { updatedAt: nowIso() },
+    { nope: 1 },
+    { email: 'bad' },
+    { phone: '12' },
+  ]) {
     const r = await api.patch(`/contacts/${c.id}`, body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.body.error, 'validation_failed');
@@ -411,7 +466,10 @@ test('contacts: soft delete — 204, then invisible everywhere; a second delete 
   assert.equal((await api.get(`/contacts/${c.id}`)).status, 404);
   assert.equal((await api.patch(`/contacts/${c.id}`, { firstName: 'Back' })).status, 404);
   assert.equal((await api.delete(`/contacts/${c.id}`)).status, 404);
-  assert.deepEqual((await api.get('/contacts')).body.data.map((x: any) => x.id), [keep.id]);
+  assert.deepEqual(
+    (await api.get('/contacts')).body.data.map((x: any) => x.id),
+    [keep.id],
+  );
   assert.equal((await api.get('/contacts?search=gone')).body.pagination.total, 0);
   const s = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'id', operator: 'eq', value: c.id }] } });
   assert.equal(s.body.pagination.total, 0);
@@ -430,7 +488,15 @@ test('contacts: list — envelope, defaults, page-size limits, unknown sort key,
   assert.equal(r.status, 200);
   // C.1 adds nextCursor to the envelope: a string while a next page exists, null on the last page.
   assert.equal(typeof r.body.pagination.nextCursor, 'string');
-  assert.deepEqual(r.body.pagination, { page: 2, pageSize: 3, total: 7, totalPages: 3, hasNext: true, hasPrev: true, nextCursor: r.body.pagination.nextCursor });
+  assert.deepEqual(r.body.pagination, {
+    page: 2,
+    pageSize: 3,
+    total: 7,
+    totalPages: 3,
+    hasNext: true,
+    hasPrev: true,
+    nextCursor: r.body.pagination.nextCursor,
+  });
   const last = await api.get('/contacts?pageSize=3&page=3');
   assert.deepEqual(last.body.pagination, { page: 3, pageSize: 3, total: 7, totalPages: 3, hasNext: false, hasPrev: true, nextCursor: null });
   assert.equal(last.body.data.length, 1);
@@ -445,9 +511,24 @@ test('contacts: list — envelope, defaults, page-size limits, unknown sort key,
   assert.equal(def.body.pagination.page, 1);
   assert.equal(def.body.pagination.hasPrev, false);
   // Default sort: createdAt descending.
-  assert.deepEqual(def.body.data.map((x: any) => x.id), [...made].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1)).map((x) => x.id));
+  assert.deepEqual(
+    def.body.data.map((x: any) => x.id),
+    [...made].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1)).map((x) => x.id),
+  );
 
-  for (const q of ['pageSize=101', 'pageSize=0', 'page=0', 'page=-1', 'page=abc', 'sortKey=password', 'sortKey=deletedAt', 'sortOrder=up', 'updatedAfter=yesterday', 'updatedAfter=2026-13-01T00:00:00Z', 'unknown=1']) {
+  for (const q of [
+    'pageSize=101',
+    'pageSize=0',
+    'page=0',
+    'page=-1',
+    'page=abc',
+    'sortKey=password',
+    'sortKey=deletedAt',
+    'sortOrder=up',
+    'updatedAfter=yesterday',
+    'updatedAfter=2026-13-01T00:00:00Z',
+    'unknown=1',
+  ]) {
     const bad = await api.get(`/contacts?${q}`);
     assert.equal(bad.status, 400, q);
     assert.equal(bad.body.error, 'validation_failed');
@@ -459,7 +540,13 @@ test('contacts: list — envelope, defaults, page-size limits, unknown sort key,
   await new Promise((r) => setTimeout(r, 5));
   const touched = (await api.patch(`/contacts/${made[0].id}`, { lastName: 'Touched' })).body;
   const after = await api.get(`/contacts?updatedAfter=${encodeURIComponent(pivot.updatedAt)}&sortKey=updatedAt&sortOrder=asc&pageSize=100`);
-  const expected = [...made.slice(4).map((m) => m.updatedAt > pivot.updatedAt ? m.id : null).filter(Boolean), touched.id];
+  const expected = [
+    ...made
+      .slice(4)
+      .map((m) => (m.updatedAt > pivot.updatedAt ? m.id : null))
+      .filter(Boolean),
+    touched.id,
+  ];
   assert.ok(!after.body.data.some((x: any) => x.id === pivot.id), 'strictly after');
   for (const id of expected) assert.ok(after.body.data.some((x: any) => x.id === id));
   assert.ok(after.body.data.every((x: any) => x.updatedAt > pivot.updatedAt));
@@ -467,7 +554,10 @@ test('contacts: list — envelope, defaults, page-size limits, unknown sort key,
   assert.equal(later.body.pagination.total, 0);
   // Other offsets are understood and normalized to UTC.
   const withOffset = new Date(Date.parse(touched.updatedAt) - 1).toISOString().replace('Z', '+00:00');
-  assert.deepEqual((await api.get(`/contacts?updatedAfter=${encodeURIComponent(withOffset)}`)).body.data.map((x: any) => x.id), [touched.id]);
+  assert.deepEqual(
+    (await api.get(`/contacts?updatedAfter=${encodeURIComponent(withOffset)}`)).body.data.map((x: any) => x.id),
+    [touched.id],
+  );
 });
 
 test('contacts: pagination walk — every id exactly once in each sort key and direction', async () => {
@@ -560,7 +650,10 @@ test('contacts: search matches phones only for phone-like terms (C.5): `sort1a2b
   assert.deepEqual(await found('(1)'), [], 'fewer than 3 digits');
   // POST /contacts/search has no `search` term; its filters name the phone field explicitly.
   const s = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'phone', operator: 'contains', value: '1234' }] } });
-  assert.deepEqual(s.body.data.map((x: any) => x.id), [a.id]);
+  assert.deepEqual(
+    s.body.data.map((x: any) => x.id),
+    [a.id],
+  );
 });
 
 test('contacts: service API for other modules (nested transactions, lookups)', async () => {
@@ -582,7 +675,10 @@ test('contacts: service API for other modules (nested transactions, lookups)', a
   const out = await withTx(db, async (tx) => {
     const tctx = { ...ctx, db: tx };
     const c = await contacts.createContact(tctx, { firstName: 'InTx', email: 'intx@x.com' });
-    await assert.rejects(contacts.createContact(tctx, { firstName: 'Dup', email: 'svc@x.com' }), (e: any) => e.code === 'duplicate_email' && e.extra.existingContactId === a.id);
+    await assert.rejects(
+      contacts.createContact(tctx, { firstName: 'Dup', email: 'svc@x.com' }),
+      (e: any) => e.code === 'duplicate_email' && e.extra.existingContactId === a.id,
+    );
     const u = await contacts.updateContact(tctx, c.id, { lastName: 'Updated' });
     return u;
   });

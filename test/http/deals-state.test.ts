@@ -258,10 +258,7 @@ test('B.5 a flag set back to false reopens: closedAt, lossReasonId, lossNotes cl
   evs = await eventsOf(ten.tenantId, async () => {
     res = await ten.api.patch(`/deals/${l.id}`, { isLost: false });
   });
-  assert.deepEqual(
-    [res.body.isWon, res.body.isLost, res.body.closedAt, res.body.lossReasonId, res.body.lossNotes],
-    [false, false, null, null, null],
-  );
+  assert.deepEqual([res.body.isWon, res.body.isLost, res.body.closedAt, res.body.lossReasonId, res.body.lossNotes], [false, false, null, null, null]);
   assert.deepEqual(evs, []);
   // A reopened deal can be won again (a new deal.won).
   evs = await eventsOf(ten.tenantId, async () => {
@@ -494,7 +491,14 @@ test('POST accepts the closing fields with the PATCH rules', async () => {
   const w = await ten.api.post('/deals', { title: 'W', pipelineId: ten.refs.sales, stageId: ten.refs.proposal, isWon: true, closedAt: '2026-01-02T03:04:05Z' });
   assert.equal(w.status, 201);
   assert.deepEqual([w.body.isWon, w.body.closedAt], [true, '2026-01-02T03:04:05.000Z']);
-  const l = await ten.api.post('/deals', { title: 'L', pipelineId: ten.refs.sales, stageId: ten.refs.proposal, isLost: true, lossReasonId: ten.refs.timing, lossNotes: 'n' });
+  const l = await ten.api.post('/deals', {
+    title: 'L',
+    pipelineId: ten.refs.sales,
+    stageId: ten.refs.proposal,
+    isLost: true,
+    lossReasonId: ten.refs.timing,
+    lossNotes: 'n',
+  });
   assert.equal(l.status, 201);
   assert.deepEqual([l.body.isLost, l.body.lossReasonId, l.body.lossNotes], [true, ten.refs.timing, 'n']);
   assert.match(l.body.closedAt, isoMs);
@@ -521,7 +525,8 @@ test('POST accepts the closing fields with the PATCH rules', async () => {
 test('deal writes mark the deal type changed for dynamic lists', async () => {
   const ten = await newTenant(t);
   const d = await open(ten);
-  const mark = () => t.database.db.selectFrom('list_dirty').select('changed_at').where('tenant_id', '=', ten.tenantId).where('object_type', '=', 'deal').executeTakeFirst();
+  const mark = () =>
+    t.database.db.selectFrom('list_dirty').select('changed_at').where('tenant_id', '=', ten.tenantId).where('object_type', '=', 'deal').executeTakeFirst();
   const m1 = await mark();
   assert.ok(m1);
   await new Promise((r) => setTimeout(r, 5));

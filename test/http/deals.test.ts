@@ -74,7 +74,29 @@ test('deals: create with every field, read back, update, soft delete', async () 
   assert.equal(d.createdAt, d.updatedAt);
   assert.deepEqual(
     Object.keys(d).sort(),
-    ['id', 'title', 'pipelineId', 'stageId', 'value', 'currency', 'contactId', 'contact', 'companyId', 'company', 'ownerId', 'expectedCloseDate', 'customProperties', 'tags', 'isWon', 'isLost', 'closedAt', 'lossReasonId', 'lossNotes', 'createdAt', 'updatedAt'].sort(),
+    [
+      'id',
+      'title',
+      'pipelineId',
+      'stageId',
+      'value',
+      'currency',
+      'contactId',
+      'contact',
+      'companyId',
+      'company',
+      'ownerId',
+      'expectedCloseDate',
+      'customProperties',
+      'tags',
+      'isWon',
+      'isLost',
+      'closedAt',
+      'lossReasonId',
+      'lossNotes',
+      'createdAt',
+      'updatedAt',
+    ].sort(),
   );
   assert.deepEqual((await api.get(`/deals/${d.id}`)).body, d);
 
@@ -131,7 +153,10 @@ test('deals: money is exact — 19.99 round-trips, 0.1 and 0.2 stay themselves, 
     assert.equal((await ten.api.get(`/deals/${d.id}`)).body.value, value);
   }
   const cents = await t.database.db.selectFrom('deals').select(['value_cents']).where('tenant_id', '=', ten.tenantId).where('title', '=', 'Deal').execute();
-  assert.ok(cents.some((r) => r.value_cents === 1999), 'stored as integer cents');
+  assert.ok(
+    cents.some((r) => r.value_cents === 1999),
+    'stored as integer cents',
+  );
   assert.ok(cents.some((r) => r.value_cents === 30));
 
   const total = (await ten.api.get('/deals')).body.pagination.total;
@@ -186,7 +211,10 @@ test('deals: field validation (title, expectedCloseDate, customProperties, unkno
     const r = await ten.api.post('/deals', deal(ten, extra));
     assert.equal(r.status, 400, JSON.stringify(extra));
     assert.equal(r.body.error, 'validation_failed');
-    assert.ok(r.body.details.some((x: any) => x.field === field), `${JSON.stringify(extra)} → ${JSON.stringify(r.body.details)}`);
+    assert.ok(
+      r.body.details.some((x: any) => x.field === field),
+      `${JSON.stringify(extra)} → ${JSON.stringify(r.body.details)}`,
+    );
   }
   const d = await create(ten);
   for (const [extra, field] of cases) {
@@ -309,7 +337,20 @@ test('GET /deals: default page, pageSize and envelope; pageSize/page bounds', as
   const ten = await newTenant(t);
   const empty = await ten.api.get('/deals');
   assert.deepEqual(empty.body, { data: [], pagination: { page: 1, pageSize: 50, total: 0, totalPages: 0, hasNext: false, hasPrev: false, nextCursor: null } });
-  for (const q of ['pageSize=101', 'pageSize=0', 'page=0', 'page=-1', 'page=abc', 'pageSize=1.5', 'sortKey=nope', 'sortKey=id', 'sortOrder=up', 'isWon=maybe', 'valueMin=abc', 'unknownParam=1']) {
+  for (const q of [
+    'pageSize=101',
+    'pageSize=0',
+    'page=0',
+    'page=-1',
+    'page=abc',
+    'pageSize=1.5',
+    'sortKey=nope',
+    'sortKey=id',
+    'sortOrder=up',
+    'isWon=maybe',
+    'valueMin=abc',
+    'unknownParam=1',
+  ]) {
     const r = await ten.api.get(`/deals?${q}`);
     assert.equal(r.status, 400, q);
     assert.equal(r.body.error, 'validation_failed', q);
@@ -325,7 +366,15 @@ test('GET /deals: pagination walk visits every deal once, with hasNext/hasPrev',
   for (let page = 1; page <= 4; page++) {
     const r = await ten.api.get(`/deals?pageSize=2&page=${page}&sortKey=createdAt&sortOrder=asc`);
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.pagination, { page, pageSize: 2, total: 7, totalPages: 4, hasNext: page < 4, hasPrev: page > 1, nextCursor: (page < 4) ? r.body.pagination.nextCursor : null });
+    assert.deepEqual(r.body.pagination, {
+      page,
+      pageSize: 2,
+      total: 7,
+      totalPages: 4,
+      hasNext: page < 4,
+      hasPrev: page > 1,
+      nextCursor: page < 4 ? r.body.pagination.nextCursor : null,
+    });
     seen.push(...r.body.data.map((d: any) => d.id));
   }
   assert.equal(seen.length, 7);
@@ -368,7 +417,15 @@ test('GET /deals: filters by pipeline, stage, owner, contact, company, flags', a
 
 test('GET /deals: valueMin/valueMax are inclusive and exact in cents', async () => {
   const ten = await newTenant(t);
-  for (const [title, value] of [['a', 0.1], ['b', 0.3], ['c', 10], ['d', 10.01], ['e', 19.99], ['f', null]] as const) await create(ten, { title, value });
+  for (const [title, value] of [
+    ['a', 0.1],
+    ['b', 0.3],
+    ['c', 10],
+    ['d', 10.01],
+    ['e', 19.99],
+    ['f', null],
+  ] as const)
+    await create(ten, { title, value });
   const titles = async (q: string) => {
     const r = await ten.api.get(`/deals?${q}&sortKey=title&sortOrder=asc`);
     assert.equal(r.status, 200, q);
@@ -457,7 +514,8 @@ test('GET /deals: every sortKey, both orders, ties broken by id, empty values la
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push((await create(ten2, { value: 5 })).id);
   const walk: string[] = [];
-  for (let page = 1; page <= 3; page++) walk.push(...(await ten2.api.get(`/deals?sortKey=value&sortOrder=asc&pageSize=2&page=${page}`)).body.data.map((d: any) => d.id));
+  for (let page = 1; page <= 3; page++)
+    walk.push(...(await ten2.api.get(`/deals?sortKey=value&sortOrder=asc&pageSize=2&page=${page}`)).body.data.map((d: any) => d.id));
   assert.deepEqual(walk, [...ids].sort());
 });
 
@@ -496,7 +554,10 @@ test('GET /contacts/:id/deals: open deals first, then updatedAt descending; cont
 
   const r = await ten.as('ro').get(`/contacts/${c.id}/deals`);
   assert.equal(r.status, 200, 'contacts:read is the scope of the contact sub-read');
-  assert.deepEqual(r.body.map((d: any) => d.title), ['open-new', 'open-old', 'lost', 'won']);
+  assert.deepEqual(
+    r.body.map((d: any) => d.title),
+    ['open-new', 'open-old', 'lost', 'won'],
+  );
   assert.deepEqual(r.body[0], {
     id: o2.id,
     title: 'open-new',
@@ -527,7 +588,12 @@ test('deals: odd ids and hostile input answer 4xx, never 5xx', async () => {
   const ten = await newTenant(t);
   const d = await create(ten);
   for (const id of ['%00', 'a%00b', 'x'.repeat(2000), '%F0%9F%92%A9', "'; drop table deals; --", '..%2F..', '%25']) {
-    for (const r of [await ten.api.get(`/deals/${id}`), await ten.api.patch(`/deals/${id}`, { title: 'x' }), await ten.api.delete(`/deals/${id}`), await ten.api.get(`/contacts/${id}/deals`)]) {
+    for (const r of [
+      await ten.api.get(`/deals/${id}`),
+      await ten.api.patch(`/deals/${id}`, { title: 'x' }),
+      await ten.api.delete(`/deals/${id}`),
+      await ten.api.get(`/contacts/${id}/deals`),
+    ]) {
       assert.ok(r.status === 404, `${id} → ${r.status} ${JSON.stringify(r.body)}`);
     }
   }
@@ -583,7 +649,13 @@ test('deals: the contact and company expanded in every read (create, single read
     await api.post('/companies', {
       name: 'Ação & Cia "Ltda"',
       website: 'https://acao.example',
-      customProperties: { [refs.company_number]: 0.1 + 0.2, [refs.company_multi_select]: ['smb', 'ent'], [refs.company_boolean]: false, [refs.company_text]: 'uma "linha" \\ só', [refs.company_textarea]: 'linha\nduas' },
+      customProperties: {
+        [refs.company_number]: 0.1 + 0.2,
+        [refs.company_multi_select]: ['smb', 'ent'],
+        [refs.company_boolean]: false,
+        [refs.company_text]: 'uma "linha" \\ só',
+        [refs.company_textarea]: 'linha\nduas',
+      },
       tags: [vip],
     })
   ).body;
@@ -595,7 +667,12 @@ test('deals: the contact and company expanded in every read (create, single read
       phone: '+55 11 98888-7777',
       companyId: co.id,
       score: 72.35,
-      customProperties: { [refs.contact_number]: 123456789.123456789, [refs.contact_date]: '2026-02-03', [refs.contact_boolean]: true, [refs.contact_select]: 'ent' },
+      customProperties: {
+        [refs.contact_number]: 123456789.123456789,
+        [refs.contact_date]: '2026-02-03',
+        [refs.contact_boolean]: true,
+        [refs.contact_select]: 'ent',
+      },
       tags: [vip, hot],
     })
   ).body;

@@ -11,7 +11,10 @@ const DEPTH = 5_000;
 /** `{"a":{"a":…"leaf"…}}` and `[[[…"leaf"…]]]`, each about 10 KB, with and without a NUL inside. */
 function deepBodies(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, leaf] of [['plain', '"x"'], ['nul', '"a\\u0000b"']] as const) {
+  for (const [name, leaf] of [
+    ['plain', '"x"'],
+    ['nul', '"a\\u0000b"'],
+  ] as const) {
     out[`object-${name}`] = '{"a":'.repeat(DEPTH) + leaf + '}'.repeat(DEPTH);
     out[`array-${name}`] = '['.repeat(DEPTH) + leaf + ']'.repeat(DEPTH);
     out[`field-${name}`] = '{"firstName":"A","email":"deep@x.test","customProperties":' + '{"a":'.repeat(DEPTH) + leaf + '}'.repeat(DEPTH) + '}';
@@ -59,5 +62,8 @@ test('a NUL still names its path, at any depth within the limit', async () => {
   const { api } = await newTenant(t);
   const r = await api.post('/tags', { name: 'ok', x: [{ y: 'a\u0000b' }] });
   assert.equal(r.status, 400);
-  assert.deepEqual(r.body.details.find((d: any) => d.message.includes('NUL')), { field: 'x[0].y', message: 'must not contain NUL characters' });
+  assert.deepEqual(
+    r.body.details.find((d: any) => d.message.includes('NUL')),
+    { field: 'x[0].y', message: 'must not contain NUL characters' },
+  );
 });

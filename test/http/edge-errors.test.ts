@@ -55,7 +55,7 @@ function assertContractError(r: { status: number; headers: Record<string, string
   assert.ok(r.headers['x-request-id'], 'X-Request-Id header');
 }
 
-test('an undecodable URL is the contract\'s 404 not_found with X-Request-Id, not FST_ERR_BAD_URL', async () => {
+test("an undecodable URL is the contract's 404 not_found with X-Request-Id, not FST_ERR_BAD_URL", async () => {
   const { apiKeys } = await newTenant(t);
   for (const url of ['/api/v1/contacts/%E0%A4%A', '/api/v1/tags/%ZZ', '/api/v1/contacts/%E0%A4%A/activities']) {
     const r = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': apiKeys.full } });
@@ -77,7 +77,7 @@ test('an over-long id (5,000 and 100,000 characters) is 404 not_found like any o
   assertContractError(r, 404, 'not_found');
 });
 
-test('a malformed header line is 400 bad_request in the contract\'s format, with X-Request-Id and Connection: close', async () => {
+test("a malformed header line is 400 bad_request in the contract's format, with X-Request-Id and Connection: close", async () => {
   for (const bytes of [
     'GET /healthz HTTP/1.1\r\nHost: x\r\nthis is not a header\r\n\r\n',
     'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Name: v\r\n\r\n',
@@ -91,7 +91,7 @@ test('a malformed header line is 400 bad_request in the contract\'s format, with
   }
 });
 
-test('headers over Node\'s limit are 431 request_header_fields_too_large in the contract\'s format', async () => {
+test("headers over Node's limit are 431 request_header_fields_too_large in the contract's format", async () => {
   for (const bytes of [
     `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
     `GET /api/v1/contacts/${'a'.repeat(100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,

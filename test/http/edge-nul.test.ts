@@ -91,11 +91,7 @@ test('edge NUL: a NUL in a JSON body is 400 naming the field, values, references
     ['deal stageId', api.post('/deals', { title: 'd', pipelineId: refs.sales, stageId: `${refs.lead}\u0000` }), badBody('stageId')],
     ['deal update stageId', api.patch(`/deals/${deal.id}`, { stageId: '\u0000' }), badBody('stageId')],
     ['list members', api.post(`/lists/${list.id}/members`, { objectIds: [contact.id, 'x\u0000'] }), badBody('objectIds[1]')],
-    [
-      'proposal dealId',
-      api.post('/proposals', { dealId: '\u0000', contactId: contact.id, subject: 'S' }),
-      badBody('dealId'),
-    ],
+    ['proposal dealId', api.post('/proposals', { dealId: '\u0000', contactId: contact.id, subject: 'S' }), badBody('dealId')],
   ];
   for (const [name, call, expected] of cases) {
     const r = await call;

@@ -39,10 +39,7 @@ test('unknown and read-only body fields are 400 validation_failed naming them; v
   const r = await api.post('/tags', { name: 'x', createdAt: '2026-01-01T00:00:00.000Z', colour: '#ffffff' });
   assert.equal(r.status, 400);
   assert.equal(r.body.error, 'validation_failed');
-  assert.deepEqual(
-    r.body.details.map((d: any) => d.field).sort(),
-    ['colour', 'createdAt'],
-  );
+  assert.deepEqual(r.body.details.map((d: any) => d.field).sort(), ['colour', 'createdAt']);
   assert.equal(r.body.details.find((d: any) => d.field === 'createdAt').message, 'is read-only');
   const coerced = await api.post('/tags', { name: 12345 });
   assert.equal(coerced.status, 400);
@@ -102,7 +99,12 @@ test('health, readiness, OpenAPI document and docs page need no key', async () =
 });
 
 test('readiness is 503 when the database does not answer', async () => {
-  const fake = { ...t.database, ping: async () => { throw new Error('down'); } };
+  const fake = {
+    ...t.database,
+    ping: async () => {
+      throw new Error('down');
+    },
+  };
   const app = await buildApp({ config: t.config, database: fake, logger: false });
   await app.ready();
   const r = await app.inject({ method: 'GET', url: '/readyz' });
@@ -242,7 +244,12 @@ test('C.5: a body whose shape is refused still names its invalid values, in the 
   // A list or an object that passed the schema still goes through its rules: a proposal's items, a webhook's headers.
   const proposal = await api.post('/proposals', { subject: 42, items: [{ name: 'a', rate: 1.234 }, { name: ' ' }] });
   assert.deepEqual(fields(proposal).sort(), ['items[0].rate', 'items[1].name', 'subject']);
-  const hooked = await api.post('/webhooks', { name: '', url: 'https://example.com/h', events: ['contact.created'], headers: { 'Content-Type': 'text/plain' } });
+  const hooked = await api.post('/webhooks', {
+    name: '',
+    url: 'https://example.com/h',
+    events: ['contact.created'],
+    headers: { 'Content-Type': 'text/plain' },
+  });
   assert.deepEqual(fields(hooked).sort(), ['headers.Content-Type', 'name']);
   // Custom properties are checked against the tenant's definitions, in the single call and in a batch input.
   const props = await api.post('/contacts', { firstName: 7, customProperties: { [refs.contact_number]: 'x', nope: 1 } });

@@ -83,8 +83,13 @@ test('every event type of the catalog is raised by its operation (the raising op
 test('*.updated carries changes and previous; a PATCH that changes nothing raises no event', async () => {
   const { api, tenantId, refs } = await newTenant(t);
   const contact = await ok(api.post('/contacts', { firstName: 'Ana', email: 'ana@x.test', score: 1, customProperties: { [refs.contact_text]: 'a' } }), 201);
-  const evs = await during(tenantId, () => ok(api.patch(`/contacts/${contact.id}`, { score: 5, email: 'ANA2@x.test', customProperties: { [refs.contact_text]: 'b' } })));
-  assert.deepEqual(evs.map((e) => e.type), ['contact.updated']);
+  const evs = await during(tenantId, () =>
+    ok(api.patch(`/contacts/${contact.id}`, { score: 5, email: 'ANA2@x.test', customProperties: { [refs.contact_text]: 'b' } })),
+  );
+  assert.deepEqual(
+    evs.map((e) => e.type),
+    ['contact.updated'],
+  );
   const data = evs[0].data;
   assert.deepEqual([...data.changes].sort(), ['customProperties', 'email', 'score']);
   assert.deepEqual(data.previous, { score: 1, email: 'ana@x.test', customProperties: { [refs.contact_text]: 'a' } });
@@ -100,7 +105,10 @@ test('*.updated carries changes and previous; a PATCH that changes nothing raise
   const company = await ok(api.post('/companies', { name: 'Acme', industry: 'Retail' }), 201);
   assert.deepEqual(await during(tenantId, () => ok(api.patch(`/companies/${company.id}`, { industry: 'Retail' }))), []);
   const renamed = await during(tenantId, () => ok(api.patch(`/companies/${company.id}`, { name: 'Acme SA' })));
-  assert.deepEqual(renamed.map((e) => [e.type, e.data.changes, e.data.previous]), [['company.updated', ['name'], { name: 'Acme' }]]);
+  assert.deepEqual(
+    renamed.map((e) => [e.type, e.data.changes, e.data.previous]),
+    [['company.updated', ['name'], { name: 'Acme' }]],
+  );
 
   const deal = await ok(api.post('/deals', { title: 'D', pipelineId: refs.sales, stageId: refs.lead, value: 10 }), 201);
   assert.deepEqual(await during(tenantId, () => ok(api.patch(`/deals/${deal.id}`, { title: 'D', value: 10 }))).then((e) => e.map((x) => x.type)), []);
@@ -114,9 +122,16 @@ test('*.updated carries changes and previous; a PATCH that changes nothing raise
   assert.deepEqual(await during(tenantId, () => ok(api.patch(`/tags/${tag.id}`, { name: 'T' }))).then((e) => e.map((x) => x.data.changes)), []);
   const act = await ok(api.post('/activities', { type: 'task', title: 'A', contactIds: [contact.id] }), 201);
   const done = await during(tenantId, () => ok(api.post('/activities/bulk/complete', { ids: [act.id, 'act_nope'], completed: true })));
-  assert.deepEqual(done.map((e) => [e.type, [...e.data.changes].sort()]), [['activity.updated', ['completed', 'completedAt']]]);
+  assert.deepEqual(
+    done.map((e) => [e.type, [...e.data.changes].sort()]),
+    [['activity.updated', ['completed', 'completedAt']]],
+  );
   assert.equal(done[0].data.previous.completed, false);
-  assert.deepEqual(await during(tenantId, () => ok(api.post('/activities/bulk/complete', { ids: [act.id], completed: true }))), [], 'already completed: nothing changed');
+  assert.deepEqual(
+    await during(tenantId, () => ok(api.post('/activities/bulk/complete', { ids: [act.id], completed: true }))),
+    [],
+    'already completed: nothing changed',
+  );
 });
 
 test('deleting a company or a tag raises the updates of the records it touched; deletes carry the last read', async () => {
@@ -149,7 +164,10 @@ test('deleting a company or a tag raises the updates of the records it touched; 
   assert.equal(byCompany.find((e) => e.type === 'deal.updated')!.data.deal.id, deal.id);
   const lastContact = (await api.get(`/contacts/${contact.id}`)).body;
   const gone = await during(tenantId, () => ok(api.delete(`/contacts/${contact.id}`), 204));
-  assert.deepEqual(gone.map((e) => [e.type, e.data.contact]), [['contact.deleted', lastContact]]);
+  assert.deepEqual(
+    gone.map((e) => [e.type, e.data.contact]),
+    [['contact.deleted', lastContact]],
+  );
 });
 
 test('list membership and form intake events carry list + objectId and the submission', async () => {
@@ -159,14 +177,21 @@ test('list membership and form intake events carry list + objectId and the submi
   const list = await ok(api.post('/lists', { name: 'S', objectType: 'contact', kind: 'static' }), 201);
   await ok(api.post(`/lists/${list.id}/members`, { objectIds: [a.id] }));
   const added = await during(tenantId, () => ok(api.post(`/lists/${list.id}/members`, { objectIds: [b.id, a.id] })));
-  assert.deepEqual(added.map((e) => [e.type, e.data.objectId, e.data.list.id, e.data.list.memberCount]), [['list.member_added', b.id, list.id, 2]]);
+  assert.deepEqual(
+    added.map((e) => [e.type, e.data.objectId, e.data.list.id, e.data.list.memberCount]),
+    [['list.member_added', b.id, list.id, 2]],
+  );
   const removed = await during(tenantId, () => ok(api.delete(`/lists/${list.id}/members/${a.id}`), 204));
-  assert.deepEqual(removed.map((e) => [e.type, e.data.objectId, e.data.list.memberCount]), [['list.member_removed', a.id, 1]]);
+  assert.deepEqual(
+    removed.map((e) => [e.type, e.data.objectId, e.data.list.memberCount]),
+    [['list.member_removed', a.id, 1]],
+  );
 
   const form = (await ok(api.get('/forms'))).find((f: any) => f.slug === 'contact-us');
-  const submitted = await during(tenantId, () => t.app.inject({ method: 'POST', url: new URL(form.embedUrl).pathname, payload: { email: 'sub@x.test', name: 'Sub' } }));
+  const submitted = await during(tenantId, () =>
+    t.app.inject({ method: 'POST', url: new URL(form.embedUrl).pathname, payload: { email: 'sub@x.test', name: 'Sub' } }),
+  );
   const ev = submitted.find((e) => e.type === 'form.submitted')!;
   const listed = (await ok(api.get(`/forms/${form.id}/submissions`))).data[0];
   assert.deepEqual(ev.data.submission, listed);
 });
-

@@ -33,7 +33,7 @@ async function allEvents(api: Client, query = '', min = 0): Promise<any[]> {
   return (await readable(api, `/events?limit=1000${query}`, min)).body.data;
 }
 
-test('GET /events: the tenant\'s events oldest first, each { id, type, occurredAt, data } with data exactly as the webhook body carries it', async () => {
+test("GET /events: the tenant's events oldest first, each { id, type, occurredAt, data } with data exactly as the webhook body carries it", async () => {
   const ten = await newTenant(t);
   const a = await contact(ten.api, 'a');
   const patched = await ten.api.patch(`/contacts/${a.id}`, { lastName: 'Changed' });
@@ -53,14 +53,14 @@ test('GET /events: the tenant\'s events oldest first, each { id, type, occurredA
   for (const e of r.body.data) {
     assert.deepEqual(Object.keys(e).sort(), ['data', 'id', 'occurredAt', 'type']);
     const body = stored.get(e.id);
-    assert.deepEqual(e.data, body.data, 'data is the webhook body\'s data');
+    assert.deepEqual(e.data, body.data, "data is the webhook body's data");
     assert.equal(e.occurredAt, body.timestamp);
     assert.equal(e.type, body.event);
   }
   assert.deepEqual(r.body.pagination, { page: null, pageSize: 100, total: null, totalPages: null, hasNext: false, hasPrev: null, nextCursor: null });
 });
 
-test('GET /events needs events:read (* covers it); another tenant\'s events are never listed, nor webhook test pings', async () => {
+test("GET /events needs events:read (* covers it); another tenant's events are never listed, nor webhook test pings", async () => {
   const setup = STANDARD_SETUP();
   setup.apiKeys.push({ ref: 'ev', name: 'Events', user: 'ana', scopes: ['events:read'] });
   const ten = await newTenant(t, setup);
@@ -68,12 +68,27 @@ test('GET /events needs events:read (* covers it); another tenant\'s events are 
   await contact(ten.api, 'own');
   await contact(other.api, 'other');
   // A webhook.test event shares the table (recorded by POST /webhooks/:id/test); it is no change of data.
-  await t.database.db.insertInto('events').values({ tenant_id: ten.tenantId, id: 'evt_testping', type: 'webhook.test', payload: '{"event":"webhook.test","data":{}}', created_at: new Date().toISOString() }).execute();
+  await t.database.db
+    .insertInto('events')
+    .values({
+      tenant_id: ten.tenantId,
+      id: 'evt_testping',
+      type: 'webhook.test',
+      payload: '{"event":"webhook.test","data":{}}',
+      created_at: new Date().toISOString(),
+    })
+    .execute();
 
   assert.equal((await ten.as('ro').get('/events')).status, 403);
   const viaScope = await readable(ten.as('ev'), '/events', 1);
-  assert.deepEqual(viaScope.body.data.map((e: any) => e.type), ['contact.created']);
-  assert.deepEqual((await ten.api.get('/events')).body.data.map((e: any) => e.data.contact.firstName), ['Evown']);
+  assert.deepEqual(
+    viaScope.body.data.map((e: any) => e.type),
+    ['contact.created'],
+  );
+  assert.deepEqual(
+    (await ten.api.get('/events')).body.data.map((e: any) => e.data.contact.firstName),
+    ['Evown'],
+  );
   // Another tenant's event id as `after` is unknown here: like any filter naming a missing id, it matches nothing (B.2).
   const theirs = (await readable(other.api, '/events', 1)).body.data[0].id;
   for (const url of [`/events?after=${theirs}`, '/events?after=evt_testping', `/events?after=${theirs}&wait=5`]) {
@@ -92,8 +107,14 @@ test('types filters by event key; an unknown key is 400 validation_failed naming
   const a = await contact(ten.api, 'x');
   await ten.api.patch(`/contacts/${a.id}`, { lastName: 'Y' });
   await contact(ten.api, 'z');
-  assert.deepEqual((await allEvents(ten.api, '&types=contact.updated', 1)).map((e) => e.type), ['contact.updated']);
-  assert.deepEqual((await allEvents(ten.api, '&types=contact.created,%20contact.updated')).map((e) => e.type), ['contact.created', 'contact.updated', 'contact.created']);
+  assert.deepEqual(
+    (await allEvents(ten.api, '&types=contact.updated', 1)).map((e) => e.type),
+    ['contact.updated'],
+  );
+  assert.deepEqual(
+    (await allEvents(ten.api, '&types=contact.created,%20contact.updated')).map((e) => e.type),
+    ['contact.created', 'contact.updated', 'contact.created'],
+  );
   assert.deepEqual(await allEvents(ten.api, '&types=deal.won'), []);
   for (const bad of ['contact.nope', 'contact.created,bogus', ',', 'webhook.test']) {
     const r = await ten.api.get(`/events?types=${encodeURIComponent(bad)}`);
@@ -109,7 +130,10 @@ test('after: strictly later events; limit (default 100, max 1000), pageSize alia
   const all = await allEvents(ten.api, '', 7);
   assert.equal(all.length, 7);
   const after2 = await ten.api.get(`/events?after=${all[2].id}`);
-  assert.deepEqual(after2.body.data.map((e: any) => e.id), all.slice(3).map((e) => e.id));
+  assert.deepEqual(
+    after2.body.data.map((e: any) => e.id),
+    all.slice(3).map((e) => e.id),
+  );
   assert.deepEqual((await ten.api.get(`/events?after=${all[6].id}`)).body.data, []);
   const unknown = await ten.api.get('/events?after=evt_nope');
   assert.equal(unknown.status, 200);
@@ -136,7 +160,10 @@ test('after: strictly later events; limit (default 100, max 1000), pageSize alia
     if (!r.body.pagination.nextCursor) break;
     r = await ten.api.get(`/events?after=${all[1].id}&limit=2&cursor=${encodeURIComponent(r.body.pagination.nextCursor)}`);
   }
-  assert.deepEqual(seen, all.slice(2).map((e) => e.id));
+  assert.deepEqual(
+    seen,
+    all.slice(2).map((e) => e.id),
+  );
   // A cursor is bound to its filters, key and tenant.
   const first = await ten.api.get('/events?limit=2');
   const cursor = encodeURIComponent(first.body.pagination.nextCursor);
@@ -146,14 +173,17 @@ test('after: strictly later events; limit (default 100, max 1000), pageSize alia
   assert.equal((await other.api.get(`/events?limit=2&cursor=${cursor}`)).body.error, 'invalid_cursor');
 });
 
-test('events of one transaction are listed in the order they were written; a later transaction\'s after them', async () => {
+test("events of one transaction are listed in the order they were written; a later transaction's after them", async () => {
   const ten = await newTenant(t);
   await withTx(t.database.db, async (tx) => {
     for (let i = 0; i < 5; i++) await emitEvent(tx, ten.tenantId, 'tag.created', { id: `tg_${i}`, name: `t${i}` });
   });
   await contact(ten.api, 'after-tx');
   const events = await allEvents(ten.api, '', 6);
-  assert.deepEqual(events.map((e) => e.data.tag?.name ?? e.type), ['t0', 't1', 't2', 't3', 't4', 'contact.created']);
+  assert.deepEqual(
+    events.map((e) => e.data.tag?.name ?? e.type),
+    ['t0', 't1', 't2', 't3', 't4', 'contact.created'],
+  );
 });
 
 test('wait: no event yet → held until one is committed, then answered at once with it', async () => {
@@ -168,7 +198,10 @@ test('wait: no event yet → held until one is committed, then answered at once 
   const r = await polling;
   const latency = Date.now() - wroteAt;
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body.data.map((e: any) => e.data.contact.id), [c.id]);
+  assert.deepEqual(
+    r.body.data.map((e: any) => e.data.contact.id),
+    [c.id],
+  );
   assert.ok(Date.now() - started >= 300, 'it waited');
   assert.ok(latency < 500, `answered ${latency} ms after the commit`);
   assert.equal(t.app.eventWaiters.waiting, 0);
@@ -182,7 +215,10 @@ test('wait: a write made with an Idempotency-Key (its own transaction, committed
   assert.equal(c.status, 201);
   const wroteAt = Date.now();
   const r = await polling;
-  assert.deepEqual(r.body.data.map((e: any) => e.data.contact.id), [c.body.id]);
+  assert.deepEqual(
+    r.body.data.map((e: any) => e.data.contact.id),
+    [c.body.id],
+  );
   assert.ok(Date.now() - wroteAt < 500, `answered ${Date.now() - wroteAt} ms after the commit`);
 });
 
@@ -219,7 +255,10 @@ test('wait with types: an event of another type (or of another tenant) does not 
   assert.equal(done, false, 'still waiting after events of other types and tenants');
   assert.equal((await ten.api.patch(`/contacts/${mine.id}`, { lastName: 'Mine' })).status, 200);
   const r = await polling;
-  assert.deepEqual(r.body.data.map((e: any) => [e.type, e.data.contact.id]), [['contact.updated', mine.id]]);
+  assert.deepEqual(
+    r.body.data.map((e: any) => [e.type, e.data.contact.id]),
+    [['contact.updated', mine.id]],
+  );
 });
 
 test('waiting requests are bounded per API key: the 11th is 429 too_many_waiting_requests with Retry-After; a returned one frees its slot', async () => {
@@ -288,80 +327,101 @@ test('closing the server answers waiting requests at once with what they have (2
   assert.ok(Date.now() - s2 < 1000);
 });
 
-test('never miss an event (PostgreSQL): positions follow commit order — an event raised first by a transaction that commits last comes last, and is not skipped', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers: insertion order is commit order' }, async () => {
-  const ten: Tenant = await newTenant(t);
-  await contact(ten.api, 'base');
-  const base = (await allEvents(ten.api, '', 1)).at(-1).id;
+test(
+  'never miss an event (PostgreSQL): positions follow commit order — an event raised first by a transaction that commits last comes last, and is not skipped',
+  { skip: DIALECT !== 'postgres' && 'SQLite serializes writers: insertion order is commit order' },
+  async () => {
+    const ten: Tenant = await newTenant(t);
+    await contact(ten.api, 'base');
+    const base = (await allEvents(ten.api, '', 1)).at(-1).id;
 
-  // Transaction A raises its event first and stays open; B raises a later one and commits.
-  let releaseA!: () => void;
-  const holdA = new Promise<void>((r) => (releaseA = r));
-  let aRaised!: () => void;
-  const aWritten = new Promise<void>((r) => (aRaised = r));
-  const txA = withTx(t.database.db, async (tx) => {
-    await emitEvent(tx, ten.tenantId, 'tag.created', { id: 'tg_a', name: 'A' });
-    aRaised();
-    await holdA;
-  });
-  await aWritten;
-  let b: any;
-  let polling: Promise<any>;
-  try {
-    b = await contact(ten.api, 'B');
-    // B is committed and readable at once; A, committed later, gets a later position.
-    const first = await allEvents(ten.api, `&after=${base}`, 1);
-    assert.deepEqual(first.map((e) => e.data.contact?.id), [b.id]);
-    polling = ten.api.get(`/events?after=${first[0].id}&wait=10`);
-    await sleep(200);
-  } finally {
-    releaseA();
-    await txA;
-  }
-  const r = await polling;
-  assert.deepEqual(r.body.data.map((e: any) => e.data.tag?.name), ['A'], 'the reader that went past B still gets A');
-  assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), [b.id, 'A']);
-});
+    // Transaction A raises its event first and stays open; B raises a later one and commits.
+    let releaseA!: () => void;
+    const holdA = new Promise<void>((r) => (releaseA = r));
+    let aRaised!: () => void;
+    const aWritten = new Promise<void>((r) => (aRaised = r));
+    const txA = withTx(t.database.db, async (tx) => {
+      await emitEvent(tx, ten.tenantId, 'tag.created', { id: 'tg_a', name: 'A' });
+      aRaised();
+      await holdA;
+    });
+    await aWritten;
+    let b: any;
+    let polling: Promise<any>;
+    try {
+      b = await contact(ten.api, 'B');
+      // B is committed and readable at once; A, committed later, gets a later position.
+      const first = await allEvents(ten.api, `&after=${base}`, 1);
+      assert.deepEqual(
+        first.map((e) => e.data.contact?.id),
+        [b.id],
+      );
+      polling = ten.api.get(`/events?after=${first[0].id}&wait=10`);
+      await sleep(200);
+    } finally {
+      releaseA();
+      await txA;
+    }
+    const r = await polling;
+    assert.deepEqual(
+      r.body.data.map((e: any) => e.data.tag?.name),
+      ['A'],
+      'the reader that went past B still gets A',
+    );
+    assert.deepEqual(
+      (await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id),
+      [b.id, 'A'],
+    );
+  },
+);
 
-test("never miss an event (PostgreSQL): a transaction whose events are written holds the tenant's next writer until it commits; other tenants go on", { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' }, async () => {
-  const ten: Tenant = await newTenant(t);
-  const other: Tenant = await newTenant(t);
-  await contact(ten.api, 'base2');
-  const base = (await allEvents(ten.api, '', 1)).at(-1).id;
+test(
+  "never miss an event (PostgreSQL): a transaction whose events are written holds the tenant's next writer until it commits; other tenants go on",
+  { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' },
+  async () => {
+    const ten: Tenant = await newTenant(t);
+    const other: Tenant = await newTenant(t);
+    await contact(ten.api, 'base2');
+    const base = (await allEvents(ten.api, '', 1)).at(-1).id;
 
-  // A's events are written (with their positions) at its commit; A is held right there, before COMMIT.
-  let go!: () => void;
-  const goA = new Promise<void>((r) => (go = r));
-  let flushed!: () => void;
-  const aFlushed = new Promise<void>((r) => (flushed = r));
-  const pause: DeferredWrites<null> = {
-    async flush() {
-      flushed();
-      await goA;
-    },
-  };
-  const txA = withTx(t.database.db, async (tx) => {
-    await emitEvent(tx, ten.tenantId, 'tag.created', { id: 'tg_held', name: 'held' });
-    await deferWrite(tx, pause, null);
-  });
-  await aFlushed;
+    // A's events are written (with their positions) at its commit; A is held right there, before COMMIT.
+    let go!: () => void;
+    const goA = new Promise<void>((r) => (go = r));
+    let flushed!: () => void;
+    const aFlushed = new Promise<void>((r) => (flushed = r));
+    const pause: DeferredWrites<null> = {
+      async flush() {
+        flushed();
+        await goA;
+      },
+    };
+    const txA = withTx(t.database.db, async (tx) => {
+      await emitEvent(tx, ten.tenantId, 'tag.created', { id: 'tg_held', name: 'held' });
+      await deferWrite(tx, pause, null);
+    });
+    await aFlushed;
 
-  // B would otherwise take the next position and commit first: a reader going past B would skip A.
-  let bDone = false;
-  const b = contact(ten.api, 'B2').then((body) => ((bDone = true), body));
-  try {
-    const started = Date.now();
-    await contact(other.api, 'elsewhere');
-    assert.ok(Date.now() - started < 1000, 'another tenant is not held');
-    await sleep(300);
-    assert.equal(bDone, false, "B waits for the tenant's log");
-    assert.deepEqual(await allEvents(ten.api, `&after=${base}`), []);
-  } finally {
-    go();
-    await txA;
-  }
-  const bBody = await b;
-  assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), ['held', bBody.id]);
-});
+    // B would otherwise take the next position and commit first: a reader going past B would skip A.
+    let bDone = false;
+    const b = contact(ten.api, 'B2').then((body) => ((bDone = true), body));
+    try {
+      const started = Date.now();
+      await contact(other.api, 'elsewhere');
+      assert.ok(Date.now() - started < 1000, 'another tenant is not held');
+      await sleep(300);
+      assert.equal(bDone, false, "B waits for the tenant's log");
+      assert.deepEqual(await allEvents(ten.api, `&after=${base}`), []);
+    } finally {
+      go();
+      await txA;
+    }
+    const bBody = await b;
+    assert.deepEqual(
+      (await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id),
+      ['held', bBody.id],
+    );
+  },
+);
 
 test('OpenAPI: GET /events is listEvents under the tag Events, with retention and long-polling documented and examples', async () => {
   const r = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
@@ -380,45 +440,58 @@ test('OpenAPI: GET /events is listEvents under the tag Events, with retention an
   assert.ok(op.responses['429']);
 });
 
-test('isolation (PostgreSQL): a long open write transaction, of another tenant or of this one, holds no committed event back', { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' }, async () => {
-  const ten: Tenant = await newTenant(t);
-  const other: Tenant = await newTenant(t);
-  await contact(ten.api, 'base3');
-  const base = (await allEvents(ten.api, '', 1)).at(-1).id;
-  let end!: () => void;
-  const ended = new Promise<void>((r) => (end = r));
-  let openCount = 0;
-  let bothOpen!: () => void;
-  const opened = new Promise<void>((r) => (bothOpen = r));
-  // Each holds a transaction id (what the old rule waited for) and has raised an event, and stays open.
-  const open = (tenantId: string) =>
-    withTx(t.database.db, async (tx) => {
-      await sql`select pg_current_xact_id()`.execute(tx);
-      await emitEvent(tx, tenantId, 'tag.created', { id: 'tg_bulk', name: 'bulk' });
-      if (++openCount === 2) bothOpen();
-      await ended;
-    });
-  // A bulk import of another tenant, and one of this tenant.
-  const txs = [open(other.tenantId), open(ten.tenantId)];
-  let b: any;
-  try {
-    await opened;
-    const polling = ten.api.get(`/events?after=${base}&wait=10`);
-    await sleep(100);
-    b = await contact(ten.api, 'B3');
-    const wroteAt = Date.now();
-    const r = await polling;
-    assert.deepEqual(r.body.data.map((e: any) => e.data.contact.id), [b.id]);
-    assert.ok(Date.now() - wroteAt < 500, `answered ${Date.now() - wroteAt} ms after the commit`);
-    assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 1)).map((e) => e.data.contact?.id), [b.id]);
-  } finally {
-    end();
-    await Promise.all(txs);
-  }
-  assert.deepEqual((await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id), [b.id, 'bulk']);
-});
+test(
+  'isolation (PostgreSQL): a long open write transaction, of another tenant or of this one, holds no committed event back',
+  { skip: DIALECT !== 'postgres' && 'SQLite serializes writers' },
+  async () => {
+    const ten: Tenant = await newTenant(t);
+    const other: Tenant = await newTenant(t);
+    await contact(ten.api, 'base3');
+    const base = (await allEvents(ten.api, '', 1)).at(-1).id;
+    let end!: () => void;
+    const ended = new Promise<void>((r) => (end = r));
+    let openCount = 0;
+    let bothOpen!: () => void;
+    const opened = new Promise<void>((r) => (bothOpen = r));
+    // Each holds a transaction id (what the old rule waited for) and has raised an event, and stays open.
+    const open = (tenantId: string) =>
+      withTx(t.database.db, async (tx) => {
+        await sql`select pg_current_xact_id()`.execute(tx);
+        await emitEvent(tx, tenantId, 'tag.created', { id: 'tg_bulk', name: 'bulk' });
+        if (++openCount === 2) bothOpen();
+        await ended;
+      });
+    // A bulk import of another tenant, and one of this tenant.
+    const txs = [open(other.tenantId), open(ten.tenantId)];
+    let b: any;
+    try {
+      await opened;
+      const polling = ten.api.get(`/events?after=${base}&wait=10`);
+      await sleep(100);
+      b = await contact(ten.api, 'B3');
+      const wroteAt = Date.now();
+      const r = await polling;
+      assert.deepEqual(
+        r.body.data.map((e: any) => e.data.contact.id),
+        [b.id],
+      );
+      assert.ok(Date.now() - wroteAt < 500, `answered ${Date.now() - wroteAt} ms after the commit`);
+      assert.deepEqual(
+        (await allEvents(ten.api, `&after=${base}`, 1)).map((e) => e.data.contact?.id),
+        [b.id],
+      );
+    } finally {
+      end();
+      await Promise.all(txs);
+    }
+    assert.deepEqual(
+      (await allEvents(ten.api, `&after=${base}`, 2)).map((e) => e.data.tag?.name ?? e.data.contact?.id),
+      [b.id, 'bulk'],
+    );
+  },
+);
 
-test('a page copies each stored payload\'s `data` as it is; a payload stored in another key order is read as well', async () => {
+test("a page copies each stored payload's `data` as it is; a payload stored in another key order is read as well", async () => {
   const ten: Tenant = await newTenant(t);
   const c = await contact(ten.api, 'raw');
   const stored = [...(await storedPayloads(ten.tenantId)).values()][0];
@@ -426,7 +499,13 @@ test('a page copies each stored payload\'s `data` as it is; a payload stored in 
   const data = { contact: { ...stored.data.contact, lastName: 'O"Brien \\ \u00e9\u2028' } };
   await t.database.db
     .insertInto('events')
-    .values({ tenant_id: ten.tenantId, id: 'evt_other_order', type: 'contact.updated', payload: JSON.stringify({ data, timestamp: '2026-11-01T00:00:00.000Z', event: 'contact.updated', tenantId: ten.tenantId }), created_at: '2026-11-01T00:00:00.000Z' })
+    .values({
+      tenant_id: ten.tenantId,
+      id: 'evt_other_order',
+      type: 'contact.updated',
+      payload: JSON.stringify({ data, timestamp: '2026-11-01T00:00:00.000Z', event: 'contact.updated', tenantId: ten.tenantId }),
+      created_at: '2026-11-01T00:00:00.000Z',
+    })
     .execute();
   const events = await allEvents(ten.api, '', 2);
   assert.deepEqual(events[0].data, stored.data);

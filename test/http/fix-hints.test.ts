@@ -30,7 +30,10 @@ test('an unknown body field names the closest known one, in message and details'
   }
   // `first_name` → `firstName` on a create, where `firstName` is missing too.
   const r = await api.post('/contacts', { first_name: 'Ana' });
-  assert.deepEqual(r.body.details.find((d: any) => d.field === 'first_name'), { field: 'first_name', message: hint('firstName'), suggestion: 'firstName' });
+  assert.deepEqual(
+    r.body.details.find((d: any) => d.field === 'first_name'),
+    { field: 'first_name', message: hint('firstName'), suggestion: 'firstName' },
+  );
 });
 
 test('an unknown field that resembles nothing keeps the plain message and no suggestion', async () => {
@@ -99,7 +102,14 @@ test('type failures in plain words, for every JSON type', () => {
   assert.equal(typeMessage(['string', 'null']), 'must be a string or null');
   assert.equal(typeMessage(['boolean', 'null']), 'must be true, false or null');
   assert.equal(typeMessage(['string', 'number', 'null']), 'must be a string, a number or null');
-  for (const [items, words] of [['string', 'strings'], ['number', 'numbers'], ['integer', 'integers'], ['object', 'objects'], ['array', 'arrays'], ['boolean', 'true or false values']]) {
+  for (const [items, words] of [
+    ['string', 'strings'],
+    ['number', 'numbers'],
+    ['integer', 'integers'],
+    ['object', 'objects'],
+    ['array', 'arrays'],
+    ['boolean', 'true or false values'],
+  ]) {
     assert.equal(typeMessage('array', { type: 'array', items: { type: items } }), `must be an array of ${words}`);
   }
   assert.equal(typeMessage(['array', 'null'], { items: { type: 'string' } }), 'must be an array of strings or null');
@@ -202,7 +212,11 @@ test("Node's client errors (no request parsed) carry docUrl too", () => {
   const raw = written.join('');
   assert.match(raw, /^HTTP\/1\.1 431 /);
   const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
-  assert.deepEqual(body, { error: 'request_header_fields_too_large', message: 'The request line or headers are too large', docUrl: '/docs#description/request_header_fields_too_large' });
+  assert.deepEqual(body, {
+    error: 'request_header_fields_too_large',
+    message: 'The request line or headers are too large',
+    docUrl: '/docs#description/request_header_fields_too_large',
+  });
   assert.equal(ERROR_CODES[body.error], 431);
   (socket as any).destroy();
 });

@@ -24,7 +24,14 @@ function everythingSetup(): Record<string, any> {
       { name: 'last', label: 'Last name', type: 'text', required: false, mapsTo: 'lastName' },
       { name: 'phone', label: 'Phone', type: 'phone', required: false, mapsTo: 'phone' },
       { name: 'site', label: 'Website', type: 'url', required: false },
-      { name: 'employees', label: 'Employees', type: 'number', required: false, validations: { min: 1, max: 100000 }, mapsTo: 'customProperties.contact_number' },
+      {
+        name: 'employees',
+        label: 'Employees',
+        type: 'number',
+        required: false,
+        validations: { min: 1, max: 100000 },
+        mapsTo: 'customProperties.contact_number',
+      },
       { name: 'start', label: 'Start date', type: 'date', required: false, mapsTo: 'customProperties.contact_date' },
       { name: 'call', label: 'Call me at', type: 'datetime', required: false },
       { name: 'plan', label: 'Plan', type: 'select', required: false, options: OPTIONS, mapsTo: 'customProperties.contact_select' },
@@ -78,12 +85,30 @@ test('intake GET: an accessible HTML form with an input per field type', async (
   assert.equal(input('call'), 'datetime-local');
   assert.equal(input('newsletter'), 'checkbox');
   assert.match(html, /<textarea id="f-message" name="message" minlength="5" rows="5"><\/textarea>/);
-  assert.match(html, /<select id="f-plan" name="plan"><option value="">Choose…<\/option><option value="smb">SMB<\/option><option value="ent">Enterprise<\/option><\/select>/);
+  assert.match(
+    html,
+    /<select id="f-plan" name="plan"><option value="">Choose…<\/option><option value="smb">SMB<\/option><option value="ent">Enterprise<\/option><\/select>/,
+  );
   // multi_select: a group of checkboxes sharing the field name.
   assert.match(html, /<fieldset class="field" id="f-interests">\n<legend>Interests<\/legend>/);
   assert.equal(html.match(/<input type="checkbox" id="f-interests-\d" name="interests"/g)?.length, 2);
   // Every control has a label.
-  for (const name of ['email', 'first', 'last', 'phone', 'site', 'employees', 'start', 'call', 'plan', 'newsletter', 'message', 'zip', 'interests-0', 'interests-1']) {
+  for (const name of [
+    'email',
+    'first',
+    'last',
+    'phone',
+    'site',
+    'employees',
+    'start',
+    'call',
+    'plan',
+    'newsletter',
+    'message',
+    'zip',
+    'interests-0',
+    'interests-1',
+  ]) {
     assert.ok(html.includes(`<label for="f-${name}">`), name);
   }
   assert.match(html, /id="f-employees" name="employees" min="1" max="100000" step="any"/);
@@ -152,9 +177,17 @@ test('intake JSON: creates the contact, then updates the same one matched by e-m
   // The submission links the contact and keeps the normalized values.
   const subs = (await api.get(`/forms/${refs.contact_us}/submissions`)).body.data;
   assert.deepEqual(subs[0].values, { email: 'maria@example.com', name: 'Maria Clara', phone: '+5511987654321', plan: 'ent' });
-  assert.deepEqual(subs.map((s: any) => s.contactId), [first.body.contactId, first.body.contactId]);
+  assert.deepEqual(
+    subs.map((s: any) => s.contactId),
+    [first.body.contactId, first.body.contactId],
+  );
   // The event carries the contact as a single read returns it.
-  const ev = await t.database.db.selectFrom('events').select(['type', 'payload']).where('tenant_id', '=', tenant.tenantId).where('type', '=', 'contact.updated').executeTakeFirstOrThrow();
+  const ev = await t.database.db
+    .selectFrom('events')
+    .select(['type', 'payload'])
+    .where('tenant_id', '=', tenant.tenantId)
+    .where('type', '=', 'contact.updated')
+    .executeTakeFirstOrThrow();
   const payload = JSON.parse(ev.payload);
   assert.equal(payload.data.contact.id, first.body.contactId);
   assert.equal(payload.data.contact.firstName, 'Maria Clara');
@@ -265,13 +298,32 @@ test('intake urlencoded: every type converted from text; 200 thank-you page', as
   });
 
   // An unchecked box sends nothing: false; one interest is a one-element array; an offset datetime is kept.
-  const r2 = await pub.post(path, urlencoded([['email', 'lia@acme.test'], ['interests', 'smb'], ['call', '2026-12-02T09:30:00-03:00'], ['employees', '7']]), FORM);
+  const r2 = await pub.post(
+    path,
+    urlencoded([
+      ['email', 'lia@acme.test'],
+      ['interests', 'smb'],
+      ['call', '2026-12-02T09:30:00-03:00'],
+      ['employees', '7'],
+    ]),
+    FORM,
+  );
   assert.equal(r2.status, 200);
   const sub2 = (await api.get(`/forms/${refs.everything}/submissions`)).body.data[0];
   assert.deepEqual(sub2.values, { email: 'lia@acme.test', employees: 7, call: '2026-12-02T12:30:00.000Z', interests: ['smb'], newsletter: false });
   assert.equal(sub2.contactId, sub.contactId);
   // Empty optional inputs (as a browser sends them) are no value.
-  const r3 = await pub.post(path, urlencoded([['email', 'lia@acme.test'], ['first', ''], ['employees', ''], ['plan', ''], ['zip', '']]), FORM);
+  const r3 = await pub.post(
+    path,
+    urlencoded([
+      ['email', 'lia@acme.test'],
+      ['first', ''],
+      ['employees', ''],
+      ['plan', ''],
+      ['zip', ''],
+    ]),
+    FORM,
+  );
   assert.equal(r3.status, 200);
   assert.deepEqual((await api.get(`/forms/${refs.everything}/submissions`)).body.data[0].values, { email: 'lia@acme.test', newsletter: false });
   assert.equal((await api.get(`/contacts/${sub.contactId}`)).body.firstName, 'Lia');
@@ -293,7 +345,11 @@ test('intake JSON: values are not coerced', async () => {
     const r = await pub.post(path, body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.body.error, 'validation_failed');
-    assert.deepEqual(r.body.details.map((d: any) => d.field), [field], JSON.stringify(body));
+    assert.deepEqual(
+      r.body.details.map((d: any) => d.field),
+      [field],
+      JSON.stringify(body),
+    );
   }
   const ok = await pub.post(path, { employees: 12, newsletter: false, interests: ['ent'], call: '2026-12-02T09:30:00Z', email: null, first: '' });
   assert.equal(ok.status, 201);
@@ -307,7 +363,14 @@ test('intake: validation errors name every bad field and change nothing', async 
   const path = await pathOf(tenant.api, 'everything');
   const before = await counts(tenant, 'everything');
   const bad: [string, Record<string, unknown>, { field: string; message?: RegExp }[]][] = [
-    [std, {}, [{ field: 'email', message: /required/ }, { field: 'name', message: /required/ }]],
+    [
+      std,
+      {},
+      [
+        { field: 'email', message: /required/ },
+        { field: 'name', message: /required/ },
+      ],
+    ],
     [std, { email: 'not-an-email', name: 'X' }, [{ field: 'email', message: /e-mail/ }]],
     [std, { email: 'a@acme.test', name: '   ' }, [{ field: 'name', message: /required/ }]],
     [std, { email: 'a@acme.test', name: 'X', plan: 'gold' }, [{ field: 'plan' }]],
@@ -353,10 +416,15 @@ test('intake: validation errors name every bad field and change nothing', async 
 
 test('intake: a required checkbox must be checked', async () => {
   const s = STANDARD_SETUP();
-  s.forms.push({ ref: 'consent', name: 'Consent', slug: 'consent', fields: [
-    { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
-    { name: 'agree', label: 'I agree', type: 'boolean', required: true },
-  ] });
+  s.forms.push({
+    ref: 'consent',
+    name: 'Consent',
+    slug: 'consent',
+    fields: [
+      { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
+      { name: 'agree', label: 'I agree', type: 'boolean', required: true },
+    ],
+  });
   const tenant = await newTenant(t, s);
   const path = await pathOf(tenant.api, 'consent');
   assert.deepEqual((await pub.post(path, { email: 'a@acme.test', agree: false })).body.details, [{ field: 'agree', message: 'must be checked' }]);
@@ -369,7 +437,15 @@ test('intake: a required checkbox must be checked', async () => {
 test('intake browser post: errors come back as the form with messages and the entered values (400 HTML)', async () => {
   const tenant = await newTenant(t);
   const path = await pathOf(tenant.api);
-  const r = await pub.post(path, urlencoded([['email', 'bad"><script>alert(1)</script>'], ['name', ''], ['plan', 'ent']]), FORM);
+  const r = await pub.post(
+    path,
+    urlencoded([
+      ['email', 'bad"><script>alert(1)</script>'],
+      ['name', ''],
+      ['plan', 'ent'],
+    ]),
+    FORM,
+  );
   assert.equal(r.status, 400);
   assert.match(String(r.headers['content-type']), /^text\/html/);
   const html: string = r.body;
@@ -398,7 +474,13 @@ test('intake: names, labels and options from the setup file are escaped', async 
     slug: 'evil',
     fields: [
       { name: 'email', label: '<script>alert("label")</script>', type: 'email', required: true, mapsTo: 'email' },
-      { name: 'plan', label: 'Plan\' onmouseover=\'x', type: 'select', required: false, options: [{ value: '"><img src=x onerror=alert(1)>', label: '<img src=x onerror=alert(2)>' }] },
+      {
+        name: 'plan',
+        label: "Plan' onmouseover='x",
+        type: 'select',
+        required: false,
+        options: [{ value: '"><img src=x onerror=alert(1)>', label: '<img src=x onerror=alert(2)>' }],
+      },
       { name: 'zip', label: 'ZIP', type: 'text', required: false, validations: { pattern: '"[0-9]+' } },
     ],
   });
@@ -418,7 +500,14 @@ test('intake: names, labels and options from the setup file are escaped', async 
   assert.ok(nonce);
   assert.equal((html.match(/<script/g) ?? []).length, 1);
   // Thank-you page escapes the form name too; the option value is accepted as sent.
-  const thanks = await pub.post(path, urlencoded([['email', 'x@acme.test'], ['plan', '"><img src=x onerror=alert(1)>']]), FORM);
+  const thanks = await pub.post(
+    path,
+    urlencoded([
+      ['email', 'x@acme.test'],
+      ['plan', '"><img src=x onerror=alert(1)>'],
+    ]),
+    FORM,
+  );
   assert.equal(thanks.status, 200);
   assert.equal(thanks.body.includes('<b>'), false);
   assert.ok(thanks.body.includes('&lt;b&gt;&quot;Evil&quot;'));
@@ -462,11 +551,26 @@ test('intake: rate limit of 20 submissions a minute per client IP and form', asy
 
 test('intake: a value the mapped property cannot hold is kept in the submission, not copied to the contact', async () => {
   const s = STANDARD_SETUP();
-  s.forms.push({ ref: 'mismatch', name: 'Mismatch', slug: 'mismatch', fields: [
-    { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
-    { name: 'plan', label: 'Plan', type: 'select', required: true, options: [{ value: 'pro', label: 'Pro' }, { value: 'smb', label: 'SMB' }], mapsTo: 'customProperties.contact_select' },
-    { name: 'notes', label: 'Notes', type: 'text', required: false, mapsTo: 'customProperties.contact_number' },
-  ] });
+  s.forms.push({
+    ref: 'mismatch',
+    name: 'Mismatch',
+    slug: 'mismatch',
+    fields: [
+      { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
+      {
+        name: 'plan',
+        label: 'Plan',
+        type: 'select',
+        required: true,
+        options: [
+          { value: 'pro', label: 'Pro' },
+          { value: 'smb', label: 'SMB' },
+        ],
+        mapsTo: 'customProperties.contact_select',
+      },
+      { name: 'notes', label: 'Notes', type: 'text', required: false, mapsTo: 'customProperties.contact_number' },
+    ],
+  });
   const tenant = await newTenant(t, s);
   const path = await pathOf(tenant.api, 'mismatch');
   const r = await pub.post(path, { email: 'm@acme.test', plan: 'pro', notes: 'hello' });

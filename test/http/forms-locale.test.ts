@@ -44,7 +44,11 @@ const EXPECTED = {
   },
 } as const;
 
-for (const [locale, given] of [['en', undefined], ['en', 'en'], ['pt-BR', 'pt-BR']] as const) {
+for (const [locale, given] of [
+  ['en', undefined],
+  ['en', 'en'],
+  ['pt-BR', 'pt-BR'],
+] as const) {
   test(`form pages in ${locale} (setup locale: ${given ?? 'absent'}): page, error summary, thank-you`, async () => {
     const ten = await tenantIn(given);
     const x = EXPECTED[locale];
@@ -72,7 +76,7 @@ for (const [locale, given] of [['en', undefined], ['en', 'en'], ['pt-BR', 'pt-BR
   });
 }
 
-test('form pages: a pt-BR tenant\'s 429 page is in Portuguese too; an unknown address (no tenant known) stays English', async () => {
+test("form pages: a pt-BR tenant's 429 page is in Portuguese too; an unknown address (no tenant known) stays English", async () => {
   const ten = await tenantIn('pt-BR');
   const path = await pathOf(ten);
   // Invalid posts count against the intake limit too (20 a minute per IP and form), and write nothing.
@@ -95,7 +99,10 @@ test('setup: tenant.locale is stored (default en); any other value is rejected n
   for (const bad of ['pt', 'pt-br', 'PT-BR', 'fr', '', 42, null]) {
     const s = STANDARD_SETUP();
     s.tenant.locale = bad;
-    const err = await applySetup(db, s).then(() => assert.fail(`accepted ${String(bad)}`), (e: unknown) => e);
+    const err = await applySetup(db, s).then(
+      () => assert.fail(`accepted ${String(bad)}`),
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof AdminError, String(err));
     assert.equal(err.code, 'validation_failed');
     assert.equal(err.path, 'tenant.locale', err.message);

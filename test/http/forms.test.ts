@@ -67,7 +67,16 @@ test('forms: single read carries options and validations, never mapsTo', async (
       { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
       { name: 'zip', label: 'ZIP', type: 'text', required: false, validations: { pattern: '\\d{5}-?\\d{3}', minLength: 8, maxLength: 9 } },
       { name: 'seats', label: 'Seats', type: 'number', required: false, validations: { min: 1, max: 500 } },
-      { name: 'topics', label: 'Topics', type: 'multi_select', required: false, options: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B' }] },
+      {
+        name: 'topics',
+        label: 'Topics',
+        type: 'multi_select',
+        required: false,
+        options: [
+          { value: 'a', label: 'A' },
+          { value: 'b', label: 'B' },
+        ],
+      },
     ],
   });
   const { api, refs } = await newTenant(t, setup);
@@ -79,10 +88,28 @@ test('forms: single read carries options and validations, never mapsTo', async (
     { name: 'email', label: 'E-mail', type: 'email', required: true },
     { name: 'zip', label: 'ZIP', type: 'text', required: false, validations: { pattern: '\\d{5}-?\\d{3}', minLength: 8, maxLength: 9 } },
     { name: 'seats', label: 'Seats', type: 'number', required: false, validations: { min: 1, max: 500 } },
-    { name: 'topics', label: 'Topics', type: 'multi_select', required: false, options: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B' }] },
+    {
+      name: 'topics',
+      label: 'Topics',
+      type: 'multi_select',
+      required: false,
+      options: [
+        { value: 'a', label: 'A' },
+        { value: 'b', label: 'B' },
+      ],
+    },
   ]);
   const std = await api.get(`/forms/${refs.contact_us}`);
-  assert.deepEqual(std.body.fields[3], { name: 'plan', label: 'Plan', type: 'select', required: false, options: [{ value: 'smb', label: 'SMB' }, { value: 'ent', label: 'Enterprise' }] });
+  assert.deepEqual(std.body.fields[3], {
+    name: 'plan',
+    label: 'Plan',
+    type: 'select',
+    required: false,
+    options: [
+      { value: 'smb', label: 'SMB' },
+      { value: 'ent', label: 'Enterprise' },
+    ],
+  });
   // The list stays the short shape.
   const list = await api.get('/forms');
   const signup = list.body.find((f: any) => f.id === refs.signup);
@@ -119,7 +146,7 @@ test('forms: scopes — forms:read reads forms, forms:submissions:read reads sub
   }
 });
 
-test('forms: tenant isolation — another tenant\'s form ids are 404', async () => {
+test("forms: tenant isolation — another tenant's form ids are 404", async () => {
   const a = await newTenant(t);
   const b = await newTenant(t);
   const { path } = await standardForm(a.api);
@@ -131,7 +158,10 @@ test('forms: tenant isolation — another tenant\'s form ids are 404', async () 
     assert.equal(r.body.error, 'not_found');
   }
   const bList = await b.api.get('/forms');
-  assert.deepEqual(bList.body.map((f: any) => f.id), [b.refs.contact_us]);
+  assert.deepEqual(
+    bList.body.map((f: any) => f.id),
+    [b.refs.contact_us],
+  );
   assert.equal(bList.body[0].submissionsCount, 0);
   assert.equal((await b.api.get(`/forms/${b.refs.contact_us}/submissions`)).body.pagination.total, 0);
   for (const odd of ['nope', 'frm_x', '%20', 'a'.repeat(300)]) {
@@ -161,9 +191,20 @@ test('forms: submissions envelope, newest first, limit as pageSize, metadata', a
   }
   const page1 = await api.get(`/forms/${refs.contact_us}/submissions?limit=2`);
   assert.equal(page1.status, 200);
-  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false, nextCursor: page1.body.pagination.nextCursor });
+  assert.deepEqual(page1.body.pagination, {
+    page: 1,
+    pageSize: 2,
+    total: 3,
+    totalPages: 2,
+    hasNext: true,
+    hasPrev: false,
+    nextCursor: page1.body.pagination.nextCursor,
+  });
   assert.match(page1.body.pagination.nextCursor, /^[\w-]+\.[\w-]+$/, 'a next page has a cursor');
-  assert.deepEqual(page1.body.data.map((s: any) => s.id), [ids[2], ids[1]]);
+  assert.deepEqual(
+    page1.body.data.map((s: any) => s.id),
+    [ids[2], ids[1]],
+  );
   const s = page1.body.data[0];
   assert.deepEqual(Object.keys(s).sort(), ['contactId', 'createdAt', 'formId', 'id', 'metadata', 'values']);
   assert.equal(s.formId, refs.contact_us);
@@ -174,13 +215,19 @@ test('forms: submissions envelope, newest first, limit as pageSize, metadata', a
 
   const page2 = await api.get(`/forms/${refs.contact_us}/submissions?limit=2&page=2`);
   assert.deepEqual(page2.body.pagination, { page: 2, pageSize: 2, total: 3, totalPages: 2, hasNext: false, hasPrev: true, nextCursor: null });
-  assert.deepEqual(page2.body.data.map((x: any) => x.id), [ids[0]]);
+  assert.deepEqual(
+    page2.body.data.map((x: any) => x.id),
+    [ids[0]],
+  );
   const beyond = await api.get(`/forms/${refs.contact_us}/submissions?page=5`);
   assert.deepEqual(beyond.body.data, []);
   assert.equal(beyond.body.pagination.total, 3);
   const all = await api.get(`/forms/${refs.contact_us}/submissions`);
   assert.equal(all.body.pagination.pageSize, 50);
-  assert.deepEqual(all.body.data.map((x: any) => x.id), [...ids].reverse());
+  assert.deepEqual(
+    all.body.data.map((x: any) => x.id),
+    [...ids].reverse(),
+  );
   assert.equal((await api.get(`/forms/${refs.contact_us}/submissions?limit=100`)).status, 200);
 
   for (const q of ['limit=101', 'limit=0', 'page=0', 'limit=abc', 'page=-1', 'pageSize=101']) {

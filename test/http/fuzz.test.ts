@@ -19,33 +19,69 @@ function prng(seed: number) {
 }
 
 const NASTY_STRINGS = [
-  '', ' ', "'; drop table contacts; --", '" OR 1=1 --', '%', '_', '\\', '\u0000', '😀'.repeat(50), 'x'.repeat(200_000),
-  '<script>alert(1)</script>', '2026-13-45T99:99:99Z', '-1', 'NaN', '1e309', '__proto__', 'constructor', '../../etc/passwd',
-  '+55 11 99999-9999', 'a@b', '#zzzzzz', 'https://', 'javascript:alert(1)',
+  '',
+  ' ',
+  "'; drop table contacts; --",
+  '" OR 1=1 --',
+  '%',
+  '_',
+  '\\',
+  '\u0000',
+  '😀'.repeat(50),
+  'x'.repeat(200_000),
+  '<script>alert(1)</script>',
+  '2026-13-45T99:99:99Z',
+  '-1',
+  'NaN',
+  '1e309',
+  '__proto__',
+  'constructor',
+  '../../etc/passwd',
+  '+55 11 99999-9999',
+  'a@b',
+  '#zzzzzz',
+  'https://',
+  'javascript:alert(1)',
 ];
 
 function value(r: () => number, depth = 0): unknown {
   const k = Math.floor(r() * 12);
   switch (k) {
-    case 0: return NASTY_STRINGS[Math.floor(r() * NASTY_STRINGS.length)];
-    case 1: return Math.floor(r() * 2 ** 53) * (r() < 0.5 ? -1 : 1);
-    case 2: return r() * 1e6;
-    case 3: return null;
-    case 4: return r() < 0.5;
-    case 5: return depth < 3 ? Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1)) : [];
-    case 6: return depth < 3 ? { [NASTY_STRINGS[Math.floor(r() * NASTY_STRINGS.length)].slice(0, 20) || 'k']: value(r, depth + 1) } : {};
-    case 7: return Array.from({ length: 1200 }, (_, i) => `id_${i}`);
-    case 8: return { operator: r() < 0.5 ? 'AND' : 'XOR', conditions: [{ field: 'score', operator: 'gte', value: value(r, depth + 1) }] };
-    case 9: return 1.005;
-    case 10: return -0.001;
-    default: return 'ok';
+    case 0:
+      return NASTY_STRINGS[Math.floor(r() * NASTY_STRINGS.length)];
+    case 1:
+      return Math.floor(r() * 2 ** 53) * (r() < 0.5 ? -1 : 1);
+    case 2:
+      return r() * 1e6;
+    case 3:
+      return null;
+    case 4:
+      return r() < 0.5;
+    case 5:
+      return depth < 3 ? Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1)) : [];
+    case 6:
+      return depth < 3 ? { [NASTY_STRINGS[Math.floor(r() * NASTY_STRINGS.length)].slice(0, 20) || 'k']: value(r, depth + 1) } : {};
+    case 7:
+      return Array.from({ length: 1200 }, (_, i) => `id_${i}`);
+    case 8:
+      return { operator: r() < 0.5 ? 'AND' : 'XOR', conditions: [{ field: 'score', operator: 'gte', value: value(r, depth + 1) }] };
+    case 9:
+      return 1.005;
+    case 10:
+      return -0.001;
+    default:
+      return 'ok';
   }
 }
 
 test('fuzz: random and hostile bodies, query strings and ids never produce a 5xx', async () => {
   const tenant = await newTenant(t);
   // Several keys, so the per-key rate limit (max 1000/min) never turns the run into 429s.
-  const keys = await Promise.all(Array.from({ length: 8 }, (_, i) => createKey(t.database.db, { tenantId: tenant.tenantId, name: `fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 })));
+  const keys = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      createKey(t.database.db, { tenantId: tenant.tenantId, name: `fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 }),
+    ),
+  );
   let calls = 0;
   const api = () => client(t.app, keys[Math.floor(calls++ / 900) % keys.length].key);
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
@@ -61,7 +97,10 @@ test('fuzz: random and hostile bodies, query strings and ids never produce a 5xx
       for (let round = 0; round < ROUNDS; round++) {
         const id = r() < 0.5 ? realIds[Math.floor(r() * realIds.length)] : String(value(r)).slice(0, 300);
         const url = rawPath.replace(/\{[^}]+\}/g, () => encodeURIComponent(id || 'x'));
-        const qs = queryParams.filter(() => r() < 0.5).map((q: string) => `${q}=${encodeURIComponent(String(value(r)).slice(0, 500))}`).join('&');
+        const qs = queryParams
+          .filter(() => r() < 0.5)
+          .map((q: string) => `${q}=${encodeURIComponent(String(value(r)).slice(0, 500))}`)
+          .join('&');
         let body: unknown;
         if (method === 'post' || method === 'patch' || method === 'put') {
           const obj: Record<string, unknown> = {};
@@ -70,7 +109,10 @@ test('fuzz: random and hostile bodies, query strings and ids never produce a 5xx
           body = r() < 0.1 ? value(r) : obj;
         }
         const res = await api()[method === 'delete' ? 'delete' : (method as 'get')](url + (qs ? `?${qs}` : ''), body as any);
-        if (res.status >= 500) failures.push(`${method.toUpperCase()} ${url}?${qs} ${JSON.stringify(body)?.slice(0, 300)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (res.status >= 500)
+          failures.push(
+            `${method.toUpperCase()} ${url}?${qs} ${JSON.stringify(body)?.slice(0, 300)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
+          );
       }
     }
   }
@@ -79,7 +121,11 @@ test('fuzz: random and hostile bodies, query strings and ids never produce a 5xx
 
 test('fuzz: garbage Idempotency-Key headers on every write never produce a 5xx', async () => {
   const tenant = await newTenant(t);
-  const keys = await Promise.all(Array.from({ length: 4 }, (_, i) => createKey(t.database.db, { tenantId: tenant.tenantId, name: `idem fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 })));
+  const keys = await Promise.all(
+    Array.from({ length: 4 }, (_, i) =>
+      createKey(t.database.db, { tenantId: tenant.tenantId, name: `idem fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 }),
+    ),
+  );
   let calls = 0;
   const api = () => client(t.app, keys[Math.floor(calls++ / 900) % keys.length].key);
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
@@ -117,7 +163,8 @@ test('fuzz: garbage Idempotency-Key headers on every write never produce a 5xx',
           if ((err as NodeJS.ErrnoException).code === 'ERR_INVALID_CHAR') continue; // no HTTP client can send it
           throw err;
         }
-        if (res.status >= 500) failures.push(`${method.toUpperCase()} ${url} key=${JSON.stringify(key).slice(0, 80)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (res.status >= 500)
+          failures.push(`${method.toUpperCase()} ${url} key=${JSON.stringify(key).slice(0, 80)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
       }
     }
   }
@@ -134,9 +181,19 @@ test('fuzz: garbage cursors on every paginated endpoint (query and search body) 
   const r = prng(SEED + 1);
   const garbage: string[] = [
     ...NASTY_STRINGS.filter((s) => s !== '').map((s) => s.slice(0, 1500)),
-    '.', '..', 'a.', '.a', real + 'x', real.replace('.', '..'), real.split('.').reverse().join('.'), real.toUpperCase(),
-    `${b64([null, null])}.${real.split('.')[1]}`, `${b64({ a: 1 })}.AAAA`, `${b64('not json')}.${b64('mac')}`,
-    `${b64([1e309, 'x'])}.x`, `${b64(['x'.repeat(1000), 'y'])}.${'A'.repeat(43)}`,
+    '.',
+    '..',
+    'a.',
+    '.a',
+    real + 'x',
+    real.replace('.', '..'),
+    real.split('.').reverse().join('.'),
+    real.toUpperCase(),
+    `${b64([null, null])}.${real.split('.')[1]}`,
+    `${b64({ a: 1 })}.AAAA`,
+    `${b64('not json')}.${b64('mac')}`,
+    `${b64([1e309, 'x'])}.x`,
+    `${b64(['x'.repeat(1000), 'y'])}.${'A'.repeat(43)}`,
     ...Array.from({ length: 20 }, () => Array.from({ length: 1 + Math.floor(r() * 120) }, () => String.fromCharCode(32 + Math.floor(r() * 95))).join('')),
   ];
   const endpoints = ['/contacts', '/companies', '/deals', '/proposals', `/lists/${list.id}/members`, `/forms/${tenant.refs.contact_us}/submissions`];
@@ -158,7 +215,11 @@ test('fuzz: garbage cursors on every paginated endpoint (query and search body) 
 
 test('fuzz: batch endpoints with random inputs never produce a 5xx; partial answers have one result per input', async () => {
   const tenant = await newTenant(t);
-  const keys = await Promise.all(Array.from({ length: 2 }, (_, i) => createKey(t.database.db, { tenantId: tenant.tenantId, name: `batch fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 })));
+  const keys = await Promise.all(
+    Array.from({ length: 2 }, (_, i) =>
+      createKey(t.database.db, { tenantId: tenant.tenantId, name: `batch fuzz ${i}`, scopes: ['*'], userId: tenant.refs.ana, rateLimit: 1000 }),
+    ),
+  );
   let calls = 0;
   const api = () => client(t.app, keys[Math.floor(calls++ / 900) % keys.length].key);
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();

@@ -20,7 +20,12 @@ const NOT_FINITE = 'must be a finite number';
 const LONE = 'must be well-formed Unicode (no lone surrogates)';
 
 /** `field` names the one bad field, or lists every detail expected (C.5: the other invalid fields are named too). */
-function assertRefused(r: { status: number; body: any; raw: { body: string } }, field: string | { field: string; message: string }[], message: string, what: string) {
+function assertRefused(
+  r: { status: number; body: any; raw: { body: string } },
+  field: string | { field: string; message: string }[],
+  message: string,
+  what: string,
+) {
   assert.equal(r.status, 400, `${what}: ${r.raw.body.slice(0, 400)}`);
   assert.equal(r.body.error, 'validation_failed', what);
   assert.deepEqual(r.body.details, typeof field === 'string' ? [{ field, message }] : field, what);
@@ -68,13 +73,25 @@ test('a number that is not finite is 400 naming its path, wherever it is in a bo
   const c = (await api.post('/contacts', { firstName: 'Kept', score: 5, customProperties: { [refs.contact_number]: 1 } })).body;
   const before = await written(api);
   const num = refs.contact_number;
-  const filter = (value: string) => `{"filters":{"operator":"AND","conditions":[{"field":"firstName","operator":"eq","value":"x"},{"field":"score","operator":"gte","value":${value}}]}}`;
+  const filter = (value: string) =>
+    `{"filters":{"operator":"AND","conditions":[{"field":"firstName","operator":"eq","value":"x"},{"field":"score","operator":"gte","value":${value}}]}}`;
   const ok = (i: number) => `{"firstName":"B${i}"}`;
-  const both = [{ field: 'score', message: NOT_FINITE }, { field: 'email', message: 'must be a valid e-mail address' }];
+  const both = [
+    { field: 'score', message: NOT_FINITE },
+    { field: 'email', message: 'must be a valid e-mail address' },
+  ];
   const cases: [string, string, string, string | typeof both][] = [
     ['POST', '/contacts', '{"firstName":"A","lastName":"B","email":"x@honest.example","score":1e309}', 'score'],
     ['POST', '/contacts', '{"firstName":"A","lastName":"B","email":"x@y.z","score":1e309}', both],
-    ['POST', '/contacts', '{"firstName":"A","score":1e309,"customProperties":{"x":1e309}}', [{ field: 'score', message: NOT_FINITE }, { field: 'customProperties.x', message: NOT_FINITE }]],
+    [
+      'POST',
+      '/contacts',
+      '{"firstName":"A","score":1e309,"customProperties":{"x":1e309}}',
+      [
+        { field: 'score', message: NOT_FINITE },
+        { field: 'customProperties.x', message: NOT_FINITE },
+      ],
+    ],
     ['POST', '/contacts', '{"firstName":"A","score":-1e309}', 'score'],
     ['POST', '/contacts', '{"firstName":"A","score":1E+400}', 'score'],
     ['POST', '/contacts', `{"firstName":"A","score":1${'0'.repeat(309)}}`, 'score'],
@@ -84,13 +101,23 @@ test('a number that is not finite is 400 naming its path, wherever it is in a bo
     ['PATCH', `/contacts/${c.id}`, '{"score":-1e309}', 'score'],
     ['PATCH', `/contacts/${c.id}`, `{"customProperties":{"${num}":-1e999}}`, `customProperties.${num}`],
     ['POST', '/contacts/search', filter('1e309'), 'filters.conditions[1].value'],
-    ['POST', '/contacts/search', '{"filters":{"operator":"OR","conditions":[{"field":"score","operator":"in","value":[1,2,-1e309]}]}}', 'filters.conditions[0].value[2]'],
+    [
+      'POST',
+      '/contacts/search',
+      '{"filters":{"operator":"OR","conditions":[{"field":"score","operator":"in","value":[1,2,-1e309]}]}}',
+      'filters.conditions[0].value[2]',
+    ],
     ['POST', '/contacts/batch/create', `{"inputs":[${ok(0)},${ok(1)},${ok(2)},{"firstName":"C","score":1e309}]}`, 'inputs[3].score'],
     ['POST', '/contacts/batch/update', `{"inputs":[{"id":"${c.id}","score":1e309}]}`, 'inputs[0].score'],
     ['POST', '/contacts/batch/upsert', `{"idProperty":"email","inputs":[{"firstName":"U","email":"u@x.test","score":1e309}]}`, 'inputs[0].score'],
     ['POST', '/deals', `{"title":"D","pipelineId":"${refs.sales}","stageId":"${refs.lead}","value":1e309}`, 'value'],
     ['POST', '/companies', `{"name":"Co","customProperties":{"${refs.company_number}":1e309}}`, `customProperties.${refs.company_number}`],
-    ['POST', '/proposals', `{"subject":"S","items":[{"name":"a","qty":1,"rate":1},{"name":"b","qty":1,"rate":1},{"name":"c","qty":1,"rate":1e309}]}`, 'items[2].rate'],
+    [
+      'POST',
+      '/proposals',
+      `{"subject":"S","items":[{"name":"a","qty":1,"rate":1},{"name":"b","qty":1,"rate":1},{"name":"c","qty":1,"rate":1e309}]}`,
+      'items[2].rate',
+    ],
   ];
   for (const [method, url, body, field] of cases) {
     const r = method === 'POST' ? await api.post(url, body) : await api.patch(url, body);
@@ -138,7 +165,10 @@ test('a lone surrogate is 400 naming the field or the key, and nothing is writte
   const c = (await api.post('/contacts', { firstName: 'Kept', lastName: 'Same', customProperties: { [refs.contact_text]: 'same' } })).body;
   const before = await written(api);
   const text = refs.contact_text;
-  const unknown = (field: string) => [{ field, message: LONE }, { field, message: 'is not a known field' }];
+  const unknown = (field: string) => [
+    { field, message: LONE },
+    { field, message: 'is not a known field' },
+  ];
   const cases: [string, string, string, string | ReturnType<typeof unknown>][] = [
     ['POST', '/contacts', '{"firstName":"\\ud800x"}', 'firstName'],
     ['POST', '/contacts', '{"firstName":"A","lastName":"x\\uDFFF"}', 'lastName'],
@@ -150,7 +180,12 @@ test('a lone surrogate is 400 naming the field or the key, and nothing is writte
     ['POST', '/contacts', '{"firstName":"A","tags":["\\ud800x"]}', 'tags[0]'],
     ['PATCH', `/contacts/${c.id}`, '{"lastName":"\\ud800x"}', 'lastName'],
     ['PATCH', `/contacts/${c.id}`, `{"customProperties":{"${text}":"\\udbff"}}`, `customProperties.${text}`],
-    ['POST', '/contacts/search', '{"filters":{"operator":"AND","conditions":[{"field":"firstName","operator":"contains","value":"\\ud800"}]}}', 'filters.conditions[0].value'],
+    [
+      'POST',
+      '/contacts/search',
+      '{"filters":{"operator":"AND","conditions":[{"field":"firstName","operator":"contains","value":"\\ud800"}]}}',
+      'filters.conditions[0].value',
+    ],
     ['POST', '/contacts/batch/create', '{"inputs":[{"firstName":"ok"},{"firstName":"\\ud800x"}]}', 'inputs[1].firstName'],
     ['POST', '/tags', '{"name":"\\ud800x"}', 'name'],
   ];
@@ -174,7 +209,12 @@ test('well-formed text passes: escaped pairs, astral characters, and raw invalid
   // The UTF-8 bytes a lone surrogate would have (ED A0 80) are invalid UTF-8: the body's decoding makes them
   // U+FFFD before JSON.parse, so they are stored and read back as such, never as a lone surrogate.
   const raw = Buffer.concat([Buffer.from('{"firstName":"x'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('y"}')]);
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/contacts', payload: raw, headers: { 'x-api-key': api.key, 'content-type': 'application/json' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/contacts',
+    payload: raw,
+    headers: { 'x-api-key': api.key, 'content-type': 'application/json' },
+  });
   assert.equal(res.statusCode, 201, res.body);
   const created = JSON.parse(res.body);
   assert.ok(created.firstName.isWellFormed());
@@ -206,10 +246,15 @@ test('-0 is 0 in the answer and in every read, on both databases', async () => {
 
 test('a public form: a number that is not finite is refused as JSON and as urlencoded text, nothing written', async () => {
   const setup = STANDARD_SETUP();
-  setup.forms.push({ ref: 'nums', name: 'Nums', slug: 'nums', fields: [
-    { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
-    { name: 'n', label: 'N', type: 'number', required: false, mapsTo: 'customProperties.contact_number' },
-  ] });
+  setup.forms.push({
+    ref: 'nums',
+    name: 'Nums',
+    slug: 'nums',
+    fields: [
+      { name: 'email', label: 'E-mail', type: 'email', required: true, mapsTo: 'email' },
+      { name: 'n', label: 'N', type: 'number', required: false, mapsTo: 'customProperties.contact_number' },
+    ],
+  });
   const ten = await newTenant(t, setup);
   const form = (await ten.api.get('/forms')).body.find((f: any) => f.slug === 'nums');
   const path = new URL(form.embedUrl).pathname;
@@ -264,12 +309,61 @@ const ROUNDS = 40;
 // Characters of every kind a name may hold: accents, combining marks, other scripts, astral characters (emoji,
 // musical symbols, flags, ZWJ sequences), noncharacters, quotes and backslashes, separators JSON escapes.
 const CHARS = [
-  'a', 'Z', '7', ' ', 'é', 'ã', 'ç', 'ß', 'Ω', 'Ж', 'ع', '漢', '字', '😀', '𝄞', '👩‍💻', '🇧🇷', 'e\u0301', '"', '\\', '/', '\u2028',
-  '\u2029', '\t', '<', '&', "'", '\u00a0', '\ufeff', '\ufffd', '\uffff', '\u{10ffff}', '\u0001', '\u007f', 'İ', 'ﬁ',
+  'a',
+  'Z',
+  '7',
+  ' ',
+  'é',
+  'ã',
+  'ç',
+  'ß',
+  'Ω',
+  'Ж',
+  'ع',
+  '漢',
+  '字',
+  '😀',
+  '𝄞',
+  '👩‍💻',
+  '🇧🇷',
+  'e\u0301',
+  '"',
+  '\\',
+  '/',
+  '\u2028',
+  '\u2029',
+  '\t',
+  '<',
+  '&',
+  "'",
+  '\u00a0',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '\u{10ffff}',
+  '\u0001',
+  '\u007f',
+  'İ',
+  'ﬁ',
 ];
 const SPECIAL_NUMBERS = [
-  1.7976931348623157e308, -1.7976931348623157e308, 5e-324, -5e-324, 2.2250738585072014e-308, 2 ** 53 + 2, -(2 ** 63), 2 ** 60,
-  12345678901234567890, 0.1 + 0.2, 1e21, 1e-7, 0, -0, 1 / 3, 72, 99.5,
+  1.7976931348623157e308,
+  -1.7976931348623157e308,
+  5e-324,
+  -5e-324,
+  2.2250738585072014e-308,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  2 ** 60,
+  12345678901234567890,
+  0.1 + 0.2,
+  1e21,
+  1e-7,
+  0,
+  -0,
+  1 / 3,
+  72,
+  99.5,
 ];
 
 function text(r: Rng, max: number, newlines = false): string {
@@ -304,7 +398,9 @@ function toJson(r: Rng, v: unknown): string {
   }
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map((x) => toJson(r, x)).join(',')}]`;
-  return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(r, x)}`).join(',')}}`;
+  return `{${Object.entries(v)
+    .map(([k, x]) => `${JSON.stringify(k)}:${toJson(r, x)}`)
+    .join(',')}}`;
 }
 
 function customProperties(r: Rng, refs: Record<string, string>, patch: boolean): Record<string, unknown> {
@@ -393,13 +489,29 @@ async function assertReads(rd: Reader, answer: any, what: string) {
   assert.ok(single.raw.body.isWellFormed(), what);
   assert.deepStrictEqual(single.body, answer, `${what}: GET /contacts/:id`);
   const listed = await api.get(`/contacts?search=${encodeURIComponent(answer.email)}`);
-  assert.deepStrictEqual(listed.body.data.filter((c: any) => c.id === answer.id), [answer], `${what}: GET /contacts`);
+  assert.deepStrictEqual(
+    listed.body.data.filter((c: any) => c.id === answer.id),
+    [answer],
+    `${what}: GET /contacts`,
+  );
   const sorted = await api.get(`/contacts?sortKey=score&sortOrder=desc&pageSize=100`);
-  assert.deepStrictEqual(sorted.body.data.filter((c: any) => c.id === answer.id), [answer], `${what}: GET /contacts by score`);
+  assert.deepStrictEqual(
+    sorted.body.data.filter((c: any) => c.id === answer.id),
+    [answer],
+    `${what}: GET /contacts by score`,
+  );
   const searched = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'id', operator: 'eq', value: answer.id }] } });
   assert.deepStrictEqual(searched.body.data, [answer], `${what}: POST /contacts/search`);
   if (answer.score !== null) {
-    const byScore = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'eq', value: answer.score }, { field: 'id', operator: 'eq', value: answer.id }] } });
+    const byScore = await api.post('/contacts/search', {
+      filters: {
+        operator: 'AND',
+        conditions: [
+          { field: 'score', operator: 'eq', value: answer.score },
+          { field: 'id', operator: 'eq', value: answer.id },
+        ],
+      },
+    });
     assert.deepStrictEqual(byScore.body.data, [answer], `${what}: POST /contacts/search by its own score`);
   }
   const batch = await api.post('/contacts/batch/read', { ids: [answer.id] });

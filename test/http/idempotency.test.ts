@@ -21,7 +21,7 @@ const storedRows = (tenantId: string, idemKey?: string) => {
   return q.execute();
 };
 const eventsOfType = async (tenantId: string, type: string) =>
-  (await db.selectFrom('events').select(['id', 'payload']).where('tenant_id', '=', tenantId).where('type', '=', type).execute());
+  await db.selectFrom('events').select(['id', 'payload']).where('tenant_id', '=', tenantId).where('type', '=', type).execute();
 const contactsNamed = (tenantId: string, firstName: string) =>
   db.selectFrom('contacts').select('id').where('tenant_id', '=', tenantId).where('first_name', '=', firstName).execute();
 
@@ -194,7 +194,10 @@ test('every call counts against the rate limit, replays included', async () => {
   const r2 = await api.post('/contacts', body, idem(key));
   const r3 = await api.post('/contacts', body, idem(key));
   assert.deepEqual([r1.status, r2.status, r3.status], [201, 201, 201]);
-  assert.deepEqual([r1, r2, r3].map((r) => r.headers['x-ratelimit-remaining']), ['2', '1', '0']);
+  assert.deepEqual(
+    [r1, r2, r3].map((r) => r.headers['x-ratelimit-remaining']),
+    ['2', '1', '0'],
+  );
   const r4 = await api.post('/contacts', body, idem(key));
   assert.equal(r4.status, 429);
   assert.equal(r4.body.error, 'rate_limit_exceeded');
@@ -290,7 +293,12 @@ test('OpenAPI: Idempotency-Key on mutating POSTs only, with the 409/422 answers 
   const { api } = await newTenant(t);
   const doc = (await api.get('/openapi.json')).body;
   const params = (op: any) => (op.parameters ?? []).filter((p: any) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
-  for (const [path, op] of [['/api/v1/contacts', 'post'], ['/api/v1/lists/{id}/members', 'post'], ['/api/v1/activities/bulk/complete', 'post'], ['/api/v1/webhooks/{id}/test', 'post']]) {
+  for (const [path, op] of [
+    ['/api/v1/contacts', 'post'],
+    ['/api/v1/lists/{id}/members', 'post'],
+    ['/api/v1/activities/bulk/complete', 'post'],
+    ['/api/v1/webhooks/{id}/test', 'post'],
+  ]) {
     const o = doc.paths[path][op];
     assert.equal(params(o).length, 1, path);
     assert.match(params(o)[0].description, /idempotency_key_reused/);
@@ -342,9 +350,7 @@ test('PostgreSQL: two server processes sharing one database never run the same k
     for (let round = 0; round < 3; round++) {
       const key = uniq('k');
       const name = uniq('Ivo');
-      const rs = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => (i % 2 ? api2 : tenant.api).post('/contacts', { firstName: name }, idem(key))),
-      );
+      const rs = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? api2 : tenant.api).post('/contacts', { firstName: name }, idem(key))));
       const ran = rs.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === undefined);
       assert.equal(ran.length, 1, JSON.stringify(rs.map((r) => r.status)));
       for (const r of rs) {
@@ -413,11 +419,17 @@ test('IDEMPOTENCY_TTL_HOURS: default 24, fractions allowed, nonsense refused at 
   for (const bad of ['abc', '0', '-1', '1e3', '99999']) assert.throws(() => loadConfig({ IDEMPOTENCY_TTL_HOURS: bad }), /IDEMPOTENCY_TTL_HOURS/);
 });
 
-test('a business error after writes (an atomic batch whose second input collides) is stored; the first input\'s writes are gone', async () => {
+test("a business error after writes (an atomic batch whose second input collides) is stored; the first input's writes are gone", async () => {
   const { api, tenantId } = await newTenant(t);
   const holder = await api.post('/contacts', { firstName: 'Holder', email: `${uniq('h')}@x.test` });
   const fresh = `${uniq('fresh')}@x.test`;
-  const body = { atomic: true, inputs: [{ firstName: 'Fresh', email: fresh }, { firstName: 'Dup', email: holder.body.email }] };
+  const body = {
+    atomic: true,
+    inputs: [
+      { firstName: 'Fresh', email: fresh },
+      { firstName: 'Dup', email: holder.body.email },
+    ],
+  };
   const key = uniq('k');
   const first = await api.post('/contacts/batch/create', body, idem(key));
   assert.equal(first.status, 409, JSON.stringify(first.body));
@@ -428,7 +440,7 @@ test('a business error after writes (an atomic batch whose second input collides
   assert.equal(again.raw.body, first.raw.body);
   const rows = await db.selectFrom('contacts').select('id').where('tenant_id', '=', tenantId).where('email', '=', fresh).execute();
   assert.equal(rows.length, 0, 'the first input of the failed batch left nothing');
-  assert.equal((await eventsOfType(tenantId, 'contact.created')).length, 1, 'only the holder\'s event');
+  assert.equal((await eventsOfType(tenantId, 'contact.created')).length, 1, "only the holder's event");
   assert.equal((await storedRows(tenantId, key))[0].status_code, 409);
 });
 
@@ -457,7 +469,13 @@ test('a 400 of a request that ran (duplicate_proposal_for_deal) is stored and re
     await api.post('/webhooks', { name: 'w', url: 'http://plain.example/h', events: ['contact.created'] }, idem(k2)),
     await api.post('/webhooks', { name: 'w', url: 'https://example.com/h', events: ['no.such'] }, idem(k2)),
   ];
-  assert.deepEqual(refusals.map((r) => [r.status, r.body.error]), [[400, 'invalid_url'], [400, 'invalid_event']]);
+  assert.deepEqual(
+    refusals.map((r) => [r.status, r.body.error]),
+    [
+      [400, 'invalid_url'],
+      [400, 'invalid_event'],
+    ],
+  );
   assert.equal((await storedRows(tenantId, k2)).length, 0);
   const fixed = await api.post('/webhooks', { name: 'w', url: 'https://example.com/h', events: ['contact.created'] }, idem(k2));
   assert.equal(fixed.status, 201, JSON.stringify(fixed.body));

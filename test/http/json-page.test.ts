@@ -9,7 +9,11 @@ import type { PaginationT } from '../../src/http/schemas.js';
 const pagination: PaginationT = { page: 1, pageSize: 50, total: 3, totalPages: 1, hasNext: false, hasPrev: false, nextCursor: null };
 
 test('jsonPage: 0, 1 and 3 records give the envelope of their parsed records', () => {
-  const records = [{ id: 'a', n: 1 }, { id: 'b', s: 'x,y]' }, { id: 'c', nested: { d: [1, 2] } }];
+  const records = [
+    { id: 'a', n: 1 },
+    { id: 'b', s: 'x,y]' },
+    { id: 'c', nested: { d: [1, 2] } },
+  ];
   for (const n of [0, 1, 3]) {
     const texts = records.slice(0, n).map((r) => JSON.stringify(r) as JsonText<unknown>);
     const before = [...texts];

@@ -36,7 +36,10 @@ test('a list compiled once answers every page, cursor and filter as if built ane
   // The order a list built anew gives (contacts created in the same millisecond tie on created_at, and their
   // ids then order them at random: expectations follow this order, not the order of creation).
   const anew = async (tenantId: string, ownerId?: string) =>
-    names((await listPage<{ first_name: string }>(contextFor(t.database, t.config, tenantId, null), spec(tenantId, ownerId, false), { page: 1, pageSize: 10 })).rows);
+    names(
+      (await listPage<{ first_name: string }>(contextFor(t.database, t.config, tenantId, null), spec(tenantId, ownerId, false), { page: 1, pageSize: 10 }))
+        .rows,
+    );
   const all = await anew(a.tenantId);
   assert.deepEqual([...all].sort(), ['A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6']);
   const allOwned = await anew(a.tenantId, owner);

@@ -45,7 +45,25 @@ test('a write made outside this process (another server sharing the database) in
   // transaction's last statement, by withTx's commit).
   await withTx(t.database.db, async (tx) => {
     const now = new Date().toISOString();
-    await tx.insertInto('contacts').values({ tenant_id: tenantId, id: 'con_elsewhere', first_name: 'C', last_name: null, email: null, phone: null, company_id: null, owner_id: null, score: null, custom_properties: '{}', created_at: now, updated_at: now, deleted_at: null, search_text: '' }).execute();
+    await tx
+      .insertInto('contacts')
+      .values({
+        tenant_id: tenantId,
+        id: 'con_elsewhere',
+        first_name: 'C',
+        last_name: null,
+        email: null,
+        phone: null,
+        company_id: null,
+        owner_id: null,
+        score: null,
+        custom_properties: '{}',
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+        search_text: '',
+      })
+      .execute();
     await markChanged(tx, tenantId, 'contact');
   });
   assert.equal((await api.get('/contacts?pageSize=1')).body.pagination.total, 3);
@@ -73,8 +91,13 @@ test('pages asked at once while their total is not cached share one count; a fai
   for (let i = 0; i < 5; i++) await api.post('/contacts', { firstName: `C${i}` });
   const isCount = (s: { sql: string }) => /count\(\*\)/.test(s.sql);
   // Every count statement, on the pool or (no pool) on the connection.
-  const first = await recordStatements(t.database, () => Promise.all(Array.from({ length: 10 }, (_, i) => api.get(`/contacts?pageSize=1&page=${(i % 5) + 1}`))));
-  assert.deepEqual(first.result.map((p) => p.body.pagination.total), Array(10).fill(5));
+  const first = await recordStatements(t.database, () =>
+    Promise.all(Array.from({ length: 10 }, (_, i) => api.get(`/contacts?pageSize=1&page=${(i % 5) + 1}`))),
+  );
+  assert.deepEqual(
+    first.result.map((p) => p.body.pagination.total),
+    Array(10).fill(5),
+  );
   assert.equal([...first.pooled, ...first.main].filter(isCount).length, 1, 'one count for ten pages');
 
   // The shared count fails (its first caller's client went away, its deadline passed): one of the others counts
@@ -86,7 +109,9 @@ test('pages asked at once while their total is not cached share one count; a fai
   let failed = false;
   pool.run = (tenant, text, ...rest) =>
     // Fails once the others have joined it.
-    isCount({ sql: text }) && !failed ? ((failed = true), new Promise((_, reject) => setTimeout(() => reject(new Error('client gone')), 100))) : run.call(pool, tenant, text, ...rest);
+    isCount({ sql: text }) && !failed
+      ? ((failed = true), new Promise((_, reject) => setTimeout(() => reject(new Error('client gone')), 100)))
+      : run.call(pool, tenant, text, ...rest);
   try {
     const again = await recordStatements(t.database, () => Promise.allSettled(Array.from({ length: 4 }, () => api.get('/contacts?pageSize=1'))));
     assert.equal(again.result.filter((r) => r.status === 'fulfilled' && r.value.status === 200 && r.value.body.pagination.total === 6).length, 3);

@@ -29,7 +29,10 @@ test('dynamic lists: a contact with score 90 joins "hot", leaves when the score 
   assert.deepEqual(await members(api, refs.hot), [c.id, edge.id].sort());
   assert.equal(await count(api, refs.hot), 2);
   const page = (await api.get(`/lists/${refs.hot}/members`)).body;
-  assert.deepEqual(page.data.find((x: any) => x.id === c.id), (await api.get(`/contacts/${c.id}`)).body);
+  assert.deepEqual(
+    page.data.find((x: any) => x.id === c.id),
+    (await api.get(`/contacts/${c.id}`)).body,
+  );
   assert.ok(!(await members(api, refs.hot)).includes(cold.id));
 
   assert.equal((await api.patch(`/contacts/${c.id}`, { score: 10 })).status, 200);
@@ -46,8 +49,16 @@ test('dynamic lists: a contact with score 90 joins "hot", leaves when the score 
   assert.deepEqual(await members(api, refs.hot), [cold.id]);
   assert.equal(await count(api, refs.hot), 1);
   await recalc();
-  const rows = await db.selectFrom('list_members').select('object_id').where('tenant_id', '=', await tenantOf(refs.hot)).where('list_id', '=', refs.hot).execute();
-  assert.deepEqual(rows.map((r) => r.object_id), [cold.id]);
+  const rows = await db
+    .selectFrom('list_members')
+    .select('object_id')
+    .where('tenant_id', '=', await tenantOf(refs.hot))
+    .where('list_id', '=', refs.hot)
+    .execute();
+  assert.deepEqual(
+    rows.map((r) => r.object_id),
+    [cold.id],
+  );
   const list = await db.selectFrom('lists').select('recalculated_at').where('id', '=', refs.hot).executeTakeFirstOrThrow();
   assert.ok(list.recalculated_at);
 });
@@ -85,14 +96,38 @@ test('dynamic lists: only object types changed since the last pass are recalcula
 test('dynamic lists: company and deal lists, custom properties and tags, several lists per type', async () => {
   const setup = STANDARD_SETUP();
   setup.lists.push(
-    { ref: 'tech', name: 'Tech companies', objectType: 'company', kind: 'dynamic', filters: { operator: 'AND', conditions: [{ field: 'industry', operator: 'eq', value: 'Tech' }] } },
-    { ref: 'big', name: 'Big deals', objectType: 'deal', kind: 'dynamic', filters: { operator: 'AND', conditions: [{ field: 'value', operator: 'gte', value: 1000 }, { field: 'isLost', operator: 'eq', value: false }] } },
+    {
+      ref: 'tech',
+      name: 'Tech companies',
+      objectType: 'company',
+      kind: 'dynamic',
+      filters: { operator: 'AND', conditions: [{ field: 'industry', operator: 'eq', value: 'Tech' }] },
+    },
+    {
+      ref: 'big',
+      name: 'Big deals',
+      objectType: 'deal',
+      kind: 'dynamic',
+      filters: {
+        operator: 'AND',
+        conditions: [
+          { field: 'value', operator: 'gte', value: 1000 },
+          { field: 'isLost', operator: 'eq', value: false },
+        ],
+      },
+    },
     {
       ref: 'ent',
       name: 'Enterprise or VIP',
       objectType: 'contact',
       kind: 'dynamic',
-      filters: { operator: 'OR', conditions: [{ field: 'customProperties.contact_select', operator: 'eq', value: 'ent' }, { field: 'tags', operator: 'exists' }] },
+      filters: {
+        operator: 'OR',
+        conditions: [
+          { field: 'customProperties.contact_select', operator: 'eq', value: 'ent' },
+          { field: 'tags', operator: 'exists' },
+        ],
+      },
     },
     { ref: 'plain', name: 'Plain', objectType: 'contact', kind: 'static' },
   );
@@ -128,7 +163,13 @@ test('dynamic lists: company and deal lists, custom properties and tags, several
 
 test('dynamic lists: never-calculated lists are computed without a marker; a broken filter skips only its list', async () => {
   const setup = STANDARD_SETUP();
-  setup.lists.push({ ref: 'hot2', name: 'Also hot', objectType: 'contact', kind: 'dynamic', filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gt', value: 50 }] } });
+  setup.lists.push({
+    ref: 'hot2',
+    name: 'Also hot',
+    objectType: 'contact',
+    kind: 'dynamic',
+    filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gt', value: 50 }] },
+  });
   const { api, refs } = await newTenant(t, setup);
   const tenantId = await tenantOf(refs.hot);
   const c = (await api.post('/contacts', { firstName: 'Hot', score: 90 })).body;
@@ -138,7 +179,11 @@ test('dynamic lists: never-calculated lists are computed without a marker; a bro
   assert.deepEqual(await members(api, refs.hot2), [c.id]);
 
   // A stored filter that no longer compiles (its property is gone) leaves that list as it was.
-  await db.updateTable('lists').set({ filters: JSON.stringify({ operator: 'AND', conditions: [{ field: 'customProperties.prop_gone', operator: 'eq', value: 1 }] }) }).where('id', '=', refs.hot2).execute();
+  await db
+    .updateTable('lists')
+    .set({ filters: JSON.stringify({ operator: 'AND', conditions: [{ field: 'customProperties.prop_gone', operator: 'eq', value: 1 }] }) })
+    .where('id', '=', refs.hot2)
+    .execute();
   await api.patch(`/contacts/${c.id}`, { score: 10 });
   const r = await recalc();
   assert.ok(r.failed >= 1);

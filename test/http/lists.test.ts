@@ -37,7 +37,17 @@ test('lists: create, read, list (static and dynamic), rename, soft delete', asyn
   assert.match(l.id, /^lst_/);
   assert.deepEqual(
     { ...l, id: undefined, createdAt: undefined, updatedAt: undefined },
-    { id: undefined, name: 'Fair attendees', objectType: 'contact', kind: 'static', description: 'Met at the fair', filters: null, memberCount: 0, createdAt: undefined, updatedAt: undefined },
+    {
+      id: undefined,
+      name: 'Fair attendees',
+      objectType: 'contact',
+      kind: 'static',
+      description: 'Met at the fair',
+      filters: null,
+      memberCount: 0,
+      createdAt: undefined,
+      updatedAt: undefined,
+    },
   );
   assert.equal(l.createdAt, l.updatedAt);
   assert.deepEqual((await api.get(`/lists/${l.id}`)).body, l);
@@ -45,13 +55,22 @@ test('lists: create, read, list (static and dynamic), rename, soft delete', asyn
   const companies = await staticList(api, 'company');
   const all = (await api.get('/lists')).body;
   // The fixture's dynamic list comes first (created at setup), then by createdAt, then id.
-  assert.deepEqual(all.map((x: any) => x.id), [refs.hot, l.id, companies.id]);
+  assert.deepEqual(
+    all.map((x: any) => x.id),
+    [refs.hot, l.id, companies.id],
+  );
   const hot = all[0];
   assert.equal(hot.kind, 'dynamic');
   assert.equal(hot.objectType, 'contact');
   assert.deepEqual(hot.filters, { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] });
-  assert.deepEqual((await api.get('/lists?objectType=contact')).body.map((x: any) => x.id), [refs.hot, l.id]);
-  assert.deepEqual((await api.get('/lists?objectType=company')).body.map((x: any) => x.id), [companies.id]);
+  assert.deepEqual(
+    (await api.get('/lists?objectType=contact')).body.map((x: any) => x.id),
+    [refs.hot, l.id],
+  );
+  assert.deepEqual(
+    (await api.get('/lists?objectType=company')).body.map((x: any) => x.id),
+    [companies.id],
+  );
   assert.deepEqual((await api.get('/lists?objectType=deal')).body, []);
   const bad = await api.get('/lists?objectType=person');
   assert.equal(bad.status, 400);
@@ -73,7 +92,10 @@ test('lists: create, read, list (static and dynamic), rename, soft delete', asyn
   assert.equal((await api.delete(`/lists/${l.id}`)).status, 404);
   assert.equal((await api.patch(`/lists/${l.id}`, { name: 'x' })).status, 404);
   assert.equal((await api.get(`/lists/${l.id}/members`)).status, 404);
-  assert.deepEqual((await api.get('/lists')).body.map((x: any) => x.id), [refs.hot, companies.id]);
+  assert.deepEqual(
+    (await api.get('/lists')).body.map((x: any) => x.id),
+    [refs.hot, companies.id],
+  );
   assert.equal((await api.get('/lists/lst_does_not_exist')).status, 404);
   assert.equal((await api.get('/lists/%00weird')).status, 404);
 });
@@ -84,7 +106,10 @@ test('lists: deleting a list leaves its member rows untouched', async () => {
   const a = await contact(api);
   await api.post(`/lists/${l.id}/members`, { objectIds: [a.id] });
   assert.equal((await api.delete(`/lists/${l.id}`)).status, 204);
-  assert.deepEqual((await memberRows(l.id)).map((r) => r.object_id), [a.id]);
+  assert.deepEqual(
+    (await memberRows(l.id)).map((r) => r.object_id),
+    [a.id],
+  );
   assert.equal((await api.get(`/contacts/${a.id}`)).status, 200);
 });
 
@@ -164,8 +189,14 @@ test('lists: adding members is all-or-nothing, idempotent, and reports added and
   for (const [bad, expected] of [
     [[c.id, 'con_missing'], ['con_missing']],
     [[c.id, gone.id], [gone.id]],
-    [[c.id, co.id, d.id], [co.id, d.id]],
-    [['', c.id, 'con_'], ['', 'con_']],
+    [
+      [c.id, co.id, d.id],
+      [co.id, d.id],
+    ],
+    [
+      ['', c.id, 'con_'],
+      ['', 'con_'],
+    ],
   ] as [string[], string[]][]) {
     const r = await api.post(`/lists/${l.id}/members`, { objectIds: bad });
     assert.equal(r.status, 404, JSON.stringify(bad));
@@ -186,7 +217,14 @@ test('lists: adding members is all-or-nothing, idempotent, and reports added and
   assert.equal((await api.get(`/lists/${l.id}`)).body.memberCount, 3);
 
   // Shape limits: 1..1000 string ids.
-  for (const body of [{}, { objectIds: [] }, { objectIds: 'x' }, { objectIds: [1] }, { objectIds: [a.id], extra: 1 }, { objectIds: Array.from({ length: 1001 }, (_, i) => `con_${i}`) }]) {
+  for (const body of [
+    {},
+    { objectIds: [] },
+    { objectIds: 'x' },
+    { objectIds: [1] },
+    { objectIds: [a.id], extra: 1 },
+    { objectIds: Array.from({ length: 1001 }, (_, i) => `con_${i}`) },
+  ]) {
     const r = await api.post(`/lists/${l.id}/members`, body);
     assert.equal(r.status, 400, JSON.stringify(body).slice(0, 80));
     assert.equal(r.body.error, 'validation_failed');
@@ -229,12 +267,23 @@ test('lists: members are paged in join order (then id), records as their single 
 
   const p1 = await api.get(`/lists/${l.id}/members?pageSize=2`);
   assert.equal(p1.status, 200);
-  assert.deepEqual(p1.body.pagination, { page: 1, pageSize: 2, total: 5, totalPages: 3, hasNext: true, hasPrev: false, nextCursor: p1.body.pagination.nextCursor });
+  assert.deepEqual(p1.body.pagination, {
+    page: 1,
+    pageSize: 2,
+    total: 5,
+    totalPages: 3,
+    hasNext: true,
+    hasPrev: false,
+    nextCursor: p1.body.pagination.nextCursor,
+  });
   assert.match(p1.body.pagination.nextCursor, /^[\w-]+\.[\w-]+$/, 'a next page has a cursor');
   const p2 = await api.get(`/lists/${l.id}/members?pageSize=2&page=2`);
   const p3 = await api.get(`/lists/${l.id}/members?pageSize=2&page=3`);
   assert.deepEqual(p3.body.pagination, { page: 3, pageSize: 2, total: 5, totalPages: 3, hasNext: false, hasPrev: true, nextCursor: null });
-  assert.deepEqual([...p1.body.data, ...p2.body.data, ...p3.body.data].map((x: any) => x.id), expected);
+  assert.deepEqual(
+    [...p1.body.data, ...p2.body.data, ...p3.body.data].map((x: any) => x.id),
+    expected,
+  );
   assert.deepEqual(p1.body.data[0], (await api.get(`/contacts/${expected[0]}`)).body);
   const beyond = await api.get(`/lists/${l.id}/members?page=9`);
   assert.deepEqual(beyond.body.data, []);
@@ -262,7 +311,10 @@ test('lists: soft-deleted records leave lists (members, totals and counts)', asy
   assert.equal((await api.get(`/lists/${l.id}`)).body.memberCount, 1);
   assert.equal((await api.get('/lists')).body.find((x: any) => x.id === l.id).memberCount, 1);
   const members = (await api.get(`/lists/${l.id}/members`)).body;
-  assert.deepEqual(members.data.map((x: any) => x.id), [b.id]);
+  assert.deepEqual(
+    members.data.map((x: any) => x.id),
+    [b.id],
+  );
   assert.equal(members.pagination.total, 1);
   // The deleted record is no longer a member: removing it is a 404, adding it too.
   assert.equal((await api.delete(`/lists/${l.id}/members/${a.id}`)).status, 404);
@@ -356,6 +408,9 @@ test('lists: tenant isolation — list ids in paths and record ids in bodies', a
   assert.equal((await b.api.get(`/lists/${lb.id}`)).body.memberCount, 0);
 
   const still = await a.api.get(`/lists/${la.id}/members`);
-  assert.deepEqual(still.body.data.map((x: any) => x.id), [ca.id]);
+  assert.deepEqual(
+    still.body.data.map((x: any) => x.id),
+    [ca.id],
+  );
   assert.equal((await a.api.get(`/lists/${la.id}`)).body.name, la.name);
 });

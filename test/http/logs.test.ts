@@ -89,7 +89,10 @@ test('a request makes its child logger only to write a line, and its lines carry
   assert.equal(made, 1, 'the child is made once, on the first line written');
   await app.inject({ method: 'GET', url: '/log-probe-inner', headers: { 'x-request-id': 'req-inner' } });
   await app.close();
-  const lines = logs().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = logs()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.ok(!lines.some((l) => l.msg === 'below the level'), 'a line below the level was written');
   assert.ok(!lines.some((l) => l.reqId === 'req-quiet'), 'the quiet request wrote a line');
   const probeLine = lines.find((l) => l.msg === 'probe line');

@@ -64,7 +64,10 @@ test('every route is counted under its template, whichever plugin added it; unkn
   assert.equal(diff('crm_http_requests_total{method="DELETE",route="unmatched",status="404"}'), 1);
   // Buckets are cumulative and end with +Inf = count.
   const route = 'method="GET",route="/healthz",status="200"';
-  const buckets = after.split('\n').filter((l) => l.startsWith('crm_http_request_duration_seconds_bucket{') && l.includes(route)).map((l) => Number(l.split(' ').pop()));
+  const buckets = after
+    .split('\n')
+    .filter((l) => l.startsWith('crm_http_request_duration_seconds_bucket{') && l.includes(route))
+    .map((l) => Number(l.split(' ').pop()));
   assert.equal(buckets.length, 16);
   for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i] >= buckets[i - 1]);
   assert.equal(buckets.at(-1), sample(after, `crm_http_request_duration_seconds_count{${route}}`));
@@ -83,7 +86,10 @@ test('authentication failures and 429 refusals are counted by error code', async
   const after = await scrape();
   assert.equal(sample(after, 'crm_auth_failures_total{code="missing_api_key"}') - sample(before, 'crm_auth_failures_total{code="missing_api_key"}'), 1);
   assert.equal(sample(after, 'crm_auth_failures_total{code="invalid_api_key"}') - sample(before, 'crm_auth_failures_total{code="invalid_api_key"}'), 1);
-  assert.equal(sample(after, 'crm_refused_requests_total{code="rate_limit_exceeded"}') - sample(before, 'crm_refused_requests_total{code="rate_limit_exceeded"}'), 1);
+  assert.equal(
+    sample(after, 'crm_refused_requests_total{code="rate_limit_exceeded"}') - sample(before, 'crm_refused_requests_total{code="rate_limit_exceeded"}'),
+    1,
+  );
 });
 
 test('gauges: waiting long-polls, and the age of the oldest due webhook delivery', async () => {

@@ -12,7 +12,10 @@ import { testApp } from '../helpers/app.js';
 const t = await testApp();
 const REDOCLY = createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
 
-function lint(doc: unknown): { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] } {
+function lint(doc: unknown): {
+  totals: { errors: number; warnings: number };
+  problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
+} {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'crm-lint-'));
   try {
     const file = path.join(dir, 'openapi.json');
@@ -34,7 +37,10 @@ test('the OpenAPI document passes `redocly lint` (recommended rules) with no err
   const doc = JSON.parse((await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).body);
   const report = lint(doc);
   const errors = report.problems.filter((p) => p.severity === 'error');
-  assert.deepEqual(errors.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`), []);
+  assert.deepEqual(
+    errors.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`),
+    [],
+  );
   assert.equal(report.totals.errors, 0);
 
   // The linter does catch a broken document (so the check above can fail).

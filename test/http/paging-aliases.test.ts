@@ -52,7 +52,11 @@ test('paging aliases: each list takes the other name for its page size, with the
     const both = await ten.api.get(`${url}${sep(url)}${canonical}=2&${alias}=2&page=2`);
     assert.equal(both.status, 200, url);
     assert.equal(both.body.pagination.page, 2);
-    assert.equal(ids(both).some((id: string) => ids(a).includes(id)), false, url);
+    assert.equal(
+      ids(both).some((id: string) => ids(a).includes(id)),
+      false,
+      url,
+    );
     // Without either: the default, 50.
     assert.equal((await ten.api.get(url)).body.pagination.pageSize, 50, url);
   }
@@ -65,7 +69,11 @@ test('paging aliases: both given and different → 400 validation_failed naming 
     const r = await ten.api.get(`${url}${sep(url)}${canonical}=2&${alias}=3`);
     assert.equal(r.status, 400, url);
     assert.equal(r.body.error, 'validation_failed');
-    assert.deepEqual(r.body.details.map((d: any) => d.field), [alias], url);
+    assert.deepEqual(
+      r.body.details.map((d: any) => d.field),
+      [alias],
+      url,
+    );
     assert.match(r.body.details[0].message, new RegExp(`alias of \`${canonical}\``));
     for (const q of [`${alias}=101`, `${alias}=0`, `${alias}=abc`, `${canonical}=101`]) {
       const bad = await ten.api.get(`${url}${sep(url)}${q}`);
@@ -113,12 +121,23 @@ test('paging aliases: POST /contacts/search takes `limit` in the body too', asyn
   for (const limit of [0, 101, '2']) assert.equal((await api.post('/contacts/search', { limit })).status, 400, String(limit));
   const next = await api.post('/contacts/search', { limit: 2, cursor: a.body.pagination.nextCursor });
   assert.equal(next.status, 200);
-  assert.equal(ids(next).some((id: string) => ids(a).includes(id)), false);
+  assert.equal(
+    ids(next).some((id: string) => ids(a).includes(id)),
+    false,
+  );
 });
 
 test('paging aliases: documented in OpenAPI on every list, without a default that would clash', async () => {
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-  for (const p of ['/api/v1/contacts', '/api/v1/companies', '/api/v1/deals', '/api/v1/lists/{id}/members', '/api/v1/proposals', '/api/v1/forms/{id}/submissions', '/api/v1/webhooks/{id}/deliveries']) {
+  for (const p of [
+    '/api/v1/contacts',
+    '/api/v1/companies',
+    '/api/v1/deals',
+    '/api/v1/lists/{id}/members',
+    '/api/v1/proposals',
+    '/api/v1/forms/{id}/submissions',
+    '/api/v1/webhooks/{id}/deliveries',
+  ]) {
     const params = doc.paths[p].get.parameters.filter((x: any) => x.in === 'query');
     for (const name of ['pageSize', 'limit']) {
       const param = params.find((x: any) => x.name === name);

@@ -15,7 +15,10 @@ test('pipelines: list returns every pipeline by displayOrder with its stages by 
   assert.equal(r.status, 200);
   assert.deepEqual(r.body, [
     {
-      id: refs.sales, name: 'Sales', isDefault: true, displayOrder: 0,
+      id: refs.sales,
+      name: 'Sales',
+      isDefault: true,
+      displayOrder: 0,
       stages: [
         { id: refs.lead, name: 'Lead', displayOrder: 0, probability: 10, isWonStage: false, isLostStage: false },
         { id: refs.proposal, name: 'Proposal', displayOrder: 1, probability: 60, isWonStage: false, isLostStage: false },
@@ -24,7 +27,10 @@ test('pipelines: list returns every pipeline by displayOrder with its stages by 
       ],
     },
     {
-      id: refs.partners, name: 'Partners', isDefault: false, displayOrder: 1,
+      id: refs.partners,
+      name: 'Partners',
+      isDefault: false,
+      displayOrder: 1,
       stages: [
         { id: refs.p_intro, name: 'Intro', displayOrder: 0, probability: 20, isWonStage: false, isLostStage: false },
         { id: refs.p_signed, name: 'Signed', displayOrder: 1, probability: 100, isWonStage: true, isLostStage: false },
@@ -39,7 +45,14 @@ test('pipelines: list returns every pipeline by displayOrder with its stages by 
 test('pipelines: order follows displayOrder, not insertion or id; a pipeline without stages has []', async () => {
   const setup = STANDARD_SETUP();
   setup.pipelines = [
-    { ref: 'z', name: 'Zeta', stages: [{ ref: 'z2', name: 'B', probability: 12.5 }, { ref: 'z1', name: 'A', probability: 50 }] },
+    {
+      ref: 'z',
+      name: 'Zeta',
+      stages: [
+        { ref: 'z2', name: 'B', probability: 12.5 },
+        { ref: 'z1', name: 'A', probability: 50 },
+      ],
+    },
     { ref: 'a', name: 'Alpha', isDefault: true, stages: [{ ref: 'a1', name: 'First', probability: 5 }] },
     { ref: 'm', name: 'Mid', stages: [{ ref: 'm1', name: 'Only', probability: 0 }] },
   ];
@@ -48,17 +61,32 @@ test('pipelines: order follows displayOrder, not insertion or id; a pipeline wit
   // Reorder in the database as the CRM UI would: display_order decides, not the creation order.
   await db.updateTable('pipelines').set({ display_order: 5 }).where('tenant_id', '=', ten.tenantId).where('id', '=', ten.refs.z).execute();
   await db.updateTable('stages').set({ display_order: 9 }).where('tenant_id', '=', ten.tenantId).where('id', '=', ten.refs.z2).execute();
-  await db.insertInto('pipelines').values({ tenant_id: ten.tenantId, id: 'pip_empty', name: 'Empty', is_default: 0, display_order: 3, created_at: new Date().toISOString() }).execute();
+  await db
+    .insertInto('pipelines')
+    .values({ tenant_id: ten.tenantId, id: 'pip_empty', name: 'Empty', is_default: 0, display_order: 3, created_at: new Date().toISOString() })
+    .execute();
   const r = await ten.api.get('/pipelines');
-  assert.deepEqual(r.body.map((p: any) => p.name), ['Alpha', 'Mid', 'Empty', 'Zeta']);
+  assert.deepEqual(
+    r.body.map((p: any) => p.name),
+    ['Alpha', 'Mid', 'Empty', 'Zeta'],
+  );
   assert.equal(r.body[0].isDefault, true);
-  assert.deepEqual(r.body[0].stages.map((s: any) => s.name), ['First']);
+  assert.deepEqual(
+    r.body[0].stages.map((s: any) => s.name),
+    ['First'],
+  );
   assert.deepEqual(r.body[2].stages, []);
   assert.deepEqual((await ten.api.get('/pipelines/pip_empty')).body.stages, []);
-  assert.deepEqual(r.body[3].stages.map((s: any) => [s.name, s.probability]), [['A', 50], ['B', 12.5]]);
+  assert.deepEqual(
+    r.body[3].stages.map((s: any) => [s.name, s.probability]),
+    [
+      ['A', 50],
+      ['B', 12.5],
+    ],
+  );
 });
 
-test('pipelines: unknown ids and other tenants\' pipelines are 404', async () => {
+test("pipelines: unknown ids and other tenants' pipelines are 404", async () => {
   const a = await newTenant(t);
   const b = await newTenant(t);
   for (const id of [b.refs.sales, 'pip_missing', a.refs.lead, '%00', 'x'.repeat(3000)]) {

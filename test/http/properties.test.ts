@@ -6,7 +6,10 @@ import { STANDARD_SETUP } from '../helpers/fixtures.js';
 const t = await testApp();
 
 const TYPES = ['text', 'textarea', 'email', 'phone', 'url', 'number', 'date', 'datetime', 'select', 'multi_select', 'boolean'];
-const OPTIONS = [{ value: 'smb', label: 'SMB' }, { value: 'ent', label: 'Enterprise' }];
+const OPTIONS = [
+  { value: 'smb', label: 'SMB' },
+  { value: 'ent', label: 'Enterprise' },
+];
 
 test('properties: definitions of one object type, by displayOrder, options only for select types', async () => {
   const { api, refs } = await newTenant(t);
@@ -33,17 +36,28 @@ test('properties: definitions of one object type, by displayOrder, options only 
 
 test('properties: objectType is required and must be contact, company or deal', async () => {
   const { api } = await newTenant(t);
-  for (const q of ['', '?objectType=', '?objectType=proposal', '?objectType=Contact', '?objectType=contact&objectType=deal', '?objectType=%00', '?objectType=contact&extra=1']) {
+  for (const q of [
+    '',
+    '?objectType=',
+    '?objectType=proposal',
+    '?objectType=Contact',
+    '?objectType=contact&objectType=deal',
+    '?objectType=%00',
+    '?objectType=contact&extra=1',
+  ]) {
     const r = await api.get(`/properties${q}`);
     assert.equal(r.status, 400, q);
     assert.equal(r.body.error, 'validation_failed', q);
     assert.ok(r.body.details.length > 0);
   }
   const missing = await api.get('/properties');
-  assert.deepEqual(missing.body.details.map((d: any) => d.field), ['objectType']);
+  assert.deepEqual(
+    missing.body.details.map((d: any) => d.field),
+    ['objectType'],
+  );
 });
 
-test('properties: another tenant\'s definitions are never listed; group, isDefaultInForm and order come from the setup', async () => {
+test("properties: another tenant's definitions are never listed; group, isDefaultInForm and order come from the setup", async () => {
   const setup = STANDARD_SETUP();
   setup.properties = [
     { ref: 'd1', objectType: 'deal', internalName: 'source', label: 'Source', type: 'text', group: 'Marketing', isDefaultInForm: true },
@@ -56,11 +70,24 @@ test('properties: another tenant\'s definitions are never listed; group, isDefau
   const deals = (await a.api.get('/properties?objectType=deal')).body;
   assert.deepEqual(deals, [
     { id: a.refs.d1, objectType: 'deal', internalName: 'source', label: 'Source', type: 'text', group: 'Marketing', displayOrder: 0, isDefaultInForm: true },
-    { id: a.refs.d2, objectType: 'deal', internalName: 'tier', label: 'Tier', type: 'multi_select', group: 'Sales', displayOrder: 1, isDefaultInForm: false, options: [{ value: 'gold', label: 'Gold' }] },
+    {
+      id: a.refs.d2,
+      objectType: 'deal',
+      internalName: 'tier',
+      label: 'Tier',
+      type: 'multi_select',
+      group: 'Sales',
+      displayOrder: 1,
+      isDefaultInForm: false,
+      options: [{ value: 'gold', label: 'Gold' }],
+    },
   ]);
   assert.deepEqual((await a.api.get('/properties?objectType=company')).body, []);
   const contacts = (await a.api.get('/properties?objectType=contact')).body;
-  assert.deepEqual(contacts.map((p: any) => p.id), [a.refs.c1]);
+  assert.deepEqual(
+    contacts.map((p: any) => p.id),
+    [a.refs.c1],
+  );
   const other = (await b.api.get('/properties?objectType=deal')).body;
   assert.equal(other.length, TYPES.length);
   assert.ok(other.every((p: any) => p.id !== a.refs.d1 && p.id !== a.refs.d2));

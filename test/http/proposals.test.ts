@@ -26,7 +26,14 @@ async function tenantIdOf(api: Client): Promise<string> {
   return row.tenant_id;
 }
 async function events(tenantId: string): Promise<{ type: string; payload: any }[]> {
-  const rows = await db.selectFrom('events').select(['type', 'payload', 'created_at', 'id']).where('tenant_id', '=', tenantId).where('type', 'like', 'proposal.%').orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('events')
+    .select(['type', 'payload', 'created_at', 'id'])
+    .where('tenant_id', '=', tenantId)
+    .where('type', 'like', 'proposal.%')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map((r) => ({ type: r.type, payload: JSON.parse(r.payload) }));
 }
 
@@ -40,10 +47,28 @@ test('proposals: create with defaults, read, number format, owner defaults to th
   assert.deepEqual(
     { ...p, id: 0, createdAt: 0, updatedAt: 0 },
     {
-      id: 0, number: `PR-${YEAR}-0001`, subject: 'Licenses', status: 'draft', sentAt: null,
-      dealId: null, deal: null, contactId: null, contact: null, clientId: null, company: null,
-      recipientName: null, recipientEmail: null, items: [], discount: 0, adjustment: 0, subtotal: 0, total: 0,
-      notes: null, ownerId: refs.ana, createdAt: 0, updatedAt: 0,
+      id: 0,
+      number: `PR-${YEAR}-0001`,
+      subject: 'Licenses',
+      status: 'draft',
+      sentAt: null,
+      dealId: null,
+      deal: null,
+      contactId: null,
+      contact: null,
+      clientId: null,
+      company: null,
+      recipientName: null,
+      recipientEmail: null,
+      items: [],
+      discount: 0,
+      adjustment: 0,
+      subtotal: 0,
+      total: 0,
+      notes: null,
+      ownerId: refs.ana,
+      createdAt: 0,
+      updatedAt: 0,
     },
   );
   assert.deepEqual((await api.get(`/proposals/${p.id}`)).body, p);
@@ -62,7 +87,14 @@ test('proposals: deal, contact and client company are expanded as their single r
   const c = await contact(api, { email: 'buyer@acme.test' });
   const co = await company(api);
   const d = await deal(api, refs, { contactId: c.id, companyId: co.id, value: 100 });
-  const p = await proposal(api, { dealId: d.id, contactId: c.id, clientId: co.id, recipientName: 'Dona Buyer', recipientEmail: '  Buyer@ACME.test ', notes: 'n' });
+  const p = await proposal(api, {
+    dealId: d.id,
+    contactId: c.id,
+    clientId: co.id,
+    recipientName: 'Dona Buyer',
+    recipientEmail: '  Buyer@ACME.test ',
+    notes: 'n',
+  });
   assert.deepEqual(p.deal, (await api.get(`/deals/${d.id}`)).body);
   assert.deepEqual(p.contact, (await api.get(`/contacts/${c.id}`)).body);
   assert.deepEqual(p.company, (await api.get(`/companies/${co.id}`)).body);
@@ -86,16 +118,17 @@ test('proposals: items and totals are computed exactly', async () => {
   assert.equal(p.subtotal, 56.67);
   assert.equal(p.total, 56.67);
 
-  const cents = await proposal(api, { items: [{ name: 'a', rate: 0.1 }, { name: 'b', rate: 0.2 }] });
+  const cents = await proposal(api, {
+    items: [
+      { name: 'a', rate: 0.1 },
+      { name: 'b', rate: 0.2 },
+    ],
+  });
   assert.equal(cents.subtotal, 0.3);
   assert.equal(cents.total, 0.3);
 
   const full = await proposal(api, {
-    items: [
-      { name: 'Setup', description: 'One-off', rate: 1000 },
-      { name: 'Hours', qty: 2.5, unit: 'hora', rate: 150, discountPct: 20 },
-      { name: 'Free' },
-    ],
+    items: [{ name: 'Setup', description: 'One-off', rate: 1000 }, { name: 'Hours', qty: 2.5, unit: 'hora', rate: 150, discountPct: 20 }, { name: 'Free' }],
     discount: 100.5,
     adjustment: -0.25,
   });
@@ -168,13 +201,19 @@ test('proposals: validation of bodies (400 validation_failed naming the field)',
     const r = await api.post('/proposals', body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.body.error, 'validation_failed', JSON.stringify(body));
-    assert.ok(r.body.details.some((d: any) => d.field === field), `${JSON.stringify(body)} → ${JSON.stringify(r.body.details)}`);
+    assert.ok(
+      r.body.details.some((d: any) => d.field === field),
+      `${JSON.stringify(body)} → ${JSON.stringify(r.body.details)}`,
+    );
   }
   const p = await proposal(api);
   for (const [body, field] of cases.slice(1)) {
     const r = await api.patch(`/proposals/${p.id}`, body);
     assert.equal(r.status, 400, JSON.stringify(body));
-    assert.ok(r.body.details.some((d: any) => d.field === field), `PATCH ${JSON.stringify(body)}`);
+    assert.ok(
+      r.body.details.some((d: any) => d.field === field),
+      `PATCH ${JSON.stringify(body)}`,
+    );
   }
   assert.deepEqual((await api.get(`/proposals/${p.id}`)).body, p);
   assert.equal((await api.get('/proposals')).body.pagination.total, 1, 'nothing was created by the bad requests');
@@ -190,9 +229,18 @@ test('proposals: references must exist in the tenant (404 naming the field), on 
   const bDeal = await deal(b.api, b.refs);
   const aCompany = await company(a.api);
   for (const [field, id] of [
-    ['dealId', 'deal_missing'], ['contactId', 'con_missing'], ['clientId', 'com_missing'], ['ownerId', 'usr_missing'],
-    ['contactId', gone.id], ['clientId', gone.id], ['dealId', aCompany.id], ['contactId', ''],
-    ['dealId', bDeal.id], ['contactId', bContact.id], ['clientId', bCompany.id], ['ownerId', b.refs.ana],
+    ['dealId', 'deal_missing'],
+    ['contactId', 'con_missing'],
+    ['clientId', 'com_missing'],
+    ['ownerId', 'usr_missing'],
+    ['contactId', gone.id],
+    ['clientId', gone.id],
+    ['dealId', aCompany.id],
+    ['contactId', ''],
+    ['dealId', bDeal.id],
+    ['contactId', bContact.id],
+    ['clientId', bCompany.id],
+    ['ownerId', b.refs.ana],
   ]) {
     const r = await a.api.post('/proposals', { subject: 'x', [field]: id });
     assert.equal(r.status, 404, `${field}=${id}`);
@@ -202,7 +250,12 @@ test('proposals: references must exist in the tenant (404 naming the field), on 
   }
   assert.equal((await a.api.get('/proposals')).body.pagination.total, 0);
   const p = await proposal(a.api, { clientId: aCompany.id });
-  for (const [field, id] of [['dealId', bDeal.id], ['contactId', bContact.id], ['clientId', bCompany.id], ['ownerId', b.refs.ana]]) {
+  for (const [field, id] of [
+    ['dealId', bDeal.id],
+    ['contactId', bContact.id],
+    ['clientId', bCompany.id],
+    ['ownerId', b.refs.ana],
+  ]) {
     const r = await a.api.patch(`/proposals/${p.id}`, { [field]: id });
     assert.equal(r.status, 404, `PATCH ${field}`);
     assert.equal(r.body.field, field);
@@ -246,9 +299,15 @@ test('proposals: numbers are per tenant and year, consecutive under 20 concurren
   const a = await newTenant(t);
   const b = await newTenant(t);
   const results = await Promise.all(Array.from({ length: 20 }, (_, i) => a.api.post('/proposals', { subject: `Concurrent ${i}` })));
-  assert.deepEqual(results.map((r) => r.status), Array(20).fill(201));
+  assert.deepEqual(
+    results.map((r) => r.status),
+    Array(20).fill(201),
+  );
   const numbers = results.map((r) => r.body.number).sort();
-  assert.deepEqual(numbers, Array.from({ length: 20 }, (_, i) => `PR-${YEAR}-${String(i + 1).padStart(4, '0')}`));
+  assert.deepEqual(
+    numbers,
+    Array.from({ length: 20 }, (_, i) => `PR-${YEAR}-${String(i + 1).padStart(4, '0')}`),
+  );
   assert.equal((await proposal(b.api)).number, `PR-${YEAR}-0001`);
 
   const tenantId = await tenantIdOf(a.api); // takes 0021 (deleted, never reused)
@@ -260,7 +319,13 @@ test('proposals: numbers are per tenant and year, consecutive under 20 concurren
 
 type Status = 'draft' | 'sent' | 'accepted' | 'declined' | 'expired';
 const STATUSES: Status[] = ['draft', 'sent', 'accepted', 'declined', 'expired'];
-const PATH_TO: Record<Status, Status[]> = { draft: [], sent: ['sent'], accepted: ['sent', 'accepted'], declined: ['sent', 'declined'], expired: ['sent', 'expired'] };
+const PATH_TO: Record<Status, Status[]> = {
+  draft: [],
+  sent: ['sent'],
+  accepted: ['sent', 'accepted'],
+  declined: ['sent', 'declined'],
+  expired: ['sent', 'expired'],
+};
 const ALLOWED: Record<Status, Status[]> = { draft: ['sent'], sent: ['accepted', 'declined', 'expired'], accepted: [], declined: ['draft'], expired: ['draft'] };
 
 test('proposals: the full status matrix — allowed moves, 422 for the others, no-op for the same status, events', async () => {
@@ -288,7 +353,11 @@ test('proposals: the full status matrix — allowed moves, 422 for the others, n
         if (to === 'draft') {
           assert.equal(evs.length, 0, `${label}: a move back to draft raises no event`);
         } else {
-          assert.deepEqual(evs.map((e) => e.type), [`proposal.${to}`], label);
+          assert.deepEqual(
+            evs.map((e) => e.type),
+            [`proposal.${to}`],
+            label,
+          );
           assert.deepEqual(evs[0].payload.data.proposal, after, label);
           assert.equal(evs[0].payload.event, `proposal.${to}`);
           assert.equal(evs[0].payload.tenantId, tenantId);
@@ -340,7 +409,10 @@ test('proposals: concurrent moves of one proposal raise one event', async () => 
   const p = await proposal(api);
   const results = await Promise.all(Array.from({ length: 5 }, () => api.patch(`/proposals/${p.id}`, { status: 'sent' })));
   assert.ok(results.every((r) => r.status === 200));
-  assert.deepEqual((await events(tenantId)).map((e) => e.type), ['proposal.sent']);
+  assert.deepEqual(
+    (await events(tenantId)).map((e) => e.type),
+    ['proposal.sent'],
+  );
 });
 
 test('proposals: list with filters, search, paging (limit) and newest first', async () => {
@@ -355,7 +427,10 @@ test('proposals: list with filters, search, paging (limit) and newest first', as
 
   const all = await api.get('/proposals');
   assert.equal(all.status, 200);
-  assert.deepEqual(all.body.data.map((x: any) => x.id), [p3.id, p2.id, p1.id]);
+  assert.deepEqual(
+    all.body.data.map((x: any) => x.id),
+    [p3.id, p2.id, p1.id],
+  );
   assert.deepEqual(all.body.pagination, { page: 1, pageSize: 50, total: 3, totalPages: 1, hasNext: false, hasPrev: false, nextCursor: null });
   const ids = async (q: string) => (await api.get(`/proposals?${q}`)).body.data.map((x: any) => x.id);
   assert.deepEqual(await ids('status=sent'), [p2.id]);
@@ -375,11 +450,22 @@ test('proposals: list with filters, search, paging (limit) and newest first', as
   assert.equal((await api.get('/proposals?contactId=%00')).status, 400); // NUL is refused at the edge
 
   const page1 = await api.get('/proposals?limit=2');
-  assert.deepEqual(page1.body.pagination, { page: 1, pageSize: 2, total: 3, totalPages: 2, hasNext: true, hasPrev: false, nextCursor: page1.body.pagination.nextCursor });
+  assert.deepEqual(page1.body.pagination, {
+    page: 1,
+    pageSize: 2,
+    total: 3,
+    totalPages: 2,
+    hasNext: true,
+    hasPrev: false,
+    nextCursor: page1.body.pagination.nextCursor,
+  });
   assert.match(page1.body.pagination.nextCursor, /^[\w-]+\.[\w-]+$/, 'a next page has a cursor');
   const page2 = await api.get('/proposals?limit=2&page=2');
   assert.deepEqual(page2.body.pagination, { page: 2, pageSize: 2, total: 3, totalPages: 2, hasNext: false, hasPrev: true, nextCursor: null });
-  assert.deepEqual([...page1.body.data, ...page2.body.data].map((x: any) => x.id), [p3.id, p2.id, p1.id]);
+  assert.deepEqual(
+    [...page1.body.data, ...page2.body.data].map((x: any) => x.id),
+    [p3.id, p2.id, p1.id],
+  );
   assert.equal((await api.get('/proposals?pageSize=1')).body.pagination.pageSize, 1);
   const far = await api.get('/proposals?page=100000000000000000000&limit=100');
   assert.equal(far.status, 200);
@@ -439,7 +525,12 @@ test('proposals: tenant isolation and scopes', async () => {
 
 test('B.4: proposals sort by their scalar fields (number, subject, status, sentAt, subtotal, total), ties by id; others are 400', async () => {
   const { api } = await newTenant(t);
-  for (const [subject, rate] of [['beta', 30], ['Alpha', 10], ['gamma', 20], ['alpha', 10]] as const) {
+  for (const [subject, rate] of [
+    ['beta', 30],
+    ['Alpha', 10],
+    ['gamma', 20],
+    ['alpha', 10],
+  ] as const) {
     const p = await proposal(api, { subject, items: [{ name: 'x', rate }] });
     if (rate === 20) assert.equal((await api.patch(`/proposals/${p.id}`, { status: 'sent' })).status, 200);
   }
@@ -449,9 +540,18 @@ test('B.4: proposals sort by their scalar fields (number, subject, status, sentA
     return r.body.data as any[];
   };
   const totals = (await listed('sortKey=total&sortOrder=asc')).map((p) => p.total);
-  assert.deepEqual(totals, [...totals].sort((a, b) => a - b));
-  assert.deepEqual((await listed('sortKey=subtotal&sortOrder=desc')).map((p) => p.subtotal), [30, 20, 10, 10]);
-  assert.deepEqual((await listed('sortKey=subject&sortOrder=asc')).map((p) => p.subject.toLowerCase()), ['alpha', 'alpha', 'beta', 'gamma']);
+  assert.deepEqual(
+    totals,
+    [...totals].sort((a, b) => a - b),
+  );
+  assert.deepEqual(
+    (await listed('sortKey=subtotal&sortOrder=desc')).map((p) => p.subtotal),
+    [30, 20, 10, 10],
+  );
+  assert.deepEqual(
+    (await listed('sortKey=subject&sortOrder=asc')).map((p) => p.subject.toLowerCase()),
+    ['alpha', 'alpha', 'beta', 'gamma'],
+  );
   const numbers = (await listed('sortKey=number&sortOrder=desc')).map((p) => p.number);
   assert.deepEqual(numbers, [...numbers].sort().reverse());
   assert.equal((await listed('sortKey=status&sortOrder=desc'))[0].status, 'sent');

@@ -46,7 +46,11 @@ test('a statement past its deadline is stopped with query_timeout (503); another
     let running = 1;
     for (let i = 0; i < 50 && running > 0; i++) {
       await new Promise((r) => setTimeout(r, 20));
-      const rows = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%generate_series(1, 2000000000)%' and pid <> pg_backend_pid()`.execute(t.database.db);
+      const rows = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%generate_series(1, 2000000000)%' and pid <> pg_backend_pid()`.execute(
+        t.database.db,
+      );
       running = rows.rows[0].n;
     }
     assert.equal(running, 0, 'the backend statement was cancelled');
@@ -55,7 +59,10 @@ test('a statement past its deadline is stopped with query_timeout (503); another
   // on a loaded machine, and its start counts against the deadline of the statement waiting for it).
   let rows: unknown[] = [];
   for (let i = 0; i < 10 && rows.length === 0; i++) {
-    rows = await t.database.readsFor('tenant-b').all(sql<{ one: number }>`select 1 as one`).catch(() => []);
+    rows = await t.database
+      .readsFor('tenant-b')
+      .all(sql<{ one: number }>`select 1 as one`)
+      .catch(() => []);
   }
   assert.equal(rows.length, 1);
 });
@@ -147,7 +154,10 @@ test('one tenant cannot take every read connection; past its queue it gets 429 t
   assert.ok(mine.ms < TIMEOUT_MS / 2, `tenant A answered in ${mine.ms} ms`);
   const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as any).code : 'ok'));
   assert.ok(codes.includes('too_many_concurrent_queries'), 'queue overflow refused');
-  assert.ok(codes.every((c) => c === 'too_many_concurrent_queries' || c === 'query_timeout'), codes.join(','));
+  assert.ok(
+    codes.every((c) => c === 'too_many_concurrent_queries' || c === 'query_timeout'),
+    codes.join(','),
+  );
   const refused = results.find((r) => r.status === 'rejected' && (r.reason as any).code === 'too_many_concurrent_queries') as PromiseRejectedResult;
   assert.equal(refused.reason.statusCode, 429);
   assert.ok(pool);
@@ -157,7 +167,9 @@ test('one tenant cannot take every read connection; past its queue it gets 429 t
 async function seedContacts(tenantId: string, n: number): Promise<void> {
   const now = new Date().toISOString();
   const series =
-    DIALECT === 'postgres' ? sql`select g as x from generate_series(1, ${n}) g` : sql`with recursive c(x) as (select 1 union all select x + 1 from c where x < ${n}) select x from c`;
+    DIALECT === 'postgres'
+      ? sql`select g as x from generate_series(1, ${n}) g`
+      : sql`with recursive c(x) as (select 1 union all select x + 1 from c where x < ${n}) select x from c`;
   await sql`insert into contacts (tenant_id, id, first_name, last_name, email, custom_properties, created_at, updated_at)
     select ${tenantId}, 'seed-' || x, 'First ' || x, 'Last ' || x, 'seed' || x || '@b.test', '{}', ${now}, ${now}
     from (${series}) s`.execute(t.database.db);

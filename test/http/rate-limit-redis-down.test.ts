@@ -55,7 +55,13 @@ test('Redis down: /readyz is 200 and says degraded in its body; /metrics shows t
   assert.deepEqual(ready.json(), { status: 'degraded', degraded: ['redis'] });
   const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
   assert.equal(sample(text, 'crm_rate_limit_store_degraded'), 1);
-  assert.ok(sample(text, 'crm_rate_limit_store_transitions_total{to="per_process"}') >= 1, text.split('\n').filter((l) => l.includes('rate_limit_store')).join('\n'));
+  assert.ok(
+    sample(text, 'crm_rate_limit_store_transitions_total{to="per_process"}') >= 1,
+    text
+      .split('\n')
+      .filter((l) => l.includes('rate_limit_store'))
+      .join('\n'),
+  );
 });
 
 test('the breaker logs once when it opens, however many requests and reconnection attempts follow', async () => {
@@ -74,13 +80,17 @@ test('the breaker logs once when it opens, however many requests and reconnectio
   }
 });
 
-test('with Redis up, /readyz says ok with nothing degraded and the gauge is 0', { skip: DIALECT === 'postgres' && process.env.REDIS_URL ? false : 'needs the PostgreSQL + Redis pass (REDIS_URL)' }, async () => {
-  const up = await testApp();
-  const { api } = await newTenant(up);
-  assert.equal((await api.get('/tags')).status, 200);
-  const ready = await up.app.inject({ method: 'GET', url: '/readyz' });
-  assert.equal(ready.statusCode, 200);
-  assert.deepEqual(ready.json(), { status: 'ok' });
-  assert.equal(up.app.rateLimitStore.degraded, false);
-  assert.equal(sample((await up.app.inject({ method: 'GET', url: '/metrics' })).body, 'crm_rate_limit_store_degraded'), 0);
-});
+test(
+  'with Redis up, /readyz says ok with nothing degraded and the gauge is 0',
+  { skip: DIALECT === 'postgres' && process.env.REDIS_URL ? false : 'needs the PostgreSQL + Redis pass (REDIS_URL)' },
+  async () => {
+    const up = await testApp();
+    const { api } = await newTenant(up);
+    assert.equal((await api.get('/tags')).status, 200);
+    const ready = await up.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(ready.json(), { status: 'ok' });
+    assert.equal(up.app.rateLimitStore.degraded, false);
+    assert.equal(sample((await up.app.inject({ method: 'GET', url: '/metrics' })).body, 'crm_rate_limit_store_degraded'), 0);
+  },
+);

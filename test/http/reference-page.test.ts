@@ -17,9 +17,18 @@ const operations = (): [string, string, any][] =>
     METHODS.filter((m) => item[m]).map((m) => [path, m, item[m]] as [string, string, any]),
   );
 
-export const GUIDES = ['Introduction', 'Authentication', 'Errors', 'Pagination and sync', 'Rate limits', 'Idempotency', 'Webhooks and the event log', 'Versioning'];
+export const GUIDES = [
+  'Introduction',
+  'Authentication',
+  'Errors',
+  'Pagination and sync',
+  'Rate limits',
+  'Idempotency',
+  'Webhooks and the event log',
+  'Versioning',
+];
 
-test('the introduction is the integrator\'s guides, one `##` section each, in order, starting with a heading', () => {
+test("the introduction is the integrator's guides, one `##` section each, in order, starting with a heading", () => {
   const description: string = doc.info.description;
   assert.ok(description.startsWith('## Introduction\n'), 'a description that starts with a heading gets one sidebar entry per section');
   const headings = [...description.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
@@ -63,7 +72,14 @@ test('each resource lists its operations as List, Create, Get, Update, Delete, t
     byTag.get(tag)!.push(`${method.toUpperCase()} ${path}`);
   }
   const crud = (base: string) => [`GET ${base}`, `POST ${base}`, `GET ${base}/{id}`, `PATCH ${base}/{id}`, `DELETE ${base}/{id}`];
-  for (const [tag, base] of [['Contacts', '/api/v1/contacts'], ['Companies', '/api/v1/companies'], ['Deals', '/api/v1/deals'], ['Tags', '/api/v1/tags'], ['Lists', '/api/v1/lists'], ['Webhooks', '/api/v1/webhooks']]) {
+  for (const [tag, base] of [
+    ['Contacts', '/api/v1/contacts'],
+    ['Companies', '/api/v1/companies'],
+    ['Deals', '/api/v1/deals'],
+    ['Tags', '/api/v1/tags'],
+    ['Lists', '/api/v1/lists'],
+    ['Webhooks', '/api/v1/webhooks'],
+  ]) {
     const ops = byTag.get(tag)!;
     const present = crud(base).filter((o) => ops.includes(o));
     assert.ok(present.length >= 4, `${tag}: ${ops.join(', ')}`);
@@ -89,7 +105,8 @@ test('every 2xx JSON answer has a real example: no "string" placeholders', () =>
       assert.notEqual(example, undefined, `${method} ${path} ${status} has an example`);
       for (const [key, value] of leaves(example)) {
         assert.ok(value !== 'string' && value !== 'Example', `${method} ${path} ${status}: ${key} = ${value}`);
-        if (key === 'id' || key.endsWith('Id')) assert.match(String(value ?? 'null'), /^(null|[a-z]+_[A-Za-z0-9]+…?)$/, `${method} ${path} ${status}: ${key} = ${value}`);
+        if (key === 'id' || key.endsWith('Id'))
+          assert.match(String(value ?? 'null'), /^(null|[a-z]+_[A-Za-z0-9]+…?)$/, `${method} ${path} ${status}: ${key} = ${value}`);
       }
       checked++;
     }
@@ -120,7 +137,7 @@ test('"Test Request" pre-fills no optional query parameter (an example filter wo
   assert.ok(related?.required);
 });
 
-test('the page shows an API key of the shape crm_live_…, never Scalar\'s own placeholder', async () => {
+test("the page shows an API key of the shape crm_live_…, never Scalar's own placeholder", async () => {
   const page = await t.app.inject({ method: 'GET', url: '/docs/' });
   assert.equal(page.statusCode, 200);
   assert.ok(page.body.includes('crm_live_…'), 'the configuration carries our placeholder');

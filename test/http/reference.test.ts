@@ -6,7 +6,7 @@ import { STANDARD_SETUP } from '../helpers/fixtures.js';
 
 const t = await testApp();
 
-test('GET /users: the tenant\'s users as { id, name, email }, by name (case-insensitive) then id', async () => {
+test("GET /users: the tenant's users as { id, name, email }, by name (case-insensitive) then id", async () => {
   const setup = STANDARD_SETUP();
   setup.users.push({ ref: 'carla', name: 'carla Dias', email: 'Carla@Acme.test' });
   const ten = await newTenant(t, setup);
@@ -19,7 +19,7 @@ test('GET /users: the tenant\'s users as { id, name, email }, by name (case-inse
   ]);
 });
 
-test('GET /loss-reasons: the tenant\'s loss reasons as { id, name }, by name', async () => {
+test("GET /loss-reasons: the tenant's loss reasons as { id, name }, by name", async () => {
   const ten = await newTenant(t);
   const r = await ten.api.get('/loss-reasons');
   assert.equal(r.status, 200);
@@ -32,7 +32,7 @@ test('GET /loss-reasons: the tenant\'s loss reasons as { id, name }, by name', a
   assert.equal(deal.status, 201, JSON.stringify(deal.body));
 });
 
-test('reference lists: another tenant\'s users and loss reasons never appear; an empty tenant answers []', async () => {
+test("reference lists: another tenant's users and loss reasons never appear; an empty tenant answers []", async () => {
   const a = await newTenant(t);
   const b = await newTenant(t);
   const users = (await a.api.get('/users')).body.map((u: any) => u.id);
@@ -55,7 +55,11 @@ test('reference lists: scopes users:read and deals:read (`*` covers both); read-
   const ten = await newTenant(t, setup);
   assert.equal((await ten.as('users').get('/users')).status, 200);
   assert.equal((await ten.as('deals').get('/loss-reasons')).status, 200);
-  for (const [key, url, scope] of [['deals', '/users', 'users:read'], ['users', '/loss-reasons', 'deals:read'], ['ro', '/users', 'users:read']] as const) {
+  for (const [key, url, scope] of [
+    ['deals', '/users', 'users:read'],
+    ['users', '/loss-reasons', 'deals:read'],
+    ['ro', '/users', 'users:read'],
+  ] as const) {
     const r = await ten.as(key).get(url);
     assert.equal(r.status, 403, `${key} ${url}`);
     assert.equal(r.body.error, 'insufficient_scope');

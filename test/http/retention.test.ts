@@ -13,10 +13,23 @@ const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
 
 function delivery(tenantId: string, id: string, eventId: string, status: string, createdAt: string) {
   return {
-    tenant_id: tenantId, id, webhook_id: 'wh_gone', event_id: eventId, event: 'contact.created', status,
-    status_code: null, response_snippet: null, duration_ms: null, attempts: status === 'pending' ? 0 : 1, last_error: null,
-    next_attempt_at: status === 'pending' || status === 'retry_scheduled' ? createdAt : null, delivered_at: null,
-    lease_owner: null, lease_until: null, created_at: createdAt, updated_at: createdAt,
+    tenant_id: tenantId,
+    id,
+    webhook_id: 'wh_gone',
+    event_id: eventId,
+    event: 'contact.created',
+    status,
+    status_code: null,
+    response_snippet: null,
+    duration_ms: null,
+    attempts: status === 'pending' ? 0 : 1,
+    last_error: null,
+    next_attempt_at: status === 'pending' || status === 'retry_scheduled' ? createdAt : null,
+    delivered_at: null,
+    lease_owner: null,
+    lease_until: null,
+    created_at: createdAt,
+    updated_at: createdAt,
   };
 }
 
@@ -28,7 +41,13 @@ test('a retention pass deletes old events and finished deliveries in batches, ke
   for (let i = 0; i < 120; i++) {
     const id = `evt_old_${ten.tenantId}_${i}`;
     old.push(id);
-    rows.push({ tenant_id: ten.tenantId, id, type: 'contact.created', payload: JSON.stringify({ event: 'contact.created', tenantId: ten.tenantId, timestamp: ago(40), data: { contact: { id: `ct_${i}` } } }), created_at: ago(40 - i / 1000) });
+    rows.push({
+      tenant_id: ten.tenantId,
+      id,
+      type: 'contact.created',
+      payload: JSON.stringify({ event: 'contact.created', tenantId: ten.tenantId, timestamp: ago(40), data: { contact: { id: `ct_${i}` } } }),
+      created_at: ago(40 - i / 1000),
+    });
   }
   await db.insertInto('events').values(rows).execute();
   await db
@@ -71,7 +90,10 @@ test('a retention pass deletes old events and finished deliveries in batches, ke
   );
   assert.equal(left.body.data.at(-1).data.contact.id, fresh.body.id);
   const deliveries = await db.selectFrom('webhook_deliveries').select('id').where('tenant_id', '=', ten.tenantId).orderBy('id').execute();
-  assert.deepEqual(deliveries.map((d) => d.id), [`dlv_old_waiting_${ten.tenantId}`, `dlv_recent_${ten.tenantId}`]);
+  assert.deepEqual(
+    deliveries.map((d) => d.id),
+    [`dlv_old_waiting_${ten.tenantId}`, `dlv_recent_${ten.tenantId}`],
+  );
 
   // A second pass has nothing to do; `after` naming a deleted event matches nothing, as a filter naming any
   // missing id (B.2): 200 with no events (start again without it).

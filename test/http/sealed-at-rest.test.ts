@@ -12,7 +12,14 @@ const uniq = (p: string) => `${p}-${process.pid}-${Date.now()}-${++seq}`;
 const idem = (key: string) => ({ 'idempotency-key': key });
 
 const storedBody = async (tenantId: string, idemKey: string) =>
-  (await db.selectFrom('idempotency_keys').select(['body', 'status_code']).where('tenant_id', '=', tenantId).where('idem_key', '=', idemKey).executeTakeFirstOrThrow()).body;
+  (
+    await db
+      .selectFrom('idempotency_keys')
+      .select(['body', 'status_code'])
+      .where('tenant_id', '=', tenantId)
+      .where('idem_key', '=', idemKey)
+      .executeTakeFirstOrThrow()
+  ).body;
 
 test('POST /webhooks and rotate-secret with an Idempotency-Key: the stored answer holds no secret; replays are byte-identical', async () => {
   const { api, tenantId } = await newTenant(t);
@@ -28,7 +35,10 @@ test('POST /webhooks and rotate-secret with an Idempotency-Key: the stored answe
   assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
   assert.match(rotated.body.secret, /^whsec_/);
 
-  for (const [key, first, call] of [[createKey, created, create], [rotateKey, rotated, rotate]] as const) {
+  for (const [key, first, call] of [
+    [createKey, created, create],
+    [rotateKey, rotated, rotate],
+  ] as const) {
     const secret: string = first.body.secret;
     const stored = (await storedBody(tenantId, key))!;
     assert.ok(!stored.includes(secret), 'the secret is not stored in clear');
@@ -66,7 +76,12 @@ test('a sealed answer moved to another row, or a row whose status was edited, do
   const contacts = async () => (await db.selectFrom('contacts').select('id').where('tenant_id', '=', tenantId).where('first_name', '=', name).execute()).length;
   assert.equal(await contacts(), 2);
   // k2's row gets k1's sealed answer: same request (fingerprint), same status, another idempotency key.
-  await db.updateTable('idempotency_keys').set({ body: await storedBody(tenantId, k1) }).where('tenant_id', '=', tenantId).where('idem_key', '=', k2).execute();
+  await db
+    .updateTable('idempotency_keys')
+    .set({ body: await storedBody(tenantId, k1) })
+    .where('tenant_id', '=', tenantId)
+    .where('idem_key', '=', k2)
+    .execute();
   const moved = await api.post('/contacts', body, idem(k2));
   assert.equal(moved.status, 500, JSON.stringify(moved.body));
   assert.equal(moved.body.error, 'internal_error');

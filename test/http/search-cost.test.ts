@@ -55,7 +55,9 @@ async function planOf(filter: unknown, count = false): Promise<string> {
   const properties = new Map<string, PropertyDef>([[multi, { id: multi, type: 'multi_select' }]]);
   const where = compileFilter(filter, 'contact', { dialect: t.database.dialect, tenantId: big.tenantId, properties });
   const base = db.selectFrom('contacts').where('tenant_id', '=', big.tenantId).where('deleted_at', 'is', null).where(where);
-  const q = count ? base.select((eb) => eb.fn.countAll().as('n')).compile() : base.select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(50).compile();
+  const q = count
+    ? base.select((eb) => eb.fn.countAll().as('n')).compile()
+    : base.select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(50).compile();
   const explain = DIALECT === 'postgres' ? 'explain ' : 'explain query plan ';
   const rows = (await db.executeQuery({ ...q, sql: explain + q.sql })).rows as Record<string, unknown>[];
   return rows.map((r) => String(r['QUERY PLAN'] ?? r.detail)).join('\n');
@@ -90,7 +92,11 @@ const TAGS = range(1000, (i) => tagId(i));
 const inTags = new Set(TAGS);
 
 test(`search cost: tags notIn 1,000 ids on ${N} contacts is right, and the tag set is computed once (${DIALECT})`, async () => {
-  await check(big.api, group({ field: 'tags', operator: 'notIn', value: TAGS }), expected((i) => !tagsOf(i).some((x) => inTags.has(x))));
+  await check(
+    big.api,
+    group({ field: 'tags', operator: 'notIn', value: TAGS }),
+    expected((i) => !tagsOf(i).some((x) => inTags.has(x))),
+  );
   const filter = group({ field: 'tags', operator: 'notIn', value: TAGS });
   assertTagSetOnce(await planOf(filter));
   const counted = await planOf(filter, true);
@@ -100,12 +106,33 @@ test(`search cost: tags notIn 1,000 ids on ${N} contacts is right, and the tag s
 });
 
 test(`search cost: tags in 1,000 ids, and contains / exists / notExists, on ${N} contacts (${DIALECT})`, async () => {
-  await check(big.api, group({ field: 'tags', operator: 'in', value: TAGS }), expected((i) => tagsOf(i).some((x) => inTags.has(x))));
-  await check(big.api, group({ field: 'tags', operator: 'contains', value: tagId(7) }), expected((i) => tagsOf(i).includes(tagId(7))));
-  await check(big.api, group({ field: 'tags', operator: 'notExists' }), expected((i) => tagsOf(i).length === 0));
-  await check(big.api, group({ field: 'tags', operator: 'exists' }), expected((i) => tagsOf(i).length > 0));
+  await check(
+    big.api,
+    group({ field: 'tags', operator: 'in', value: TAGS }),
+    expected((i) => tagsOf(i).some((x) => inTags.has(x))),
+  );
+  await check(
+    big.api,
+    group({ field: 'tags', operator: 'contains', value: tagId(7) }),
+    expected((i) => tagsOf(i).includes(tagId(7))),
+  );
+  await check(
+    big.api,
+    group({ field: 'tags', operator: 'notExists' }),
+    expected((i) => tagsOf(i).length === 0),
+  );
+  await check(
+    big.api,
+    group({ field: 'tags', operator: 'exists' }),
+    expected((i) => tagsOf(i).length > 0),
+  );
   for (const operator of ['in', 'contains', 'exists', 'notExists']) {
-    const condition = operator === 'in' ? { field: 'tags', operator, value: TAGS } : operator === 'contains' ? { field: 'tags', operator, value: tagId(7) } : { field: 'tags', operator };
+    const condition =
+      operator === 'in'
+        ? { field: 'tags', operator, value: TAGS }
+        : operator === 'contains'
+          ? { field: 'tags', operator, value: tagId(7) }
+          : { field: 'tags', operator };
     assertTagSetOnce(await planOf(group(condition)));
     assertTagSetOnce(await planOf(group(condition), true));
   }
@@ -118,7 +145,11 @@ for (const n of [994, 1000]) {
     const any = (i: number) => (multiOf(i) ?? []).some((v) => v === 'v3' || v === 'w5');
     const field = `customProperties.${multi}`;
     await check(big.api, group({ field, operator: 'in', value: values }), expected(any));
-    await check(big.api, group({ field, operator: 'notIn', value: values }), expected((i) => !any(i)));
+    await check(
+      big.api,
+      group({ field, operator: 'notIn', value: values }),
+      expected((i) => !any(i)),
+    );
     for (const operator of ['in', 'notIn']) {
       const text = await planOf(group({ field, operator, value: values }));
       const scans = text.split('\n').filter((l) => (DIALECT === 'sqlite' ? /json_each/.test(l) : /Function Scan on jsonb_path_query/.test(l)));
@@ -133,9 +164,16 @@ test(`search cost: ten multi_select notIn of 900 values exceed the complexity bu
   const r = await big.api.post('/contacts/search', { filters: group(...conditions(10)) });
   assert.equal(r.status, 400);
   assert.equal(r.body.error, 'validation_failed');
-  assert.deepEqual(r.body.details.map((d: any) => d.field), ['filters']);
+  assert.deepEqual(
+    r.body.details.map((d: any) => d.field),
+    ['filters'],
+  );
   assert.match(r.body.details[0].message, /complexity budget of 100/);
-  await check(big.api, group(...conditions(8)), expected(() => true));
+  await check(
+    big.api,
+    group(...conditions(8)),
+    expected(() => true),
+  );
 });
 
 test(`search: every tags and multi_select operator on a small hand-made set, empty values included (${DIALECT})`, async () => {

@@ -117,7 +117,12 @@ test(`search: deals by title, tags by name, proposals by number and subject igno
 test(`filter contains ignores case and accents on standard fields and text custom properties (${DIALECT})`, async () => {
   const { api, refs } = await newTenant();
   const text = refs.contact_text;
-  const joao = await created(api, '/contacts', { firstName: 'João', lastName: 'Gonçalves', email: 'joao@exemplo.com', customProperties: { [text]: 'Prefere café com pão de queijo' } });
+  const joao = await created(api, '/contacts', {
+    firstName: 'João',
+    lastName: 'Gonçalves',
+    email: 'joao@exemplo.com',
+    customProperties: { [text]: 'Prefere café com pão de queijo' },
+  });
   const zoe = await created(api, '/contacts', { firstName: 'Zoë', lastName: 'Жукова', customProperties: { [text]: 'ΚΑΦΈΣ ελληνικός' } });
   const joana = await created(api, '/contacts', { firstName: 'Joana', lastName: 'Silva', customProperties: { [text]: 'Chá' } });
   const search = async (field: string, value: string) => {
@@ -142,7 +147,11 @@ test(`filter contains: companies and deals through dynamic lists, on names, titl
   // Dynamic lists come from a setup file (the API creates static ones only).
   const setup = STANDARD_SETUP();
   const dynamic = (ref: string, objectType: string, field: string, value: string) => ({
-    ref, name: ref, objectType, kind: 'dynamic', filters: { operator: 'AND', conditions: [{ field, operator: 'contains', value }] },
+    ref,
+    name: ref,
+    objectType,
+    kind: 'dynamic',
+    filters: { operator: 'AND', conditions: [{ field, operator: 'contains', value }] },
   });
   setup.lists = [
     dynamic('companyName', 'company', 'name', 'ACAI DO PARA'),
@@ -153,7 +162,12 @@ test(`filter contains: companies and deals through dynamic lists, on names, titl
   const { api, refs, tenantId } = await makeTenant(t, setup);
   const acai = await created(api, '/companies', { name: 'Açaí do Pará', customProperties: { [refs.company_text]: 'Região Norte' } });
   await created(api, '/companies', { name: 'Acme', customProperties: { [refs.company_text]: 'Sul' } });
-  const deal = await created(api, '/deals', { title: 'Renovação Ångström', pipelineId: refs.sales, stageId: refs.lead, customProperties: { [refs.deal_text]: 'Ürgent' } });
+  const deal = await created(api, '/deals', {
+    title: 'Renovação Ångström',
+    pipelineId: refs.sales,
+    stageId: refs.lead,
+    customProperties: { [refs.deal_text]: 'Ürgent' },
+  });
   await created(api, '/deals', { title: 'Other', pipelineId: refs.sales, stageId: refs.lead });
   await recalculateDirtyLists(t.database, undefined, undefined, { tenantIds: [tenantId] });
   const members = async (ref: string) => (await api.get(`/lists/${refs[ref]}/members?pageSize=100`)).body.data.map((x: any) => x.id).sort();
@@ -178,9 +192,18 @@ test(`search column follows every write: PATCH, batch update, batch upsert, rena
   assert.deepEqual(await found(api, '/contacts', 'elodie araujo'), ids(c));
   assert.deepEqual(await found(api, '/contacts', 'antonio'), []);
 
-  const up = await api.post('/contacts/batch/upsert', { idProperty: 'email', inputs: [{ firstName: 'Ñandú', email: 'TONINHO@x.test' }, { firstName: 'Øyvind', email: 'oyvind@x.test' }] });
+  const up = await api.post('/contacts/batch/upsert', {
+    idProperty: 'email',
+    inputs: [
+      { firstName: 'Ñandú', email: 'TONINHO@x.test' },
+      { firstName: 'Øyvind', email: 'oyvind@x.test' },
+    ],
+  });
   assert.equal(up.status, 200, JSON.stringify(up.body));
-  assert.deepEqual(up.body.results.map((r: any) => r.action), ['updated', 'created']);
+  assert.deepEqual(
+    up.body.results.map((r: any) => r.action),
+    ['updated', 'created'],
+  );
   assert.deepEqual(await found(api, '/contacts', 'nandu'), ids(c), 'upsert update');
   assert.deepEqual(await found(api, '/contacts', 'OYVIND'), [up.body.results[1].id], 'upsert create');
   assert.deepEqual(await found(api, '/contacts', 'elodie'), []);

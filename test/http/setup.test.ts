@@ -38,11 +38,31 @@ function file(): Record<string, any> {
           { ref: 'lost', name: 'Lost', probability: 0, isLostStage: true },
         ],
       },
-      { ref: 'partners', name: 'Partners', stages: [{ ref: 'p_intro', name: 'Intro', probability: 20 }, { ref: 'p_signed', name: 'Signed', probability: 100, isWonStage: true }] },
+      {
+        ref: 'partners',
+        name: 'Partners',
+        stages: [
+          { ref: 'p_intro', name: 'Intro', probability: 20 },
+          { ref: 'p_signed', name: 'Signed', probability: 100, isWonStage: true },
+        ],
+      },
     ],
-    lossReasons: [{ ref: 'price', name: 'Price' }, { ref: 'timing', name: 'Timing' }],
+    lossReasons: [
+      { ref: 'price', name: 'Price' },
+      { ref: 'timing', name: 'Timing' },
+    ],
     properties: [
-      { ref: 'segment', objectType: 'contact', internalName: 'segment', label: 'Segment', type: 'select', options: [{ value: 'smb', label: 'SMB' }, { value: 'ent', label: 'Enterprise' }] },
+      {
+        ref: 'segment',
+        objectType: 'contact',
+        internalName: 'segment',
+        label: 'Segment',
+        type: 'select',
+        options: [
+          { value: 'smb', label: 'SMB' },
+          { value: 'ent', label: 'Enterprise' },
+        ],
+      },
       { ref: 'employees', objectType: 'company', internalName: 'employees', label: 'Employees', type: 'number' },
       { ref: 'birthday', objectType: 'contact', internalName: 'birthday', label: 'Birthday', type: 'date', group: 'Personal', isDefaultInForm: true },
       { ref: 'source', objectType: 'deal', internalName: 'source', label: 'Source', type: 'text' },
@@ -61,7 +81,19 @@ function file(): Record<string, any> {
       },
     ],
     lists: [
-      { ref: 'smb', name: 'SMB', objectType: 'contact', kind: 'dynamic', filters: { operator: 'AND', conditions: [{ field: 'customProperties.segment', operator: 'eq', value: 'smb' }, { field: 'score', operator: 'gte', value: 50 }] } },
+      {
+        ref: 'smb',
+        name: 'SMB',
+        objectType: 'contact',
+        kind: 'dynamic',
+        filters: {
+          operator: 'AND',
+          conditions: [
+            { field: 'customProperties.segment', operator: 'eq', value: 'smb' },
+            { field: 'score', operator: 'gte', value: 50 },
+          ],
+        },
+      },
       { ref: 'vip', name: 'VIP', objectType: 'company', kind: 'static', description: 'Hand-picked' },
     ],
   };
@@ -85,14 +117,30 @@ async function rejects(f: Record<string, any>, path: string) {
   const emails = (f.users ?? []).map((u: any) => String(u.email).trim().toLowerCase());
   if (emails.length) assert.deepEqual(await db.selectFrom('users').select('id').where('email', 'in', emails).execute(), [], 'no user written');
   const pipelineNames = (f.pipelines ?? []).map((p: any) => p.name).filter((n: unknown) => typeof n === 'string' && n.startsWith('Sales '));
-  if (pipelineNames.length) assert.deepEqual(await db.selectFrom('pipelines').select('id').where('name', 'in', pipelineNames).execute(), [], 'no pipeline written');
+  if (pipelineNames.length)
+    assert.deepEqual(await db.selectFrom('pipelines').select('id').where('name', 'in', pipelineNames).execute(), [], 'no pipeline written');
 }
 
 test('setup: every ref maps to the created row of the tenant; keys are stored hashed and work', async () => {
   const f = file();
   const r = await applySetup(db, f);
   assert.deepEqual(Object.keys(r).sort(), ['apiKeys', 'refs', 'tenantId']);
-  const prefixes: Record<string, string> = { ana: 'usr_', bruno: 'usr_', full: 'key_', ro: 'key_', sales: 'pip_', partners: 'pip_', lead: 'stg_', won: 'stg_', price: 'lsr_', segment: 'prop_', employees: 'prop_', contact_us: 'frm_', smb: 'lst_', vip: 'lst_' };
+  const prefixes: Record<string, string> = {
+    ana: 'usr_',
+    bruno: 'usr_',
+    full: 'key_',
+    ro: 'key_',
+    sales: 'pip_',
+    partners: 'pip_',
+    lead: 'stg_',
+    won: 'stg_',
+    price: 'lsr_',
+    segment: 'prop_',
+    employees: 'prop_',
+    contact_us: 'frm_',
+    smb: 'lst_',
+    vip: 'lst_',
+  };
   for (const [ref, prefix] of Object.entries(prefixes)) assert.ok(r.refs[ref]?.startsWith(prefix), `${ref} → ${r.refs[ref]}`);
   assert.equal(Object.keys(r.refs).length, 2 + 2 + 2 + 6 + 2 + 5 + 1 + 2, 'one entry per ref (the key without a ref has none)');
 
@@ -140,7 +188,13 @@ test('setup: every ref maps to the created row of the tenant; keys are stored ha
   assert.equal(vip.object_type, 'company');
   assert.equal(vip.description, 'Hand-picked');
   const reasons = await db.selectFrom('loss_reasons').selectAll().where('tenant_id', '=', r.tenantId).orderBy('name').execute();
-  assert.deepEqual(reasons.map((x) => [x.id, x.name]), [[r.refs.price, 'Price'], [r.refs.timing, 'Timing']]);
+  assert.deepEqual(
+    reasons.map((x) => [x.id, x.name]),
+    [
+      [r.refs.price, 'Price'],
+      [r.refs.timing, 'Timing'],
+    ],
+  );
 });
 
 test('setup: displayOrder is the array position (pipelines, stages, properties per object type)', async () => {
@@ -150,8 +204,14 @@ test('setup: displayOrder is the array position (pipelines, stages, properties p
   assert.equal(pipelines.find((p) => p.id === r.refs.partners)!.display_order, 1);
   const stages = await db.selectFrom('stages').selectAll().where('tenant_id', '=', r.tenantId).execute();
   const order = (ref: string) => stages.find((s) => s.id === r.refs[ref])!;
-  assert.deepEqual(['lead', 'proposal', 'won', 'lost'].map((x) => order(x).display_order), [0, 1, 2, 3]);
-  assert.deepEqual(['p_intro', 'p_signed'].map((x) => order(x).display_order), [0, 1]);
+  assert.deepEqual(
+    ['lead', 'proposal', 'won', 'lost'].map((x) => order(x).display_order),
+    [0, 1, 2, 3],
+  );
+  assert.deepEqual(
+    ['p_intro', 'p_signed'].map((x) => order(x).display_order),
+    [0, 1],
+  );
   assert.equal(order('lead').pipeline_id, r.refs.sales);
   assert.equal(order('p_signed').pipeline_id, r.refs.partners);
   assert.equal(order('proposal').probability, 60.5);
@@ -160,11 +220,17 @@ test('setup: displayOrder is the array position (pipelines, stages, properties p
   // contact: segment 0, birthday 1; company: employees 0, segment 1; deal: source 0.
   const props = await db.selectFrom('properties').selectAll().where('tenant_id', '=', r.tenantId).execute();
   const p = (ref: string) => props.find((x) => x.id === r.refs[ref])!;
-  assert.deepEqual(['segment', 'birthday', 'employees', 'company_segment', 'source'].map((x) => p(x).display_order), [0, 1, 0, 1, 0]);
+  assert.deepEqual(
+    ['segment', 'birthday', 'employees', 'company_segment', 'source'].map((x) => p(x).display_order),
+    [0, 1, 0, 1, 0],
+  );
   assert.equal(p('birthday').group_name, 'Personal');
   assert.equal(p('birthday').is_default_in_form, 1);
   assert.equal(p('segment').is_default_in_form, 0);
-  assert.deepEqual(parseJson(p('segment').options, null), [{ value: 'smb', label: 'SMB' }, { value: 'ent', label: 'Enterprise' }]);
+  assert.deepEqual(parseJson(p('segment').options, null), [
+    { value: 'smb', label: 'SMB' },
+    { value: 'ent', label: 'Enterprise' },
+  ]);
   assert.equal(p('employees').options, null);
 
   // Through the API as well.
@@ -173,8 +239,14 @@ test('setup: displayOrder is the array position (pipelines, stages, properties p
   assert.equal(res.status, 200);
   {
     const list = Array.isArray(res.body) ? res.body : res.body.data;
-    assert.deepEqual(list.map((x: any) => x.id), [r.refs.sales, r.refs.partners]);
-    assert.deepEqual(list[0].stages.map((s: any) => s.displayOrder), [0, 1, 2, 3]);
+    assert.deepEqual(
+      list.map((x: any) => x.id),
+      [r.refs.sales, r.refs.partners],
+    );
+    assert.deepEqual(
+      list[0].stages.map((s: any) => s.displayOrder),
+      [0, 1, 2, 3],
+    );
   }
 });
 
@@ -253,7 +325,11 @@ test('setup: errors name the path of the bad value, and nothing is written', asy
     ['mapsTo a company property', (f) => (f.forms[0].fields[1].mapsTo = 'customProperties.employees'), 'forms[0].fields[1].mapsTo'],
     ['mapsTo an unknown contact field', (f) => (f.forms[0].fields[2].mapsTo = 'nickname'), 'forms[0].fields[2].mapsTo'],
     ['bad validation pattern', (f) => (f.forms[0].fields[2].validations = { pattern: '([' }), 'forms[0].fields[2].validations.pattern'],
-    ['duplicate form slug', (f) => f.forms.push({ name: 'Again', slug: 'contact-us', fields: [{ name: 'x', label: 'X', type: 'text', required: false }] }), 'forms[1].slug'],
+    [
+      'duplicate form slug',
+      (f) => f.forms.push({ name: 'Again', slug: 'contact-us', fields: [{ name: 'x', label: 'X', type: 'text', required: false }] }),
+      'forms[1].slug',
+    ],
     ['unknown list kind', (f) => (f.lists[1].kind = 'smart'), 'lists[1].kind'],
     ['dynamic list without filters', (f) => delete f.lists[0].filters, 'lists[0].filters'],
     ['filters on a static list', (f) => (f.lists[1].filters = { operator: 'AND', conditions: [] }), 'lists[1].filters'],

@@ -64,13 +64,22 @@ async function seed(ten: Tenant) {
   }
   const companies: any[] = [];
   for (let i = 0; i < 11; i++) {
-    const r = await api.post('/companies', { name: `Empresa ${i % 4}`, industry: i % 3 === 0 ? null : `Ind ${i % 2}`, domain: i % 2 ? `d${i}.example.com` : null });
+    const r = await api.post('/companies', {
+      name: `Empresa ${i % 4}`,
+      industry: i % 3 === 0 ? null : `Ind ${i % 2}`,
+      domain: i % 2 ? `d${i}.example.com` : null,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     companies.push(r.body);
   }
   const deals: any[] = [];
   for (let i = 0; i < 9; i++) {
-    const r = await api.post('/deals', { title: `Deal ${i % 3}`, pipelineId: ten.refs.sales, stageId: ten.refs.lead, value: i % 3 === 0 ? null : (i % 4) * 100 });
+    const r = await api.post('/deals', {
+      title: `Deal ${i % 3}`,
+      pipelineId: ten.refs.sales,
+      stageId: ten.refs.lead,
+      value: i % 3 === 0 ? null : (i % 4) * 100,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     deals.push(r.body);
   }
@@ -156,14 +165,62 @@ test('a cursor walk under concurrent creates, updates and deletes returns each u
   const ten = await newTenant(t);
   const { api } = ten;
   const created = await seed(ten);
-  const cases: { url: string; type: 'contacts' | 'companies' | 'deals'; originals: any[]; change: (id: string) => Promise<unknown>; create: () => Promise<unknown> }[] = [
-    { url: '/contacts?sortKey=updatedAt&sortOrder=asc', type: 'contacts', originals: created.contacts, change: (id) => api.patch(`/contacts/${id}`, { score: 99 }), create: () => api.post('/contacts', { firstName: 'New' }) },
-    { url: '/contacts?sortKey=lastName&sortOrder=desc', type: 'contacts', originals: created.contacts, change: (id) => api.patch(`/contacts/${id}`, { lastName: 'Zzz' }), create: () => api.post('/contacts', { firstName: 'New', lastName: 'Mmm' }) },
-    { url: '/contacts', type: 'contacts', originals: created.contacts, change: (id) => api.patch(`/contacts/${id}`, { score: 1 }), create: () => api.post('/contacts', { firstName: 'New' }) },
-    { url: '/companies?sortKey=updatedAt&sortOrder=asc', type: 'companies', originals: created.companies, change: (id) => api.patch(`/companies/${id}`, { industry: 'Changed' }), create: () => api.post('/companies', { name: 'New' }) },
-    { url: '/companies?sortKey=industry&sortOrder=asc', type: 'companies', originals: created.companies, change: (id) => api.patch(`/companies/${id}`, { industry: 'Aaa' }), create: () => api.post('/companies', { name: 'New', industry: 'Aab' }) },
-    { url: '/deals?sortKey=value&sortOrder=asc', type: 'deals', originals: created.deals, change: (id) => api.patch(`/deals/${id}`, { value: 150 }), create: () => api.post('/deals', { title: 'New', pipelineId: ten.refs.sales, stageId: ten.refs.lead, value: 150 }) },
-    { url: '/deals?sortKey=updatedAt&sortOrder=asc', type: 'deals', originals: created.deals, change: (id) => api.patch(`/deals/${id}`, { title: 'Changed' }), create: () => api.post('/deals', { title: 'New', pipelineId: ten.refs.sales, stageId: ten.refs.lead }) },
+  const cases: {
+    url: string;
+    type: 'contacts' | 'companies' | 'deals';
+    originals: any[];
+    change: (id: string) => Promise<unknown>;
+    create: () => Promise<unknown>;
+  }[] = [
+    {
+      url: '/contacts?sortKey=updatedAt&sortOrder=asc',
+      type: 'contacts',
+      originals: created.contacts,
+      change: (id) => api.patch(`/contacts/${id}`, { score: 99 }),
+      create: () => api.post('/contacts', { firstName: 'New' }),
+    },
+    {
+      url: '/contacts?sortKey=lastName&sortOrder=desc',
+      type: 'contacts',
+      originals: created.contacts,
+      change: (id) => api.patch(`/contacts/${id}`, { lastName: 'Zzz' }),
+      create: () => api.post('/contacts', { firstName: 'New', lastName: 'Mmm' }),
+    },
+    {
+      url: '/contacts',
+      type: 'contacts',
+      originals: created.contacts,
+      change: (id) => api.patch(`/contacts/${id}`, { score: 1 }),
+      create: () => api.post('/contacts', { firstName: 'New' }),
+    },
+    {
+      url: '/companies?sortKey=updatedAt&sortOrder=asc',
+      type: 'companies',
+      originals: created.companies,
+      change: (id) => api.patch(`/companies/${id}`, { industry: 'Changed' }),
+      create: () => api.post('/companies', { name: 'New' }),
+    },
+    {
+      url: '/companies?sortKey=industry&sortOrder=asc',
+      type: 'companies',
+      originals: created.companies,
+      change: (id) => api.patch(`/companies/${id}`, { industry: 'Aaa' }),
+      create: () => api.post('/companies', { name: 'New', industry: 'Aab' }),
+    },
+    {
+      url: '/deals?sortKey=value&sortOrder=asc',
+      type: 'deals',
+      originals: created.deals,
+      change: (id) => api.patch(`/deals/${id}`, { value: 150 }),
+      create: () => api.post('/deals', { title: 'New', pipelineId: ten.refs.sales, stageId: ten.refs.lead, value: 150 }),
+    },
+    {
+      url: '/deals?sortKey=updatedAt&sortOrder=asc',
+      type: 'deals',
+      originals: created.deals,
+      change: (id) => api.patch(`/deals/${id}`, { title: 'Changed' }),
+      create: () => api.post('/deals', { title: 'New', pipelineId: ten.refs.sales, stageId: ten.refs.lead }),
+    },
   ];
   for (const c of cases) {
     const live = (await pageWalk(api, c.url, 'pageSize', 100)).ids;
@@ -247,9 +304,16 @@ test('cursors are tamper-proof and bound to tenant, key, endpoint, sort and filt
   const search = await a.api.post('/contacts/search', { cursor, pageSize: 2 });
   assert.equal(search.status, 400);
   assert.equal(search.body.error, 'invalid_cursor');
-  const s1 = await a.api.post('/contacts/search', { pageSize: 2, filters: { operator: 'AND', conditions: [{ field: 'lastName', operator: 'eq', value: 'X' }] } });
+  const s1 = await a.api.post('/contacts/search', {
+    pageSize: 2,
+    filters: { operator: 'AND', conditions: [{ field: 'lastName', operator: 'eq', value: 'X' }] },
+  });
   const sc = s1.body.pagination.nextCursor;
-  const s2 = await a.api.post('/contacts/search', { pageSize: 2, cursor: sc, filters: { operator: 'AND', conditions: [{ field: 'lastName', operator: 'eq', value: 'Y' }] } });
+  const s2 = await a.api.post('/contacts/search', {
+    pageSize: 2,
+    cursor: sc,
+    filters: { operator: 'AND', conditions: [{ field: 'lastName', operator: 'eq', value: 'Y' }] },
+  });
   assert.equal(s2.body.error, 'invalid_cursor', 'search filters differ');
   await bad(a.api, `/contacts?cursor=${enc(sc)}`, 'search cursor on the list');
 
@@ -291,12 +355,23 @@ test('updatedAfter is strict and ISO-only; sortKey=updatedAt&sortOrder=asc on co
     const a = made[type];
     const at = await api.get(`/${type}?updatedAfter=${enc(a.updatedAt)}`);
     assert.equal(at.status, 200, JSON.stringify(at.body));
-    assert.deepEqual(at.body.data.map((r: any) => r.id), [later[type].id], `${type}: strictly after`);
+    assert.deepEqual(
+      at.body.data.map((r: any) => r.id),
+      [later[type].id],
+      `${type}: strictly after`,
+    );
     const before = new Date(Date.parse(a.updatedAt) - 1).toISOString();
     const incl = await api.get(`/${type}?updatedAfter=${enc(before)}&sortKey=updatedAt&sortOrder=asc`);
-    assert.deepEqual(incl.body.data.map((r: any) => r.id), [a.id, later[type].id], `${type}: updatedAt ascending`);
+    assert.deepEqual(
+      incl.body.data.map((r: any) => r.id),
+      [a.id, later[type].id],
+      `${type}: updatedAt ascending`,
+    );
     const desc = await api.get(`/${type}?sortKey=updatedAt&sortOrder=desc`);
-    assert.deepEqual(desc.body.data.map((r: any) => r.id), [later[type].id, a.id]);
+    assert.deepEqual(
+      desc.body.data.map((r: any) => r.id),
+      [later[type].id, a.id],
+    );
     // Offsets without "Z" are ISO too; other text is not.
     assert.equal((await api.get(`/${type}?updatedAfter=${enc('2020-01-01T00:00:00+03:00')}`)).body.pagination.total, 2);
     for (const badValue of ['yesterday', '2026-13-45T99:99:99Z', '1700000000']) {
@@ -325,7 +400,10 @@ test('includeDeleted returns soft-deleted records with deletedAt; a soft delete 
     assert.equal((await api.delete(`/${type}/${gone.id}`)).status, 204);
 
     const plain = await api.get(`/${type}`);
-    assert.deepEqual(plain.body.data.map((r: any) => r.id), [keep.id]);
+    assert.deepEqual(
+      plain.body.data.map((r: any) => r.id),
+      [keep.id],
+    );
     assert.equal(plain.body.pagination.total, 1);
     assert.ok(!('deletedAt' in plain.body.data[0]), `${type}: no deletedAt without includeDeleted`);
     assert.ok(!('deletedAt' in (await api.get(`/${type}/${keep.id}`)).body));
@@ -341,7 +419,10 @@ test('includeDeleted returns soft-deleted records with deletedAt; a soft delete 
     assert.equal(deleted.updatedAt, deleted.deletedAt);
     // An updatedAfter sync from before the delete sees it.
     const sync = await api.get(`/${type}?includeDeleted=true&updatedAfter=${enc(gone.updatedAt)}`);
-    assert.deepEqual(sync.body.data.map((r: any) => r.id), [gone.id]);
+    assert.deepEqual(
+      sync.body.data.map((r: any) => r.id),
+      [gone.id],
+    );
     // Cursors work in includeDeleted mode too.
     const walk = await cursorWalk(api, `/${type}?includeDeleted=true`, type === 'proposals' ? 'limit' : 'pageSize', 1);
     assert.deepEqual([...walk.ids].sort(), [keep.id, gone.id].sort());
@@ -369,7 +450,10 @@ test('empty values sort last in both directions on contacts, companies and deals
       const firstEmpty = values.findIndex((v: unknown) => v === null);
       assert.ok(firstEmpty >= 0 || key !== 'closedAt', `${type} ${key}: has empty values`);
       if (firstEmpty < 0) continue;
-      assert.ok(values.slice(firstEmpty).every((v: unknown) => v === null), `${type} ${key} ${order}: empty values last`);
+      assert.ok(
+        values.slice(firstEmpty).every((v: unknown) => v === null),
+        `${type} ${key} ${order}: empty values last`,
+      );
     }
   }
 });
@@ -399,11 +483,15 @@ test('a cursor page is a keyset read (no OFFSET) that uses the tenant index, 2,0
   assert.equal(new Set(ids).size, 2000);
   // The plan of the 20th page: a range of the (tenant_id, created_at, id) index, no sort step.
   if (DIALECT === 'sqlite') {
-    const plan = (await t.database.db.executeQuery(CompiledQuery.raw(`explain query plan ${last!.sql}`, [...last!.parameters]))).rows.map((x: any) => x.detail).join('\n');
+    const plan = (await t.database.db.executeQuery(CompiledQuery.raw(`explain query plan ${last!.sql}`, [...last!.parameters]))).rows
+      .map((x: any) => x.detail)
+      .join('\n');
     assert.match(plan, /USING INDEX contacts__created/, plan);
     assert.doesNotMatch(plan, /TEMP B-TREE/, `no sort step: ${plan}`);
   } else {
-    const plan = (await t.database.db.executeQuery(CompiledQuery.raw(`explain ${last!.sql}`, [...last!.parameters]))).rows.map((x: any) => x['QUERY PLAN']).join('\n');
+    const plan = (await t.database.db.executeQuery(CompiledQuery.raw(`explain ${last!.sql}`, [...last!.parameters]))).rows
+      .map((x: any) => x['QUERY PLAN'])
+      .join('\n');
     assert.match(plan, /contacts__created/, plan);
     assert.doesNotMatch(plan, /\bSort\b/, `no sort step: ${plan}`);
   }

@@ -15,7 +15,10 @@ test('tags: create, read, list with search, update, delete', async () => {
 
   assert.deepEqual((await api.get(`/tags/${created.body.id}`)).body, created.body);
   const list = await api.get('/tags?search=vi');
-  assert.deepEqual(list.body.map((x: any) => x.name), ['VIP']);
+  assert.deepEqual(
+    list.body.map((x: any) => x.name),
+    ['VIP'],
+  );
   assert.equal((await api.get('/tags')).body.length, 2);
 
   const patched = await api.patch(`/tags/${created.body.id}`, { name: 'Very important' });
@@ -42,7 +45,16 @@ test('tags: names are unique per tenant, case-insensitively; other tenants are u
 
 test('tags: validation', async () => {
   const { api } = await newTenant(t);
-  for (const body of [{}, { name: '' }, { name: '   ' }, { name: 42 }, { name: 'x', color: 'red' }, { name: 'x', color: '#12345' }, { name: 'x', extra: 1 }, { name: 'x', id: 'tag_1' }]) {
+  for (const body of [
+    {},
+    { name: '' },
+    { name: '   ' },
+    { name: 42 },
+    { name: 'x', color: 'red' },
+    { name: 'x', color: '#12345' },
+    { name: 'x', extra: 1 },
+    { name: 'x', id: 'tag_1' },
+  ]) {
     const r = await api.post('/tags', body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.body.error, 'validation_failed');
@@ -81,14 +93,19 @@ test('tags: deleting a tag removes it from records, moves their updatedAt and ra
   assert.ok(co.updatedAt > company.updatedAt);
   assert.equal((await api.get(`/contacts/${plain.id}`)).body.updatedAt, plain.updatedAt, 'untagged records are untouched');
 
-  const events = await t.database.db.selectFrom('events').select(['type', 'payload']).where('tenant_id', '=', tenantId).where('type', '=', 'contact.updated').execute();
+  const events = await t.database.db
+    .selectFrom('events')
+    .select(['type', 'payload'])
+    .where('tenant_id', '=', tenantId)
+    .where('type', '=', 'contact.updated')
+    .execute();
   assert.equal(events.length, 1);
   const payload = JSON.parse(events[0].payload);
   assert.equal(payload.data.contact.id, tagged.id);
   assert.deepEqual(payload.data.contact.tags, []);
 });
 
-test('tags: every page of contacts and companies (list, search, cursor, includeDeleted) carries each record\'s tags as its single read does', async () => {
+test("tags: every page of contacts and companies (list, search, cursor, includeDeleted) carries each record's tags as its single read does", async () => {
   const { api } = await newTenant(t);
   const ids = [];
   for (const name of ['Zeta', 'alpha', 'Mid']) ids.push((await api.post('/tags', { name })).body.id as string);
@@ -124,7 +141,8 @@ test('tags: every page of contacts and companies (list, search, cursor, includeD
   const search = await api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'tags', operator: 'exists' }] }, pageSize: 10 });
   assert.equal(search.status, 200);
   assert.equal(search.body.data.length, 3);
-  for (const record of [...byCursor.body.data, ...search.body.data]) assert.deepEqual(record.tags, (await api.get(`/contacts/${record.id}`)).body.tags, record.id);
+  for (const record of [...byCursor.body.data, ...search.body.data])
+    assert.deepEqual(record.tags, (await api.get(`/contacts/${record.id}`)).body.tags, record.id);
   assert.deepEqual(search.body.data.find((c: { firstName: string }) => c.firstName === 'C0').tags, [...ids].sort());
 });
 

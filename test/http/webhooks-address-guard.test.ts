@@ -105,11 +105,26 @@ function samples(range: string, bits: 32 | 128): string[] {
 }
 
 const PUBLIC = [
-  '8.8.8.8', '1.1.1.1', '2606:4700::1111', '2001:4860:4860::8888',
-  '172.32.0.1', '100.128.0.1', '169.255.0.1', '192.0.1.1', '192.88.98.255', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-  '2a00:1450:4001::200e', '2001:200::1', '2003::1',
+  '8.8.8.8',
+  '1.1.1.1',
+  '2606:4700::1111',
+  '2001:4860:4860::8888',
+  '172.32.0.1',
+  '100.128.0.1',
+  '169.255.0.1',
+  '192.0.1.1',
+  '192.88.98.255',
+  '198.17.255.255',
+  '198.20.0.0',
+  '223.255.255.255',
+  '2a00:1450:4001::200e',
+  '2001:200::1',
+  '2003::1',
   // The two embeddings that reach the IPv4 address itself are judged by it.
-  '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::1.1.1.1', '[64:ff9b::808:808]',
+  '::ffff:8.8.8.8',
+  '::ffff:808:808',
+  '64:ff9b::1.1.1.1',
+  '[64:ff9b::808:808]',
 ];
 
 test('isBlockedAddress: the first, middle and last address of every IPv4 range of the registries, and their IPv4-mapped and NAT64 forms', () => {
@@ -136,12 +151,22 @@ test('isBlockedAddress: the first, middle and last address of every IPv6 range o
 
 test('isBlockedAddress: the other IPv4-embedding blocks are refused whole, even around a public IPv4 address', () => {
   const embedding = [
-    '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:8.8.8.8', // IPv4-translated (RFC 2765)
-    '::127.0.0.1', '::8.8.8.8', // IPv4-compatible (deprecated)
-    '64:ff9b:1::8.8.8.8', '64:ff9b:1::7f00:1', // local-use NAT64
-    '2002:808:808::1', '2002:7f00:1::1', // 6to4
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '::ffff:0:8.8.8.8', // IPv4-translated (RFC 2765)
+    '::127.0.0.1',
+    '::8.8.8.8', // IPv4-compatible (deprecated)
+    '64:ff9b:1::8.8.8.8',
+    '64:ff9b:1::7f00:1', // local-use NAT64
+    '2002:808:808::1',
+    '2002:7f00:1::1', // 6to4
     '2001:0:4136:e378:8000:63bf:f7f7:f7f7', // Teredo (client 8.8.8.8, obfuscated)
-    'fe80::1%eth0', '::ffff:0:127.0.0.1%1', 'not-an-ip', '', '1.2.3', '::ffff:256.0.0.1',
+    'fe80::1%eth0',
+    '::ffff:0:127.0.0.1%1',
+    'not-an-ip',
+    '',
+    '1.2.3',
+    '::ffff:256.0.0.1',
   ];
   for (const ip of embedding) assert.equal(isBlockedAddress(ip), true, ip);
 });

@@ -47,9 +47,18 @@ test('deliveries list: status and event filters; bad values 400', async () => {
 
   const byEvent = await api.get(`/webhooks/${w.id}/deliveries?event=deal.lost`);
   assert.equal(byEvent.status, 200);
-  assert.deepEqual(byEvent.body.map((d: any) => d.event), ['deal.lost', 'deal.lost']);
-  assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?status=permanent_failure`)).body.map((d: any) => d.id), [won[0]]);
-  assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?status=delivered&event=deal.won`)).body.map((d: any) => d.id), [won[1]]);
+  assert.deepEqual(
+    byEvent.body.map((d: any) => d.event),
+    ['deal.lost', 'deal.lost'],
+  );
+  assert.deepEqual(
+    (await api.get(`/webhooks/${w.id}/deliveries?status=permanent_failure`)).body.map((d: any) => d.id),
+    [won[0]],
+  );
+  assert.deepEqual(
+    (await api.get(`/webhooks/${w.id}/deliveries?status=delivered&event=deal.won`)).body.map((d: any) => d.id),
+    [won[1]],
+  );
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?status=pending`)).body.length, 3);
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?status=delivered&event=deal.lost`)).body.length, 0);
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?status=retry_scheduled`)).body.length, 0);
@@ -59,7 +68,11 @@ test('deliveries list: status and event filters; bad values 400', async () => {
     assert.equal(r.status, 400, q);
     assert.equal(r.body.error, 'validation_failed', q);
   }
-  assert.match((await api.get(`/webhooks/${w.id}/deliveries?status=failed`)).body.message + JSON.stringify((await api.get(`/webhooks/${w.id}/deliveries?status=failed`)).body.details), /permanent_failure/);
+  assert.match(
+    (await api.get(`/webhooks/${w.id}/deliveries?status=failed`)).body.message +
+      JSON.stringify((await api.get(`/webhooks/${w.id}/deliveries?status=failed`)).body.details),
+    /permanent_failure/,
+  );
   // pageSize is an alias of limit; equal values are fine.
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?pageSize=2`)).body.length, 2);
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?pageSize=2&limit=2`)).body.length, 2);
@@ -93,7 +106,11 @@ test('deliveries list: cursor pages in a Link header (repeating the query), abse
     res = await api.get(`${next.pathname.replace('/api/v1', '')}${next.search}`);
   }
   assert.equal(pages, 3);
-  assert.deepEqual(seen, everything.filter((id: string) => seen.includes(id)), 'newest first, in the order of the full list');
+  assert.deepEqual(
+    seen,
+    everything.filter((id: string) => seen.includes(id)),
+    'newest first, in the order of the full list',
+  );
   assert.equal(seen.length, 7);
   assert.equal(new Set(seen).size, 7, 'no delivery twice');
 
@@ -151,7 +168,12 @@ test('retry: one more attempt now, appended to the same delivery (even after per
   assert.equal(w1.body.attempts, 1);
   assert.equal(w1.body.status, 'retry_scheduled');
   assert.ok(w1.body.nextAttemptAt > new Date().toISOString());
-  const row = await t.database.db.selectFrom('webhook_deliveries').select('attempt_limit').where('tenant_id', '=', tenantId).where('id', '=', waiting.id).executeTakeFirstOrThrow();
+  const row = await t.database.db
+    .selectFrom('webhook_deliveries')
+    .select('attempt_limit')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', waiting.id)
+    .executeTakeFirstOrThrow();
   assert.equal(row.attempt_limit, MAX_ATTEMPTS + 1, 'five automatic attempts are still ahead of it');
 
   // 404: unknown delivery, a delivery of another webhook, another tenant.
@@ -212,9 +234,20 @@ test('recover { since }: permanent failures created at or after since are due no
   assert.equal(after.get(old).status, 'permanent_failure', 'created before since');
   assert.equal(after.get(delivered).status, 'delivered');
   assert.ok(waitingIds.every((id) => after.get(id).status === 'pending'));
-  const limits = await t.database.db.selectFrom('webhook_deliveries').select(['id', 'attempt_limit']).where('tenant_id', '=', tenantId).where('id', 'in', [a, b]).execute();
-  assert.ok(limits.every((x) => x.attempt_limit === 5 + MAX_ATTEMPTS), 'the 5-attempt cap allows a fresh cycle');
-  assert.ok(((await api.get(`/webhooks/${other.id}/deliveries`)).body as any[]).every((d) => d.status === 'permanent_failure'), 'other webhooks untouched');
+  const limits = await t.database.db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'attempt_limit'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', [a, b])
+    .execute();
+  assert.ok(
+    limits.every((x) => x.attempt_limit === 5 + MAX_ATTEMPTS),
+    'the 5-attempt cap allows a fresh cycle',
+  );
+  assert.ok(
+    ((await api.get(`/webhooks/${other.id}/deliveries`)).body as any[]).every((d) => d.status === 'permanent_failure'),
+    'other webhooks untouched',
+  );
   // Nothing left to recover; since is inclusive.
   assert.deepEqual((await api.post(`/webhooks/${w.id}/recover`, { since: '2026-06-01T00:00:00Z' })).body, { scheduled: 0 });
   await setStatus(tenantId, [old], { status: 'permanent_failure' });
@@ -243,11 +276,22 @@ test('recover { since }: permanent failures created at or after since are due no
   const replay = await api.post(`/webhooks/${w.id}/recover`, { since: '2026-06-01T00:00:00Z' }, k);
   assert.equal(replay.headers['idempotent-replayed'], 'true');
   assert.deepEqual(replay.body, first.body);
-  assert.equal((await api.get(`/webhooks/${w.id}/deliveries?status=permanent_failure`)).body.some((d: any) => d.id === a), true, 'the replay changed nothing');
+  assert.equal(
+    (await api.get(`/webhooks/${w.id}/deliveries?status=permanent_failure`)).body.some((d: any) => d.id === a),
+    true,
+    'the replay changed nothing',
+  );
 });
 
 const failed = (endedAt: Date, extra: Partial<AttemptResult> = {}): AttemptResult => ({
-  success: false, statusCode: 503, responseSnippet: 'busy', durationMs: 5, error: 'HTTP 503', attemptId: 'a', endedAt, ...extra,
+  success: false,
+  statusCode: 503,
+  responseSnippet: 'busy',
+  durationMs: 5,
+  error: 'HTTP 503',
+  attemptId: 'a',
+  endedAt,
+  ...extra,
 });
 
 test('scheduling: delays from the end of the attempt, Retry-After at least, the cap, a fresh cycle after recovery', () => {
@@ -288,7 +332,9 @@ test('endpoint health: failing for WEBHOOK_DISABLE_AFTER_HOURS deactivates the w
   assert.equal((await api.get(`/webhooks/${sick.id}`)).body.disabledReason, null);
   await emit(tenantId, 'deal.won');
   const health = (endedAt: Date, success = false) =>
-    withTx(t.database.db, (tx) => trackHealth(tx, config, tenantId, sick.id, success ? { ...failed(endedAt), success: true, error: undefined } : failed(endedAt)));
+    withTx(t.database.db, (tx) =>
+      trackHealth(tx, config, tenantId, sick.id, success ? { ...failed(endedAt), success: true, error: undefined } : failed(endedAt)),
+    );
   const t0 = Date.parse('2026-11-22T10:00:00.000Z');
   const h = (hours: number) => new Date(t0 + hours * 3_600_000);
 
@@ -305,7 +351,12 @@ test('endpoint health: failing for WEBHOOK_DISABLE_AFTER_HOURS deactivates the w
   assert.match(w.disabledReason, /^no successful delivery since 2026-11-22T11:30:00\.000Z .*last error: HTTP 503$/);
   await health(h(3)); // already off: no second event
 
-  const events = await t.database.db.selectFrom('events').select(['id', 'payload']).where('tenant_id', '=', tenantId).where('type', '=', 'webhook.disabled').execute();
+  const events = await t.database.db
+    .selectFrom('events')
+    .select(['id', 'payload'])
+    .where('tenant_id', '=', tenantId)
+    .where('type', '=', 'webhook.disabled')
+    .execute();
   assert.equal(events.length, 1);
   const payload = JSON.parse(events[0].payload);
   assert.equal(payload.event, 'webhook.disabled');
@@ -333,7 +384,13 @@ test('openapi: the delivery operations are documented', async () => {
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
   const list = doc.paths['/api/v1/webhooks/{id}/deliveries'].get;
   assert.equal(list.operationId, 'listWebhookDeliveries');
-  assert.deepEqual(list.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name).sort(), ['cursor', 'event', 'limit', 'pageSize', 'status']);
+  assert.deepEqual(
+    list.parameters
+      .filter((p: any) => p.in === 'query')
+      .map((p: any) => p.name)
+      .sort(),
+    ['cursor', 'event', 'limit', 'pageSize', 'status'],
+  );
   assert.ok(list.responses['200'].headers?.Link || list.responses['200'].headers?.link, JSON.stringify(list.responses['200']).slice(0, 600));
   assert.equal(doc.paths['/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry'].post.operationId, 'retryWebhookDelivery');
   const recover = doc.paths['/api/v1/webhooks/{id}/recover'].post;

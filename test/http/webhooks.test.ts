@@ -36,11 +36,32 @@ test('event types: the catalog of spec 6.1, the proposal status events and the c
   assert.deepEqual(
     r.body.map((e: any) => e.key),
     [
-      'contact.created', 'contact.updated', 'contact.deleted', 'company.created', 'company.updated', 'company.deleted',
-      'deal.created', 'deal.updated', 'deal.stage_changed', 'deal.won', 'deal.lost', 'deal.deleted',
-      'activity.created', 'activity.updated', 'activity.deleted', 'tag.created', 'tag.updated', 'tag.deleted',
-      'list.member_added', 'list.member_removed', 'proposal.sent', 'proposal.accepted', 'proposal.declined', 'proposal.expired',
-      'form.submitted', 'webhook.disabled',
+      'contact.created',
+      'contact.updated',
+      'contact.deleted',
+      'company.created',
+      'company.updated',
+      'company.deleted',
+      'deal.created',
+      'deal.updated',
+      'deal.stage_changed',
+      'deal.won',
+      'deal.lost',
+      'deal.deleted',
+      'activity.created',
+      'activity.updated',
+      'activity.deleted',
+      'tag.created',
+      'tag.updated',
+      'tag.deleted',
+      'list.member_added',
+      'list.member_removed',
+      'proposal.sent',
+      'proposal.accepted',
+      'proposal.declined',
+      'proposal.expired',
+      'form.submitted',
+      'webhook.disabled',
     ],
   );
   for (const e of r.body) {
@@ -106,7 +127,10 @@ test('webhooks: create (201, full secret once), read, list, update, delete', asy
   assert.equal((await api.get(`/webhooks/${w.id}`)).status, 404);
   assert.equal((await api.delete(`/webhooks/${w.id}`)).status, 404);
   assert.equal((await api.patch(`/webhooks/${w.id}`, { isActive: false })).status, 404);
-  assert.deepEqual((await api.get('/webhooks')).body.map((x: any) => x.id), [inactive.body.id]);
+  assert.deepEqual(
+    (await api.get('/webhooks')).body.map((x: any) => x.id),
+    [inactive.body.id],
+  );
 });
 
 test('webhooks: the secret is stored encrypted; rotation shows a new one once and replaces it', async () => {
@@ -123,7 +147,12 @@ test('webhooks: the secret is stored encrypted; rotation shows a new one once an
   assert.equal(r.body.id, w.id);
   assert.equal(r.body.name, w.name);
   assert.equal((await api.get(`/webhooks/${w.id}`)).body.secret, r.body.secret.slice(0, 10));
-  const row2 = await t.database.db.selectFrom('webhooks').select('secret_enc').where('tenant_id', '=', tenantId).where('id', '=', w.id).executeTakeFirstOrThrow();
+  const row2 = await t.database.db
+    .selectFrom('webhooks')
+    .select('secret_enc')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', w.id)
+    .executeTakeFirstOrThrow();
   assert.equal(decryptSecret(t.config.secretKey(), row2.secret_enc, `webhook:${tenantId}:${w.id}`), r.body.secret);
   assert.equal((await api.post('/webhooks/whk_missing/rotate-secret')).status, 404);
 });
@@ -139,12 +168,7 @@ test('webhooks: custom header values are write-only (C.5): every read masks them
   const c = await api.post('/webhooks', { ...HOOK, headers: { Authorization: TOKEN, 'X-Env': 'prod' } });
   assert.equal(c.status, 201);
   const id = c.body.id;
-  const reads = [
-    c,
-    await api.get(`/webhooks/${id}`),
-    await api.patch(`/webhooks/${id}`, { name: 'Renamed' }),
-    await api.post(`/webhooks/${id}/rotate-secret`),
-  ];
+  const reads = [c, await api.get(`/webhooks/${id}`), await api.patch(`/webhooks/${id}`, { name: 'Renamed' }), await api.post(`/webhooks/${id}/rotate-secret`)];
   for (const r of reads) {
     assert.equal(r.status, r === c ? 201 : 200);
     assert.deepEqual(r.body.headers, masked);
@@ -194,7 +218,18 @@ test('webhooks: validation codes (validation_failed, invalid_url, invalid_event)
   await expect({ ...HOOK, secret: 'whsec_mine' }, 'validation_failed', 'secret');
   await expect({ ...HOOK, id: 'whk_1' }, 'validation_failed', 'id');
   // URLs
-  for (const url of ['http://hooks.example.com/x', 'ftp://hooks.example.com', 'hooks.example.com/x', 'not a url', '', 'https://', 'https:// spaced.example.com', 'https://user:pw@hooks.example.com/', `https://example.com/${'a'.repeat(2100)}`, 'javascript:alert(1)']) {
+  for (const url of [
+    'http://hooks.example.com/x',
+    'ftp://hooks.example.com',
+    'hooks.example.com/x',
+    'not a url',
+    '',
+    'https://',
+    'https:// spaced.example.com',
+    'https://user:pw@hooks.example.com/',
+    `https://example.com/${'a'.repeat(2100)}`,
+    'javascript:alert(1)',
+  ]) {
     await expect({ ...HOOK, url }, 'invalid_url', 'url');
   }
   // events
@@ -202,7 +237,18 @@ test('webhooks: validation codes (validation_failed, invalid_url, invalid_event)
   await expect({ ...HOOK, events: ['webhook.test'] }, 'invalid_event', 'events[0]');
   await expect({ ...HOOK, events: ['DEAL.WON'] }, 'invalid_event');
   // headers
-  for (const name of ['Content-Type', 'user-agent', 'HOST', 'Content-Length', 'X-Service-Event', 'x-service-anything', 'Webhook-Id', 'webhook-signature', 'Connection', 'Transfer-Encoding']) {
+  for (const name of [
+    'Content-Type',
+    'user-agent',
+    'HOST',
+    'Content-Length',
+    'X-Service-Event',
+    'x-service-anything',
+    'Webhook-Id',
+    'webhook-signature',
+    'Connection',
+    'Transfer-Encoding',
+  ]) {
     await expect({ ...HOOK, headers: { [name]: 'v' } }, 'validation_failed', `headers.${name}`);
   }
   await expect({ ...HOOK, headers: { 'Bad Header': 'v' } }, 'validation_failed', 'headers.Bad Header');
@@ -213,7 +259,11 @@ test('webhooks: validation codes (validation_failed, invalid_url, invalid_event)
   await expect({ ...HOOK, headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v'])) }, 'validation_failed', 'headers');
   assert.deepEqual((await api.get('/webhooks')).body, [], 'nothing was created');
 
-  const ok = await api.post('/webhooks', { ...HOOK, url: 'https://10.0.0.1/private-is-judged-at-delivery', headers: { Authorization: 'Bearer t', 'X-Api-Version': '2' } });
+  const ok = await api.post('/webhooks', {
+    ...HOOK,
+    url: 'https://10.0.0.1/private-is-judged-at-delivery',
+    headers: { Authorization: 'Bearer t', 'X-Api-Version': '2' },
+  });
   assert.equal(ok.status, 201);
   const id = ok.body.id;
   const patch = async (body: unknown, code: string) => {
@@ -260,7 +310,12 @@ test('webhooks: scope webhooks:manage is required, and is enough', async () => {
       assert.deepEqual(r.body.required, ['webhooks:manage']);
     }
   }
-  for (const [m, url] of [['get', '/webhooks/event-types'], ['get', '/webhooks'], ['get', `/webhooks/${id}`], ['get', `/webhooks/${id}/deliveries`]]) {
+  for (const [m, url] of [
+    ['get', '/webhooks/event-types'],
+    ['get', '/webhooks'],
+    ['get', `/webhooks/${id}`],
+    ['get', `/webhooks/${id}/deliveries`],
+  ]) {
     assert.equal((await (hooks as any)[m](url)).status, 200, url);
   }
   assert.equal((await hooks.post(`/webhooks/${id}/rotate-secret`)).status, 200);
@@ -281,7 +336,10 @@ test('webhooks: tenant isolation (webhooks, deliveries, rotation, test endpoint)
   assert.equal((await b.api.post(`/webhooks/${w.id}/test`)).status, 404);
   assert.equal((await b.api.get(`/webhooks/${w.id}/deliveries`)).status, 404);
   assert.equal((await b.api.delete(`/webhooks/${w.id}`)).status, 404);
-  assert.deepEqual((await b.api.get('/webhooks')).body.map((x: any) => x.id), [mine.id]);
+  assert.deepEqual(
+    (await b.api.get('/webhooks')).body.map((x: any) => x.id),
+    [mine.id],
+  );
   assert.deepEqual((await b.api.get(`/webhooks/${mine.id}/deliveries`)).body, [], "A's event is not delivered to B's webhook");
   const still = (await a.api.get(`/webhooks/${w.id}`)).body;
   assert.equal(still.isActive, true);
@@ -308,7 +366,23 @@ test('events: one delivery per active webhook subscribed to the event, none for 
 
   const d = (await api.get(`/webhooks/${sub.id}/deliveries`)).body;
   assert.equal(d.length, 1);
-  assert.deepEqual(Object.keys(d[0]).sort(), ['attempts', 'createdAt', 'deliveredAt', 'durationMs', 'event', 'eventId', 'id', 'nextAttemptAt', 'responseSnippet', 'status', 'statusCode', 'webhookId'].sort());
+  assert.deepEqual(
+    Object.keys(d[0]).sort(),
+    [
+      'attempts',
+      'createdAt',
+      'deliveredAt',
+      'durationMs',
+      'event',
+      'eventId',
+      'id',
+      'nextAttemptAt',
+      'responseSnippet',
+      'status',
+      'statusCode',
+      'webhookId',
+    ].sort(),
+  );
   assert.equal(d[0].eventId, eventId);
   assert.equal(d[0].event, 'contact.created');
   assert.equal(d[0].webhookId, sub.id);
@@ -330,7 +404,10 @@ test('events: one delivery per active webhook subscribed to the event, none for 
     /rollback/,
   );
   const events = await t.database.db.selectFrom('events').select('type').where('tenant_id', '=', tenantId).execute();
-  assert.deepEqual(events.map((e) => e.type), ['contact.created']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['contact.created'],
+  );
   assert.equal((await api.get(`/webhooks/${sub.id}/deliveries`)).body.length, 1);
   assert.equal((await api.get(`/webhooks/${other.id}/deliveries`)).body.length, 0);
 
@@ -360,7 +437,10 @@ test('deactivation ends waiting deliveries (never attempted, even after reactiva
   await api.patch(`/webhooks/${w.id}`, { isActive: true });
   d = (await api.get(`/webhooks/${w.id}/deliveries`)).body;
   assert.equal(d.length, 2, 'the event raised while inactive was not queued');
-  assert.ok(d.every((x: any) => x.status === 'permanent_failure'), 'reactivation does not revive them');
+  assert.ok(
+    d.every((x: any) => x.status === 'permanent_failure'),
+    'reactivation does not revive them',
+  );
 
   await emit(tenantId, 'deal.won');
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries`)).body.length, 3);
@@ -382,14 +462,20 @@ test('deliveries: newest first, limit default 50 and max 100', async () => {
   assert.equal(all.status, 200);
   assert.equal(all.body.length, 50);
   const five = (await api.get(`/webhooks/${w.id}/deliveries?limit=5`)).body;
-  assert.deepEqual(five.map((x: any) => x.eventId), ids.slice(-5).reverse());
+  assert.deepEqual(
+    five.map((x: any) => x.eventId),
+    ids.slice(-5).reverse(),
+  );
   assert.equal((await api.get(`/webhooks/${w.id}/deliveries?limit=100`)).body.length, 55);
   // C.5: `pageSize` is an alias of `limit` (same range); both given and different is 400 naming pageSize.
   assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?pageSize=5`)).body, five);
   assert.deepEqual((await api.get(`/webhooks/${w.id}/deliveries?pageSize=5&limit=5`)).body, five);
   const clash = await api.get(`/webhooks/${w.id}/deliveries?pageSize=5&limit=6`);
   assert.equal(clash.status, 400);
-  assert.deepEqual(clash.body.details.map((d: any) => d.field), ['pageSize']);
+  assert.deepEqual(
+    clash.body.details.map((d: any) => d.field),
+    ['pageSize'],
+  );
   for (const q of ['limit=101', 'limit=0', 'limit=-1', 'limit=abc', 'page=2', 'pageSize=101', 'pageSize=0']) {
     const r = await api.get(`/webhooks/${w.id}/deliveries?${q}`);
     assert.equal(r.status, 400, q);

@@ -56,7 +56,10 @@ describe('the SDK against a running server', { skip }, () => {
     assert.deepEqual(read, created);
 
     const { data: page } = await crm.GET('/api/v1/contacts', { params: { query: { search: email, pageSize: 10 } } });
-    assert.deepEqual(page.data.map((c) => c.id), [created.id]);
+    assert.deepEqual(
+      page.data.map((c) => c.id),
+      [created.id],
+    );
     assert.equal(page.pagination.total, 1);
     assert.equal(page.pagination.nextCursor, null);
   });
@@ -118,7 +121,10 @@ describe('the SDK against a running server', { skip }, () => {
     assert.equal(listed.length, 120, 'each record once');
     assert.deepEqual([...listed].sort(), [...created].sort());
     assert.equal(sent.length, 3, `three pages: ${sent.join(', ')}`);
-    assert.ok(sent.slice(1).every((r) => r.includes('cursor=') && !r.includes('page=')), 'later pages by cursor');
+    assert.ok(
+      sent.slice(1).every((r) => r.includes('cursor=') && !r.includes('page=')),
+      'later pages by cursor',
+    );
 
     sent.length = 0;
     const body = { filters: { operator: 'AND' as const, conditions: [{ field: 'lastName', operator: 'eq' as const, value: marker }] }, pageSize: 50 };
@@ -166,7 +172,11 @@ describe('the SDK against a running server', { skip }, () => {
     assert.equal(keys[1], keys[0], 'one key for every attempt of the call');
 
     const { data: page } = await crm.GET('/api/v1/contacts', { params: { query: { search: email } } });
-    assert.deepEqual(page.data.map((c) => c.id), [data.id], 'one contact was created');
+    assert.deepEqual(
+      page.data.map((c) => c.id),
+      [data.id],
+      'one contact was created',
+    );
 
     // Another call gets another key; a key the caller gives is sent as given.
     const { response: other } = await client.POST('/api/v1/contacts', { body: { firstName: 'Other', email: `o.${email}` } });
@@ -203,7 +213,10 @@ describe('the SDK against a running server', { skip }, () => {
 
       const tampered = Buffer.from(rec.body);
       tampered[tampered.length - 2] ^= 1;
-      assert.throws(() => verifyWebhook(secret, rec.headers, tampered), (e: unknown) => e instanceof WebhookVerificationError && e.reason === 'invalid_signature');
+      assert.throws(
+        () => verifyWebhook(secret, rec.headers, tampered),
+        (e: unknown) => e instanceof WebhookVerificationError && e.reason === 'invalid_signature',
+      );
       assert.throws(
         () => verifyWebhook(secret, rec.headers, rec.body, { now: new Date(Date.now() + 301_000) }),
         (e: unknown) => e instanceof WebhookVerificationError && e.reason === 'timestamp_out_of_tolerance',
@@ -212,7 +225,10 @@ describe('the SDK against a running server', { skip }, () => {
       // The X-Service-Signature variant alone.
       const { 'webhook-signature': _, ...serviceOnly } = rec.headers;
       assert.equal(verifyWebhook(secret, serviceOnly, rec.body).event, 'contact.created');
-      assert.throws(() => verifyWebhook(secret, serviceOnly, tampered), (e: unknown) => e instanceof WebhookVerificationError && e.reason === 'invalid_signature');
+      assert.throws(
+        () => verifyWebhook(secret, serviceOnly, tampered),
+        (e: unknown) => e instanceof WebhookVerificationError && e.reason === 'invalid_signature',
+      );
     }
   });
 });

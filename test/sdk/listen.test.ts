@@ -34,7 +34,12 @@ test('parseListenArgs: options, defaults from the environment, and the mistakes 
     [['--forward-to', 'http://x/', '--key', KEY, '--bogus'], /Unknown option '--bogus'/],
     [['--forward-to', 'http://x/', '--key', KEY, 'extra'], /positional/],
   ];
-  for (const [args, message] of refused) assert.throws(() => parseListenArgs(args, {}), (e: Error) => e instanceof ListenArgsError && message.test(e.message), args.join(' '));
+  for (const [args, message] of refused)
+    assert.throws(
+      () => parseListenArgs(args, {}),
+      (e: Error) => e instanceof ListenArgsError && message.test(e.message),
+      args.join(' '),
+    );
 });
 
 test('delivery(): the body of the stored payload and the very headers and signatures of the service', () => {
@@ -44,7 +49,11 @@ test('delivery(): the body of the stored payload and the very headers and signat
   const stored = JSON.stringify({ event: 'contact.updated', tenantId: 'ten_1', timestamp: event.occurredAt, data: JSON.parse(dataJson) });
   const d = delivery(event, secret, 'ten_1', 1_780_000_000);
   assert.equal(d.body, stored);
-  const server = deliveryHeaders({ secret, customHeaders: {}, eventId: 'evt_1', event: 'contact.updated', body: Buffer.from(stored) }, d.headers['x-service-delivery'], 1_780_000_000);
+  const server = deliveryHeaders(
+    { secret, customHeaders: {}, eventId: 'evt_1', event: 'contact.updated', body: Buffer.from(stored) },
+    d.headers['x-service-delivery'],
+    1_780_000_000,
+  );
   assert.deepEqual(d.headers, server);
   assert.equal(verifyWebhook(secret, d.headers, d.body, { now: new Date(1_780_000_000_000) }).event, 'contact.updated');
 });
@@ -68,7 +77,12 @@ function scriptedFetch(script: (() => Response)[], received: { url: string; body
 }
 
 const page = (events: { id: string; type: string }[]) =>
-  new Response(JSON.stringify({ data: events.map((e) => ({ ...e, occurredAt: '2026-12-01T10:00:00.000Z', data: { contact: { id: 'ct_1' } } })), pagination: { nextCursor: null } }));
+  new Response(
+    JSON.stringify({
+      data: events.map((e) => ({ ...e, occurredAt: '2026-12-01T10:00:00.000Z', data: { contact: { id: 'ct_1' } } })),
+      pagination: { nextCursor: null },
+    }),
+  );
 
 test('listen(): a server down, a 503 and a 429 with Retry-After are waited out; events are forwarded in order; abort ends it', async () => {
   const stop = new AbortController();
@@ -77,15 +91,37 @@ test('listen(): a server down, a 503 and a 429 with Retry-After are waited out; 
     throw new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } });
   };
   const { f, calls } = scriptedFetch(
-    [down, () => page([{ id: 'evt_9', type: 'contact.created' }]), () => new Response('{}', { status: 503 }), () => new Response('{}', { status: 429, headers: { 'retry-after': '1' } }), () => page([{ id: 'evt_10', type: 'contact.created' }, { id: 'evt_11', type: 'contact.deleted' }])],
+    [
+      down,
+      () => page([{ id: 'evt_9', type: 'contact.created' }]),
+      () => new Response('{}', { status: 503 }),
+      () => new Response('{}', { status: 429, headers: { 'retry-after': '1' } }),
+      () =>
+        page([
+          { id: 'evt_10', type: 'contact.created' },
+          { id: 'evt_11', type: 'contact.deleted' },
+        ]),
+    ],
     received,
     stop,
   );
   const warnings: string[] = [];
   const started = Date.now();
-  await listen({ baseUrl: 'http://crm.local/', apiKey: KEY, forwardTo: 'http://localhost:4000/hooks', secret: newSecret(), fetch: f, signal: stop.signal, warn: (l) => warnings.push(l), log: () => {} });
+  await listen({
+    baseUrl: 'http://crm.local/',
+    apiKey: KEY,
+    forwardTo: 'http://localhost:4000/hooks',
+    secret: newSecret(),
+    fetch: f,
+    signal: stop.signal,
+    warn: (l) => warnings.push(l),
+    log: () => {},
+  });
   assert.ok(Date.now() - started >= 1000, 'Retry-After: 1 was honoured');
-  assert.deepEqual(received.map((r) => JSON.parse(r.body).event), ['contact.created', 'contact.deleted']);
+  assert.deepEqual(
+    received.map((r) => JSON.parse(r.body).event),
+    ['contact.created', 'contact.deleted'],
+  );
   assert.match(warnings.join('\n'), /cannot reach http:\/\/crm\.local: ECONNREFUSED.*\n.*answered 503.*\n.*answered 429; retrying in 1\.0 s/);
   // Started from now: after the last event in the log (evt_9), then after each forwarded one.
   assert.match(calls[2], /after=evt_9&limit=100&wait=25/);
@@ -95,7 +131,10 @@ test('listen(): a server down, a 503 and a 429 with Retry-After are waited out; 
 test('listen(): an answer no retry mends (401) ends it with ListenError', async () => {
   const stop = new AbortController();
   const { f } = scriptedFetch([() => new Response('{"error":"unauthorized"}', { status: 401 })], [], stop);
-  await assert.rejects(listen({ baseUrl: 'http://crm.local', apiKey: KEY, forwardTo: 'http://localhost:4000/hooks', secret: newSecret(), fetch: f, replayFrom: 'start' }), ListenError);
+  await assert.rejects(
+    listen({ baseUrl: 'http://crm.local', apiKey: KEY, forwardTo: 'http://localhost:4000/hooks', secret: newSecret(), fetch: f, replayFrom: 'start' }),
+    ListenError,
+  );
 });
 
 test('invalid_url: an http:// webhook URL is still refused, and the message points to listen', () => {
@@ -104,7 +143,10 @@ test('invalid_url: an http:// webhook URL is still refused, and the message poin
       () => checkUrl(url),
       (e: ApiError) => {
         assert.equal(e.code, 'invalid_url');
-        assert.match(e.message, /^url must use https:\/\/; to receive webhooks on localhost during development, run `npx crm-listen .*--forward-to http:\/\/localhost:4000\/hooks`.*npm run crm -- listen/);
+        assert.match(
+          e.message,
+          /^url must use https:\/\/; to receive webhooks on localhost during development, run `npx crm-listen .*--forward-to http:\/\/localhost:4000\/hooks`.*npm run crm -- listen/,
+        );
         return true;
       },
     );
@@ -121,7 +163,16 @@ test('listen(): an `after` the log does not know (answered at once, empty) is re
   }) as typeof fetch;
   const warnings: string[] = [];
   setTimeout(() => stop.abort(), 1500);
-  await listen({ baseUrl: 'http://crm.local', apiKey: KEY, forwardTo: 'http://localhost:4000/hooks', secret: newSecret(), replayFrom: 'evt_gone', fetch: f, signal: stop.signal, warn: (l) => warnings.push(l) });
+  await listen({
+    baseUrl: 'http://crm.local',
+    apiKey: KEY,
+    forwardTo: 'http://localhost:4000/hooks',
+    secret: newSecret(),
+    replayFrom: 'evt_gone',
+    fetch: f,
+    signal: stop.signal,
+    warn: (l) => warnings.push(l),
+  });
   assert.ok(calls.length <= 4, `${calls.length} calls in 1.5 s`);
   assert.match(warnings[0], /no event after evt_gone: not an event of the log .*--replay-from start/);
 });

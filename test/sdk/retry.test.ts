@@ -37,7 +37,11 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 const contact = { id: 'con_1', firstName: 'Ana' };
 const limited = (retryAfter?: string) =>
-  json(429, { error: 'rate_limit_exceeded', message: 'Rate limit exceeded', limit: 100, retryAfterSeconds: Number(retryAfter ?? 0) }, retryAfter ? { 'retry-after': retryAfter } : {});
+  json(
+    429,
+    { error: 'rate_limit_exceeded', message: 'Rate limit exceeded', limit: 100, retryAfterSeconds: Number(retryAfter ?? 0) },
+    retryAfter ? { 'retry-after': retryAfter } : {},
+  );
 const client = (fetch: FetchLike, retries: Parameters<typeof createClient>[0]['retries'] = { retries: 2, baseDelayMs: 5, maxDelayMs: 20 }) =>
   createClient({ baseUrl: 'http://crm.test', apiKey: 'crm_live_test', fetch, retries });
 
@@ -86,7 +90,10 @@ test('retries: 0 turns retrying off; other 4xx and 5xx are never retried', async
   assert.equal(s.seen.length, 1);
   for (const status of [400, 404, 409, 422, 500]) {
     const t = stub(json(status, { error: 'x', message: 'y' }), json(200, contact));
-    await assert.rejects(client(t.fetch).POST('/api/v1/contacts', { body: { firstName: 'A' } }), (e: unknown) => e instanceof CrmApiError && e.status === status);
+    await assert.rejects(
+      client(t.fetch).POST('/api/v1/contacts', { body: { firstName: 'A' } }),
+      (e: unknown) => e instanceof CrmApiError && e.status === status,
+    );
     assert.equal(t.seen.length, 1, `${status} is final`);
   }
 });
@@ -98,7 +105,10 @@ test('every POST carries an Idempotency-Key, the same on each attempt; a GET car
   assert.equal(s.seen.length, 3, '409 idempotency_key_in_use and 429 are retried');
   assert.match(s.seen[0].key ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   assert.ok(s.seen.every((x) => x.key === s.seen[0].key));
-  assert.ok(s.seen.every((x) => x.body === JSON.stringify({ firstName: 'Ana' })), 'the body is sent whole on every attempt');
+  assert.ok(
+    s.seen.every((x) => x.body === JSON.stringify({ firstName: 'Ana' })),
+    'the body is sent whole on every attempt',
+  );
 
   const again = stub(json(201, contact));
   await client(again.fetch).POST('/api/v1/contacts', { body: { firstName: 'Ana' } });
@@ -124,7 +134,10 @@ test('a network failure is retried for GET, POST (with its key) and DELETE, neve
   assert.equal(s.seen.length, 1);
   // The public form intake keeps no idempotency record: its POST gets no key and is not sent twice.
   const form = stub(down(), json(201, { submissionId: 'sub_1', contactId: 'con_1' }));
-  await assert.rejects(client(form.fetch).POST('/f/{tenantSlug}/{slug}', { params: { path: { tenantSlug: 'acme', slug: 'contact-us' } }, body: { email: 'a@b.test' } }), TypeError);
+  await assert.rejects(
+    client(form.fetch).POST('/f/{tenantSlug}/{slug}', { params: { path: { tenantSlug: 'acme', slug: 'contact-us' } }, body: { email: 'a@b.test' } }),
+    TypeError,
+  );
   assert.equal(form.seen.length, 1);
   assert.equal(form.seen[0].key, null);
 });

@@ -8,11 +8,16 @@ import { deliveryHeaders } from '../../src/modules/webhooks/webhooks.sender.js';
 import { newWebhookSecret } from '../../src/util/crypto.js';
 
 const secret = newWebhookSecret();
-const body = Buffer.from(JSON.stringify({ event: 'deal.won', tenantId: 'ten_1', timestamp: '2026-11-22T10:00:00.000Z', data: { deal: { id: 'deal_1', title: 'Ação' } } }));
+const body = Buffer.from(
+  JSON.stringify({ event: 'deal.won', tenantId: 'ten_1', timestamp: '2026-11-22T10:00:00.000Z', data: { deal: { id: 'deal_1', title: 'Ação' } } }),
+);
 const now = Math.floor(Date.now() / 1000);
 /** The headers of one attempt, exactly as the service sends them. */
 const signed = (at = now, payload = body, key = secret) =>
-  deliveryHeaders({ secret: key, customHeaders: { 'X-Tenant': 'acme' }, eventId: 'evt_123', event: 'deal.won', body: payload }, 'attempt-1', at) as Record<string, string>;
+  deliveryHeaders({ secret: key, customHeaders: { 'X-Tenant': 'acme' }, eventId: 'evt_123', event: 'deal.won', body: payload }, 'attempt-1', at) as Record<
+    string,
+    string
+  >;
 
 const rejects = (reason: WebhookVerificationReason, fn: () => unknown) =>
   assert.throws(fn, (e: unknown) => e instanceof WebhookVerificationError && e.reason === reason, `expected ${reason}`);

@@ -377,7 +377,10 @@ create index webhook_deliveries__due on webhook_deliveries (next_attempt_at) whe
     .split('\n')
     .filter((l) => !l.trim().startsWith('--'))
     .join('\n');
-  for (const stmt of withoutComments.split(';').map((s) => s.trim()).filter(Boolean)) {
+  for (const stmt of withoutComments
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     await sql.raw(stmt).execute(db);
   }
 }

@@ -45,7 +45,8 @@ const DEFAULT_ORDER_INDEXES = [
 // out, so that this released migration never changes with that file. ASCII text is lower-cased under the
 // "C" collation (no locale can turn I into ı there); other text is lower-cased with ICU's root locale,
 // which maps every script as JavaScript's toLowerCase does, whatever the database's own collation.
-const foldFunction = (lowerCollation: string) => sql.raw(`
+const foldFunction = (lowerCollation: string) =>
+  sql.raw(`
 create or replace function crm_fold(t text) returns text
 language sql immutable parallel safe
 as $fold$
@@ -71,7 +72,9 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   if (dialect !== 'postgres') {
     for (const [table, index, column] of DEFAULT_ORDER_INDEXES) {
       await sql`drop index ${sql.id(index)}`.execute(db);
-      await sql`create index ${sql.id(index)} on ${sql.table(table)} (tenant_id, ${sql.ref(column)}, id, search_text, deleted_at) where deleted_at is null`.execute(db);
+      await sql`create index ${sql.id(index)} on ${sql.table(table)} (tenant_id, ${sql.ref(column)}, id, search_text, deleted_at) where deleted_at is null`.execute(
+        db,
+      );
     }
     return;
   }
@@ -94,7 +97,12 @@ async function backfill(db: Kysely<any>, dialect: DialectName, table: SearchTabl
   const compose = SEARCH_TEXT[table] as (row: Record<string, unknown>) => string;
   let after: { tenant_id: string; id: string } | undefined;
   for (;;) {
-    let q = db.selectFrom(table).select(['tenant_id', 'id', ...SEARCH_SOURCES[table]]).orderBy('tenant_id').orderBy('id').limit(BATCH);
+    let q = db
+      .selectFrom(table)
+      .select(['tenant_id', 'id', ...SEARCH_SOURCES[table]])
+      .orderBy('tenant_id')
+      .orderBy('id')
+      .limit(BATCH);
     if (after) q = q.where(sql<boolean>`(tenant_id, id) > (${after.tenant_id}, ${after.id})`);
     const rows = (await q.execute()) as { tenant_id: string; id: string }[];
     if (rows.length === 0) return;

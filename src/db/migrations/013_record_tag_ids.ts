@@ -37,7 +37,10 @@ async function sqlite(db: Kysely<any>): Promise<void> {
   const of = (type: string, tenant: string, id: string) =>
     `(select json_group_array(v) from (select rt.tag_id as v from record_tags rt where rt.tenant_id = ${tenant} and rt.object_type = '${type}' and rt.object_id = ${id} order by rt.tag_id))`;
   for (const [type, table] of TAGGED) {
-    for (const [event, row] of [['insert', 'new'], ['delete', 'old']] as const) {
+    for (const [event, row] of [
+      ['insert', 'new'],
+      ['delete', 'old'],
+    ] as const) {
       await sql
         .raw(
           `create trigger record_tags__${event}__${table} after ${event} on record_tags when ${row}.object_type = '${type}' begin
@@ -71,8 +74,16 @@ $f$`,
     where r.tenant_id = c.tenant_id and r.id = c.object_id;`,
   ).join('\n');
   await sql.raw(`create function crm_record_tags_sync() returns trigger language plpgsql as $f$\nbegin\n${updates}\n  return null;\nend\n$f$`).execute(db);
-  await sql.raw(`create trigger record_tags__insert after insert on record_tags referencing new table as changed for each statement execute function crm_record_tags_sync()`).execute(db);
-  await sql.raw(`create trigger record_tags__delete after delete on record_tags referencing old table as changed for each statement execute function crm_record_tags_sync()`).execute(db);
+  await sql
+    .raw(
+      `create trigger record_tags__insert after insert on record_tags referencing new table as changed for each statement execute function crm_record_tags_sync()`,
+    )
+    .execute(db);
+  await sql
+    .raw(
+      `create trigger record_tags__delete after delete on record_tags referencing old table as changed for each statement execute function crm_record_tags_sync()`,
+    )
+    .execute(db);
   for (const [type, table] of TAGGED) {
     await sql
       .raw(

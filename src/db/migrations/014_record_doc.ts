@@ -105,6 +105,8 @@ async function postgres(db: Kysely<any>, table: string, fields: readonly Field[]
   const types = columns.map((c) => (c === 'score' ? 'double precision' : 'text'));
   const fn = `crm_${table}_doc`;
   const body = fields.map(([key, source], i) => `'${key}'::text, ${typeof source === 'string' ? `$${i + 1}` : `$${i + 1}::json`}`).join(', ');
-  await sql.raw(`create function ${fn}(${types.join(', ')}) returns text language sql immutable parallel safe as $f$ select json_build_object(${body})::text $f$`).execute(db);
+  await sql
+    .raw(`create function ${fn}(${types.join(', ')}) returns text language sql immutable parallel safe as $f$ select json_build_object(${body})::text $f$`)
+    .execute(db);
   await sql.raw(`alter table ${table} add column doc text not null generated always as (${fn}(${columns.join(', ')})) stored`).execute(db);
 }

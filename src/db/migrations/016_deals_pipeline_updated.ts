@@ -16,5 +16,7 @@ import type { DialectName } from '../dialect.js';
  * schemas stay one.
  */
 export async function up(db: Kysely<any>, _dialect: DialectName): Promise<void> {
-  await sql`create index deals__pipeline_updated on deals (tenant_id, pipeline_id, updated_at, id, is_won, is_lost, stage_id) where deleted_at is null`.execute(db);
+  await sql`create index deals__pipeline_updated on deals (tenant_id, pipeline_id, updated_at, id, is_won, is_lost, stage_id) where deleted_at is null`.execute(
+    db,
+  );
 }

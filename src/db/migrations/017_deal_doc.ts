@@ -44,11 +44,25 @@ const FIELDS: readonly [key: string, sqlite: string, postgres: string][] = [
 
 /** The columns the PostgreSQL function reads, with their types (001_initial, 013). */
 const PG_COLUMNS: readonly [name: string, type: string][] = [
-  ['id', 'text'], ['title', 'text'], ['pipeline_id', 'text'], ['stage_id', 'text'], ['value_cents', 'bigint'],
-  ['currency', 'text'], ['contact_id', 'text'], ['company_id', 'text'], ['owner_id', 'text'],
-  ['expected_close_date', 'text'], ['custom_properties', 'text'], ['tag_ids', 'text'], ['is_won', 'integer'],
-  ['is_lost', 'integer'], ['closed_at', 'text'], ['loss_reason_id', 'text'], ['loss_notes', 'text'],
-  ['created_at', 'text'], ['updated_at', 'text'],
+  ['id', 'text'],
+  ['title', 'text'],
+  ['pipeline_id', 'text'],
+  ['stage_id', 'text'],
+  ['value_cents', 'bigint'],
+  ['currency', 'text'],
+  ['contact_id', 'text'],
+  ['company_id', 'text'],
+  ['owner_id', 'text'],
+  ['expected_close_date', 'text'],
+  ['custom_properties', 'text'],
+  ['tag_ids', 'text'],
+  ['is_won', 'integer'],
+  ['is_lost', 'integer'],
+  ['closed_at', 'text'],
+  ['loss_reason_id', 'text'],
+  ['loss_notes', 'text'],
+  ['created_at', 'text'],
+  ['updated_at', 'text'],
 ];
 
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
@@ -60,6 +74,10 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   // extra_float_digits, which this service never changes) its result depends on its arguments alone.
   const body = FIELDS.map(([key, , expr]) => `'${key}'::text, ${expr}`).join(', ');
   const params = PG_COLUMNS.map(([name, type]) => `${name} ${type}`).join(', ');
-  await sql.raw(`create function crm_deals_doc(${params}) returns text language sql immutable parallel safe as $f$ select json_build_object(${body})::text $f$`).execute(db);
-  await sql.raw(`alter table deals add column doc text not null generated always as (crm_deals_doc(${PG_COLUMNS.map(([n]) => n).join(', ')})) stored`).execute(db);
+  await sql
+    .raw(`create function crm_deals_doc(${params}) returns text language sql immutable parallel safe as $f$ select json_build_object(${body})::text $f$`)
+    .execute(db);
+  await sql
+    .raw(`alter table deals add column doc text not null generated always as (crm_deals_doc(${PG_COLUMNS.map(([n]) => n).join(', ')})) stored`)
+    .execute(db);
 }

@@ -17,7 +17,11 @@ export interface StagesTable {
   is_won_stage: number;
   is_lost_stage: number;
 }
-export interface LossReasonsTable { tenant_id: string; id: string; name: string }
+export interface LossReasonsTable {
+  tenant_id: string;
+  id: string;
+  name: string;
+}
 export interface PropertiesTable {
   tenant_id: string;
   id: string;

@@ -6,7 +6,13 @@ export interface TenantsTable {
   locale: string;
   created_at: string;
 }
-export interface UsersTable { tenant_id: string; id: string; name: string; email: string; created_at: string }
+export interface UsersTable {
+  tenant_id: string;
+  id: string;
+  name: string;
+  email: string;
+  created_at: string;
+}
 export interface ApiKeysTable {
   tenant_id: string;
   id: string;

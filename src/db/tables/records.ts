@@ -54,7 +54,12 @@ export interface TagsTable {
   /** The searched fields folded (db/search-text.ts); written by the repo only. */
   search_text: string;
 }
-export interface RecordTagsTable { tenant_id: string; object_type: string; object_id: string; tag_id: string }
+export interface RecordTagsTable {
+  tenant_id: string;
+  object_type: string;
+  object_id: string;
+  tag_id: string;
+}
 export interface DealsTable {
   tenant_id: string;
   id: string;
@@ -120,10 +125,27 @@ export interface ListsTable {
   updated_at: string;
   deleted_at: string | null;
 }
-export interface ListMembersTable { tenant_id: string; list_id: string; object_id: string; created_at: string }
-export interface ChangeVersionsTable { tenant_id: string; object_type: string; version: number }
-export interface ListDirtyTable { tenant_id: string; object_type: string; changed_at: string }
-export interface ProposalCountersTable { tenant_id: string; year: number; last_seq: number }
+export interface ListMembersTable {
+  tenant_id: string;
+  list_id: string;
+  object_id: string;
+  created_at: string;
+}
+export interface ChangeVersionsTable {
+  tenant_id: string;
+  object_type: string;
+  version: number;
+}
+export interface ListDirtyTable {
+  tenant_id: string;
+  object_type: string;
+  changed_at: string;
+}
+export interface ProposalCountersTable {
+  tenant_id: string;
+  year: number;
+  last_seq: number;
+}
 export interface ProposalsTable {
   tenant_id: string;
   id: string;

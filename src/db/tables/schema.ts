@@ -1,8 +1,20 @@
 import type { ApiKeysTable, TenantsTable, UsersTable } from './core.js';
 import type { FormSubmissionsTable, FormsTable, LossReasonsTable, PipelinesTable, PropertiesTable, StagesTable } from './config.js';
 import type {
-  ActivitiesTable, ActivityLinksTable, ChangeVersionsTable, CompaniesTable, ContactsTable, DealsTable, ListDirtyTable, ListMembersTable,
-  ListsTable, ProposalCountersTable, ProposalItemsTable, ProposalsTable, RecordTagsTable, TagsTable,
+  ActivitiesTable,
+  ActivityLinksTable,
+  ChangeVersionsTable,
+  CompaniesTable,
+  ContactsTable,
+  DealsTable,
+  ListDirtyTable,
+  ListMembersTable,
+  ListsTable,
+  ProposalCountersTable,
+  ProposalItemsTable,
+  ProposalsTable,
+  RecordTagsTable,
+  TagsTable,
 } from './records.js';
 import type { IdempotencyKeysTable } from './idempotency.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from './webhooks.js';

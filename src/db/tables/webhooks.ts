@@ -16,7 +16,13 @@ export interface WebhooksTable {
   updated_at: string;
 }
 /** Outbox: one row per event, written in the transaction of the change that raised it. */
-export interface EventsTable { tenant_id: string; id: string; type: string; payload: string; created_at: string }
+export interface EventsTable {
+  tenant_id: string;
+  id: string;
+  type: string;
+  payload: string;
+  created_at: string;
+}
 export interface WebhookDeliveriesTable {
   tenant_id: string;
   id: string;

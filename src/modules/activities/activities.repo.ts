@@ -8,8 +8,18 @@ import type { DB } from '../../db/tables/schema.js';
 import type { RelatedType } from './activities.schema.js';
 
 const COLUMNS = [
-  'id', 'type', 'title', 'description', 'due_date', 'completed', 'completed_at', 'priority', 'assigned_to_id', 'owner_id',
-  'created_at', 'updated_at',
+  'id',
+  'type',
+  'title',
+  'description',
+  'due_date',
+  'completed',
+  'completed_at',
+  'priority',
+  'assigned_to_id',
+  'owner_id',
+  'created_at',
+  'updated_at',
 ] as const;
 export type ActivityRow = Pick<ActivitiesTable, (typeof COLUMNS)[number]>;
 export interface LinkRow {
@@ -49,12 +59,7 @@ export async function deleteActivity(db: Db, tenantId: string, id: string): Prom
 
 /** Replaces the links of one type of an activity, keeping the order given. */
 export async function replaceLinks(db: Db, tenantId: string, activityId: string, objectType: RelatedType, ids: string[]): Promise<void> {
-  await db
-    .deleteFrom('activity_links')
-    .where('tenant_id', '=', tenantId)
-    .where('activity_id', '=', activityId)
-    .where('object_type', '=', objectType)
-    .execute();
+  await db.deleteFrom('activity_links').where('tenant_id', '=', tenantId).where('activity_id', '=', activityId).where('object_type', '=', objectType).execute();
   if (ids.length === 0) return;
   await db
     .insertInto('activity_links')
@@ -105,37 +110,39 @@ export async function linksOf(db: Db, tenantId: string, activityIds: string[]): 
 
 /** Activities linked to one record, newest first (id breaks ties). */
 export function activitiesLinkedTo(reads: Reads, tenantId: string, objectType: RelatedType, objectId: string): Promise<ActivityRow[]> {
-  return reads.all(reads.db
-    .selectFrom('activities')
-    .innerJoin('activity_links as l', (j) => j.onRef('l.tenant_id', '=', 'activities.tenant_id').onRef('l.activity_id', '=', 'activities.id'))
-    .select(COLUMNS.map((c) => `activities.${c}` as const))
-    .where('l.tenant_id', '=', tenantId)
-    .where('l.object_type', '=', objectType)
-    .where('l.object_id', '=', objectId)
-    .orderBy('activities.created_at', 'desc')
-    .orderBy('activities.id', 'desc')
-    );
+  return reads.all(
+    reads.db
+      .selectFrom('activities')
+      .innerJoin('activity_links as l', (j) => j.onRef('l.tenant_id', '=', 'activities.tenant_id').onRef('l.activity_id', '=', 'activities.id'))
+      .select(COLUMNS.map((c) => `activities.${c}` as const))
+      .where('l.tenant_id', '=', tenantId)
+      .where('l.object_type', '=', objectType)
+      .where('l.object_id', '=', objectId)
+      .orderBy('activities.created_at', 'desc')
+      .orderBy('activities.id', 'desc'),
+  );
 }
 
 /** Visible links of every activity linked to one record: one query, whatever the number of activities. */
 export function linksOfActivitiesLinkedTo(reads: Reads, tenantId: string, objectType: RelatedType, objectId: string): Promise<LinkRow[]> {
-  return reads.all(reads.db
-    .selectFrom('activity_links')
-    .select(['activity_id', 'object_type', 'object_id'])
-    .where('tenant_id', '=', tenantId)
-    .where('activity_id', 'in', (eb) =>
-      eb
-        .selectFrom('activity_links as o')
-        .select('o.activity_id')
-        .where('o.tenant_id', '=', tenantId)
-        .where('o.object_type', '=', objectType)
-        .where('o.object_id', '=', objectId),
-    )
-    .where(linkedRecordAlive)
-    .orderBy('activity_id')
-    .orderBy('object_type')
-    .orderBy('position')
-    );
+  return reads.all(
+    reads.db
+      .selectFrom('activity_links')
+      .select(['activity_id', 'object_type', 'object_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('activity_id', 'in', (eb) =>
+        eb
+          .selectFrom('activity_links as o')
+          .select('o.activity_id')
+          .where('o.tenant_id', '=', tenantId)
+          .where('o.object_type', '=', objectType)
+          .where('o.object_id', '=', objectId),
+      )
+      .where(linkedRecordAlive)
+      .orderBy('activity_id')
+      .orderBy('object_type')
+      .orderBy('position'),
+  );
 }
 
 /** One UPDATE for a bulk completion; returns how many activities of the tenant matched. */

@@ -1,8 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Timestamp } from '../../http/schemas.js';
 
-const StringEnum = <T extends string[]>(values: [...T], description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
+const StringEnum = <T extends string[]>(values: [...T], description: string) => Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
 
 export const ACTIVITY_TYPES = ['task', 'call', 'email', 'meeting', 'note', 'whatsapp', 'linkedin', 'custom'] as const;
 export const PRIORITIES = ['low', 'medium', 'high'] as const;
@@ -55,7 +54,8 @@ export type ActivityT = Static<typeof Activity>;
 const Title = Type.String({ minLength: 1, maxLength: 500, description: 'Short title; not blank' });
 const Description = Type.String({
   maxLength: 100000,
-  description: 'HTML or markdown. HTML is sanitized on write (scripts, event-handler attributes, `javascript:` URLs removed); text without `<` is kept as given.',
+  description:
+    'HTML or markdown. HTML is sanitized on write (scripts, event-handler attributes, `javascript:` URLs removed); text without `<` is kept as given.',
 });
 const Instant = (what: string) =>
   Type.String({

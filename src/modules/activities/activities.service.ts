@@ -59,7 +59,14 @@ export async function getActivity(ctx: Ctx, id: string): Promise<ActivityT> {
 /** Activities of the tenant among `ids`, by id, as single reads return them (two statements). */
 async function activitiesByIds(ctx: Ctx, ids: string[]): Promise<Map<string, ActivityT>> {
   const rows = await repo.findActivities(ctx.db, ctx.tenantId, ids);
-  const activities = assemble(rows, await repo.linksOf(ctx.db, ctx.tenantId, rows.map((r) => r.id)));
+  const activities = assemble(
+    rows,
+    await repo.linksOf(
+      ctx.db,
+      ctx.tenantId,
+      rows.map((r) => r.id),
+    ),
+  );
   return new Map(activities.map((a) => [a.id, a]));
 }
 
@@ -111,7 +118,12 @@ const description = (d: string | null | undefined) => (d === null || d === undef
  * completed keeps its time); `completed: false` clears it; a given `completedAt` is kept.
  * NOTE: spec gap — `completedAt` on an activity that ends up pending is 400 rather than silently dropped.
  */
-function completion(cur: { completed: boolean; completedAt: string | null }, completed: boolean | undefined, completedAt: string | null | undefined, now: string) {
+function completion(
+  cur: { completed: boolean; completedAt: string | null },
+  completed: boolean | undefined,
+  completedAt: string | null | undefined,
+  now: string,
+) {
   const done = completed ?? cur.completed;
   if (!done) {
     if (completedAt != null) throw errors.field('completedAt', 'can only be set on a completed activity (send completed: true)');
@@ -193,9 +205,7 @@ export async function updateActivity(ctx: Ctx, id: string, input: ActivityUpdate
     if (Object.keys(input).length === 0) return previous;
     const now = nowIso();
     const touchesCompletion = input.completed !== undefined || input.completedAt !== undefined;
-    const done = touchesCompletion
-      ? completion({ completed: cur.completed === 1, completedAt: cur.completed_at }, input.completed, completedAt, now)
-      : {};
+    const done = touchesCompletion ? completion({ completed: cur.completed === 1, completedAt: cur.completed_at }, input.completed, completedAt, now) : {};
     await checkRefs(c, input);
     await repo.updateActivity(tx, ctx.tenantId, id, {
       ...(input.type !== undefined && { type: input.type }),

@@ -1,8 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
 
-const StringEnum = <T extends string[]>(values: [...T], description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
+const StringEnum = <T extends string[]>(values: [...T], description: string) => Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
 
 export const COMPANY_SORT_KEYS = ['createdAt', 'updatedAt', 'name', 'domain', 'cnpj', 'industry'] as const;
 export type CompanySortKey = (typeof COMPANY_SORT_KEYS)[number];
@@ -99,7 +98,12 @@ export type CompanyUpdateT = Static<typeof CompanyUpdate>;
 export const CompanyListQuery = Type.Object(
   {
     ...PageQuery,
-    search: Type.Optional(Type.String({ maxLength: 200, description: 'Substring of name, CNPJ (with or without punctuation), website or domain, ignoring case and accents (`acai` finds "Açaí")' })),
+    search: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: 'Substring of name, CNPJ (with or without punctuation), website or domain, ignoring case and accents (`acai` finds "Açaí")',
+      }),
+    ),
     ownerId: Type.Optional(Type.String({ description: 'Only companies of this owner' })),
     ...SyncQuery,
     sortKey: Type.Optional(StringEnum([...COMPANY_SORT_KEYS], 'Sort field (default `createdAt`); empty values sort last in both directions; ties break by id')),

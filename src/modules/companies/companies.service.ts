@@ -215,7 +215,10 @@ export async function deleteCompany(ctx: Ctx, id: string, readers: Pick<RecordRe
     await emitEvent(tx, ctx.tenantId, 'company.deleted', last);
     await markChanged(tx, ctx.tenantId, 'company');
     // C.4: each contact and deal that lost the reference raises its `*.updated` (changes: companyId).
-    for (const [type, ids] of [['contact', cleared.contacts], ['deal', cleared.deals]] as const) {
+    for (const [type, ids] of [
+      ['contact', cleared.contacts],
+      ['deal', cleared.deals],
+    ] as const) {
       if (!ids.length) continue;
       await markChanged(tx, ctx.tenantId, type);
       for (const record of (await recordsOf(readers[type], c, ids)).values()) {

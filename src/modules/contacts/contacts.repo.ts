@@ -38,12 +38,12 @@ const CONTACT_SORT: SortTable<ContactSortKey> = {
   score: { column: 'score', nullable: true },
 };
 
-
-const live = (db: Db, tenantId: string) =>
-  db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+const live = (db: Db, tenantId: string) => db.selectFrom('contacts').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
 
 const findContactQuery = prepared((db: Db, tenantId: string, id: string) =>
-  live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id),
+  live(db, tenantId)
+    .select([...COLUMNS, 'tag_ids'])
+    .where('id', '=', id),
 );
 
 /** A live contact and its tag ids, in one statement (the single-read path). */
@@ -58,7 +58,14 @@ export const findContactJson = liveRecordJsonById('contacts');
  * The same row, locked for the rest of the transaction where rows lock (PostgreSQL: forUpdate; PATCH merges
  * into it). Compiled once per database (prepared), so the dialect is asked once.
  */
-const lockContactQuery = prepared((db: Db, tenantId: string, id: string) => forUpdate(dialectOf(db), live(db, tenantId).select([...COLUMNS, 'tag_ids']).where('id', '=', id)));
+const lockContactQuery = prepared((db: Db, tenantId: string, id: string) =>
+  forUpdate(
+    dialectOf(db),
+    live(db, tenantId)
+      .select([...COLUMNS, 'tag_ids'])
+      .where('id', '=', id),
+  ),
+);
 
 /**
  * A live contact and its tag ids (sorted), for the update that follows. PostgreSQL: the row is locked
@@ -78,7 +85,22 @@ export type NewContactRow = Omit<ContactsTable, 'search_text' | 'tag_ids' | 'doc
 /** The SET of an update; the repo recomputes `search_text` from it. */
 export type ContactChanges = Partial<NewContactRow>;
 
-const INSERT_COLUMNS = ['tenant_id', 'id', 'first_name', 'last_name', 'email', 'phone', 'company_id', 'owner_id', 'score', 'custom_properties', 'created_at', 'updated_at', 'deleted_at', 'search_text'] as const satisfies readonly (keyof ContactsTable)[];
+const INSERT_COLUMNS = [
+  'tenant_id',
+  'id',
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'company_id',
+  'owner_id',
+  'score',
+  'custom_properties',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'search_text',
+] as const satisfies readonly (keyof ContactsTable)[];
 // Compiled once: the insert of every create (a batch runs it 100 times).
 const insertContactQuery = prepared((db: Db, ...v: unknown[]) =>
   db.insertInto('contacts').values(Object.fromEntries(INSERT_COLUMNS.map((c, i) => [c, v[i]])) as unknown as Omit<ContactsTable, 'tag_ids'>),

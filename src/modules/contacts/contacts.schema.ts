@@ -1,5 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorParam, CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, PageSizeParams, SortOrder, SyncQuery, Timestamp } from '../../http/schemas.js';
+import {
+  CursorParam,
+  CustomProperties,
+  DeletedAt,
+  Envelope,
+  Nullable,
+  PageQuery,
+  PageSizeParams,
+  SortOrder,
+  SyncQuery,
+  Timestamp,
+} from '../../http/schemas.js';
 
 const NAME_MAX = 200;
 
@@ -42,9 +53,7 @@ export type ContactT = Static<typeof Contact>;
 const Id = (description: string) => Type.String({ description });
 const fields = {
   lastName: Type.Optional(Nullable(Type.String({ maxLength: NAME_MAX }))),
-  email: Type.Optional(
-    Nullable(Type.String({ maxLength: 254, description: 'Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email)' })),
-  ),
+  email: Type.Optional(Nullable(Type.String({ maxLength: 254, description: 'Validated, trimmed and lower-cased; unique per tenant (409 duplicate_email)' }))),
   phone: Type.Optional(
     Nullable(
       Type.String({
@@ -54,7 +63,11 @@ const fields = {
     ),
   ),
   companyId: Type.Optional(
-    Nullable(Id('Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one)')),
+    Nullable(
+      Id(
+        'Company id (404 when missing). When omitted and the contact has no company, the company whose `domain` equals the e-mail domain is associated (if exactly one)',
+      ),
+    ),
   ),
   ownerId: Type.Optional(Nullable(Id('Owning user id (404 when missing); no default: unset unless given'))),
   tags: Type.Optional(Type.Array(Type.String(), { maxItems: 100, description: 'Tag ids; on PATCH the array replaces the whole set' })),
@@ -94,7 +107,12 @@ export const ContactListQuery = Type.Object(
   {
     ...PageQuery,
     search: Type.Optional(
-      Type.String({ maxLength: 200, description: 'Substring of first name, last name, full name or e-mail, ignoring case and accents (`joao` finds "João", `ZOË` finds "zoë"); also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not', examples: ['maria', '(11) 98765'] }),
+      Type.String({
+        maxLength: 200,
+        description:
+          'Substring of first name, last name, full name or e-mail, ignoring case and accents (`joao` finds "João", `ZOË` finds "zoë"); also of the phone digits when the term looks like a phone (only digits, `+ ( ) - .` and spaces, at least 3 digits): `(11) 9876` matches phones, `sort1a2b3` does not',
+        examples: ['maria', '(11) 98765'],
+      }),
     ),
     ownerId: Type.Optional(Type.String({ description: 'Only contacts of this owner' })),
     ...SyncQuery,
@@ -137,7 +155,13 @@ export const FilterGroupSchema = Type.Object(
         conditions: [
           { field: 'ownerId', operator: 'eq', value: 'usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg' },
           { field: 'score', operator: 'gte', value: 80 },
-          { operator: 'OR', conditions: [{ field: 'createdAt', operator: 'after', value: '2026-01-01T00:00:00Z' }, { field: 'tags', operator: 'contains', value: 'tag_8Fq2kL0pX9wR3tY6uI1o' }] },
+          {
+            operator: 'OR',
+            conditions: [
+              { field: 'createdAt', operator: 'after', value: '2026-01-01T00:00:00Z' },
+              { field: 'tags', operator: 'contains', value: 'tag_8Fq2kL0pX9wR3tY6uI1o' },
+            ],
+          },
         ],
       },
     ],
@@ -155,7 +179,15 @@ export const ContactSearchBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] }, page: 1, pageSize: 50, sortKey: 'score', sortOrder: 'desc' }],
+    examples: [
+      {
+        filters: { operator: 'AND', conditions: [{ field: 'score', operator: 'gte', value: 80 }] },
+        page: 1,
+        pageSize: 50,
+        sortKey: 'score',
+        sortOrder: 'desc',
+      },
+    ],
   },
 );
 export type ContactSearchBodyT = Static<typeof ContactSearchBody>;

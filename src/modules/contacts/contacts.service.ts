@@ -120,7 +120,18 @@ async function pageOf(
   const { keyId, endpoint, boundFilters, readsDefinitions } = bound;
   const sortKey = args.sortKey ?? 'createdAt';
   const order = args.sortOrder ?? 'desc';
-  const req = { page: args.page, pageSize: pageSizeOf(args, 'pageSize'), cursor: args.cursor, sortKey, order, filters: filter, keyId, endpoint, boundFilters, readsDefinitions };
+  const req = {
+    page: args.page,
+    pageSize: pageSizeOf(args, 'pageSize'),
+    cursor: args.cursor,
+    sortKey,
+    order,
+    filters: filter,
+    keyId,
+    endpoint,
+    boundFilters,
+    readsDefinitions,
+  };
   return recordsPage(ctx, repo.CONTACT_LISTING, req);
 }
 

@@ -9,13 +9,37 @@ import { setWithSearchText, withSearchText } from '../../db/search-text.js';
 import type { DealsTable } from '../../db/tables/records.js';
 import type { DealSortKey } from './deals.schema.js';
 import { softDeleteRow, updateLiveRow } from '../../db/live-rows.js';
-import { BLOB_PAGE, JSON_COLUMN, PIPELINE_WALK, walkWhere, type JsonRecords, type Listing, type RowCondition, type SortTable } from '../../listing/descriptor.js';
+import {
+  BLOB_PAGE,
+  JSON_COLUMN,
+  PIPELINE_WALK,
+  walkWhere,
+  type JsonRecords,
+  type Listing,
+  type RowCondition,
+  type SortTable,
+} from '../../listing/descriptor.js';
 import { liveRecordJsonByIds, recordJson } from '../shared/record-json.js';
 
 const COLUMNS = [
-  'id', 'title', 'pipeline_id', 'stage_id', 'value_cents', 'currency', 'contact_id', 'company_id', 'owner_id',
-  'expected_close_date', 'custom_properties', 'is_won', 'is_lost', 'closed_at', 'loss_reason_id', 'loss_notes',
-  'created_at', 'updated_at',
+  'id',
+  'title',
+  'pipeline_id',
+  'stage_id',
+  'value_cents',
+  'currency',
+  'contact_id',
+  'company_id',
+  'owner_id',
+  'expected_close_date',
+  'custom_properties',
+  'is_won',
+  'is_lost',
+  'closed_at',
+  'loss_reason_id',
+  'loss_notes',
+  'created_at',
+  'updated_at',
 ] as const;
 export type DealRow = Pick<DealsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 
@@ -90,7 +114,13 @@ export function dealRecordSql(dialect: SqlDialect): string {
 const findDealJsonQuery = prepared((db: Db, tenantId: string, id: string) =>
   db
     .selectFrom(
-      db.selectFrom('deals').select(jsonColumns(db, false)).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).as(BLOB_PAGE),
+      db
+        .selectFrom('deals')
+        .select(jsonColumns(db, false))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .as(BLOB_PAGE),
     )
     .select(sql<string>`${sql.raw(dealRecordSql(dialectOf(db)))}`.as(JSON_COLUMN)),
 );
@@ -192,8 +222,9 @@ const companiesJson = liveRecordJsonByIds('companies');
 const NULL_LENGTH = 'null'.length;
 
 /** The distinct ids of a column of deal rows, nulls left out. */
-const distinctIds = (rows: readonly DealJsonRow[], column: 'contact_id' | 'company_id') =>
-  [...new Set(rows.map((r) => r[column]).filter((x): x is string => x !== null))];
+const distinctIds = (rows: readonly DealJsonRow[], column: 'contact_id' | 'company_id') => [
+  ...new Set(rows.map((r) => r[column]).filter((x): x is string => x !== null)),
+];
 
 /**
  * Deals as their answer holds them, for the pages whose statement does not splice them itself (the read pool's and

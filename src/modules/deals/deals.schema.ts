@@ -3,8 +3,7 @@ import { CustomProperties, DeletedAt, Envelope, Nullable, PageQuery, SortOrder, 
 import { Company } from '../companies/companies.schema.js';
 import { Contact } from '../contacts/contacts.schema.js';
 
-const StringEnum = <T extends string[]>(values: [...T], description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
+const StringEnum = <T extends string[]>(values: [...T], description: string) => Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
 
 export const DEAL_SORT_KEYS = ['updatedAt', 'createdAt', 'title', 'value', 'expectedCloseDate', 'closedAt'] as const;
 export type DealSortKey = (typeof DEAL_SORT_KEYS)[number];
@@ -82,7 +81,17 @@ export const ContactDeal = Type.Object(
   {
     title: 'ContactDeal',
     examples: [
-      (({ id, title, stageId, pipelineId, value, currency, isWon, isLost, updatedAt }) => ({ id, title, stageId, pipelineId, value, currency, isWon, isLost, updatedAt }))(EXAMPLE),
+      (({ id, title, stageId, pipelineId, value, currency, isWon, isLost, updatedAt }) => ({
+        id,
+        title,
+        stageId,
+        pipelineId,
+        value,
+        currency,
+        isWon,
+        isLost,
+        updatedAt,
+      }))(EXAMPLE),
     ],
   },
 );
@@ -95,14 +104,20 @@ const Value = Type.Number({
   description: 'Amount (≥ 0) with at most 2 decimals; stored exactly in minor units',
   examples: [19.99],
 });
-const Currency = Type.String({ minLength: 1, maxLength: 8, description: 'ISO 4217 code (case-insensitive on input, returned upper-case); default BRL', examples: ['BRL'] });
+const Currency = Type.String({
+  minLength: 1,
+  maxLength: 8,
+  description: 'ISO 4217 code (case-insensitive on input, returned upper-case); default BRL',
+  examples: ['BRL'],
+});
 const ExpectedCloseDate = Type.String({ description: 'YYYY-MM-DD', examples: ['2026-12-15'] });
 const ClosedAt = Type.String({ description: 'ISO 8601 date-time; only for a won deal (default: now)', examples: ['2026-11-22T10:00:00Z'] });
 const LossNotes = Type.String({ maxLength: 10000, description: 'Only for a lost deal' });
 const Tags = Type.Array(Type.String(), { maxItems: 100, description: 'Tag ids; replaces the whole set on PATCH' });
 
 // C.5: a deal's flags and stage never disagree, so reopening in a won or lost stage needs a stage move.
-const REOPEN_RULE = ' A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise).';
+const REOPEN_RULE =
+  ' A deal that sits in a won or lost stage is reopened only together with a `stageId` of a stage that is neither (422 `business_rule_violation` otherwise).';
 
 const writable = {
   value: Type.Optional(Nullable(Value)),
@@ -129,7 +144,16 @@ export const DealCreate = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ title: 'Acme — 50 licenses', pipelineId: 'pip_2mK8qR5tW1xN7pL3vB9Z', stageId: 'stg_5tR1wQ8mK3xB7nP2zL9V', value: 12500.5, currency: 'BRL', expectedCloseDate: '2026-12-15' }],
+    examples: [
+      {
+        title: 'Acme — 50 licenses',
+        pipelineId: 'pip_2mK8qR5tW1xN7pL3vB9Z',
+        stageId: 'stg_5tR1wQ8mK3xB7nP2zL9V',
+        value: 12500.5,
+        currency: 'BRL',
+        expectedCloseDate: '2026-12-15',
+      },
+    ],
   },
 );
 export type DealCreateT = Static<typeof DealCreate>;

@@ -72,17 +72,17 @@ async function expand(ctx: Ctx, rows: (repo.DealRow & { tag_ids?: string | null 
   if (rows.length === 0) return [];
   const tags = rows.every((r) => r.tag_ids !== undefined)
     ? new Map(rows.map((r) => [r.id, parseTagIds(r.tag_ids!)]))
-    : await tagIdsOf(ctx.db, ctx.tenantId, 'deal', rows.map((r) => r.id));
+    : await tagIdsOf(
+        ctx.db,
+        ctx.tenantId,
+        'deal',
+        rows.map((r) => r.id),
+      );
   const { contactIds, companyIds } = expandedIds(rows);
   const contacts = contactIds.length ? await contactsByIds(ctx, contactIds) : new Map();
   const companies = companyIds.length ? await companiesByIds(ctx, companyIds) : new Map();
   return rows.map((r) =>
-    toDeal(
-      r,
-      tags.get(r.id) ?? [],
-      (r.contact_id && contacts.get(r.contact_id)) || null,
-      (r.company_id && companies.get(r.company_id)) || null,
-    ),
+    toDeal(r, tags.get(r.id) ?? [], (r.contact_id && contacts.get(r.contact_id)) || null, (r.company_id && companies.get(r.company_id)) || null),
   );
 }
 
@@ -141,7 +141,16 @@ export async function listDeals(ctx: Ctx, q: DealListQueryT, keyId = ''): Promis
   };
   const sortKey = q.sortKey ?? 'updatedAt';
   const order = q.sortOrder ?? 'desc';
-  return recordsPage(ctx, repo.DEAL_LISTING, { page: q.page, pageSize: pageSizeOf(q, 'pageSize'), cursor: q.cursor, sortKey, order, filters, keyId, endpoint: 'GET /deals' });
+  return recordsPage(ctx, repo.DEAL_LISTING, {
+    page: q.page,
+    pageSize: pageSizeOf(q, 'pageSize'),
+    cursor: q.cursor,
+    sortKey,
+    order,
+    filters,
+    keyId,
+    endpoint: 'GET /deals',
+  });
 }
 
 /** `GET /contacts/:id/deals`: open deals first, then most recently updated (spec 4.1). */
@@ -441,24 +450,30 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
       const at = stage ?? (await getStage(c, cur.stage_id));
       if (at) assertStageFits(closing, at);
     }
-    await repo.updateDeal(tx, ctx.tenantId, id, {
-      ...(title !== undefined && { title }),
-      pipeline_id: pipelineId,
-      stage_id: stage?.id ?? cur.stage_id,
-      ...(valueCents !== undefined && { value_cents: valueCents }),
-      ...(currency !== undefined && { currency }),
-      ...(input.contactId !== undefined && { contact_id: input.contactId }),
-      ...(input.companyId !== undefined && { company_id: input.companyId }),
-      ...(input.ownerId !== undefined && { owner_id: input.ownerId }),
-      ...(expectedCloseDate !== undefined && { expected_close_date: expectedCloseDate }),
-      ...(customProperties !== undefined && { custom_properties: customProperties }),
-      is_won: closing.isWon ? 1 : 0,
-      is_lost: closing.isLost ? 1 : 0,
-      closed_at: closing.closedAt,
-      loss_reason_id: closing.lossReasonId,
-      loss_notes: closing.lossNotes,
-      updated_at: now,
-    }, cur);
+    await repo.updateDeal(
+      tx,
+      ctx.tenantId,
+      id,
+      {
+        ...(title !== undefined && { title }),
+        pipeline_id: pipelineId,
+        stage_id: stage?.id ?? cur.stage_id,
+        ...(valueCents !== undefined && { value_cents: valueCents }),
+        ...(currency !== undefined && { currency }),
+        ...(input.contactId !== undefined && { contact_id: input.contactId }),
+        ...(input.companyId !== undefined && { company_id: input.companyId }),
+        ...(input.ownerId !== undefined && { owner_id: input.ownerId }),
+        ...(expectedCloseDate !== undefined && { expected_close_date: expectedCloseDate }),
+        ...(customProperties !== undefined && { custom_properties: customProperties }),
+        is_won: closing.isWon ? 1 : 0,
+        is_lost: closing.isLost ? 1 : 0,
+        closed_at: closing.closedAt,
+        loss_reason_id: closing.lossReasonId,
+        loss_notes: closing.lossNotes,
+        updated_at: now,
+      },
+      cur,
+    );
     if (input.tags !== undefined) await replaceRecordTags(tx, ctx.tenantId, 'deal', id, input.tags);
     await markChanged(tx, ctx.tenantId, 'deal');
     const deal = await getDeal(c, id);

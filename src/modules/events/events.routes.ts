@@ -6,7 +6,7 @@ import * as service from './events.service.js';
 import { EventListQuery, EventPage } from './events.schema.js';
 
 const EVENTS_DOC = [
-  'The tenant\'s events, oldest first: every change an integrator syncs (the catalog of `GET /webhooks/event-types`), each with the same `data` a webhook delivery of it carries. ' +
+  "The tenant's events, oldest first: every change an integrator syncs (the catalog of `GET /webhooks/event-types`), each with the same `data` a webhook delivery of it carries. " +
     'Needs the `events:read` scope (`*` covers it).',
   '**Following the log.** Keep the `id` of the last event you processed and ask for `after=<that id>`: you get every later event exactly once, in the order of the log, ' +
     'including events of changes that started earlier but committed later (events take their place in the log when their change commits, so none is ever skipped). ' +
@@ -24,33 +24,40 @@ const serializedPages = new WeakMap<object, string>();
 
 /** CONTRACT C.4: the event log. */
 export const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/events', {
-    config: { scopes: ['events:read'] },
-    schema: {
-      tags: ['Events'],
-      operationId: 'listEvents',
-      summary: 'List events (pull, with long-polling)',
-      description: EVENTS_DOC,
-      querystring: EventListQuery,
-      response: {
-        200: EventPage,
-        ...errorResponses(400),
-        429: Type.Ref('Error', { description: '`too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries`' }),
+  app.get(
+    '/events',
+    {
+      config: { scopes: ['events:read'] },
+      schema: {
+        tags: ['Events'],
+        operationId: 'listEvents',
+        summary: 'List events (pull, with long-polling)',
+        description: EVENTS_DOC,
+        querystring: EventListQuery,
+        response: {
+          200: EventPage,
+          ...errorResponses(400),
+          429: Type.Ref('Error', {
+            description:
+              '`too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries`',
+          }),
+        },
       },
     },
-  }, async (req, reply) => {
-    const signal = requestSignal(req);
-    // A long-poll's reads may be shared with the key's other waiting requests: one client going away must
-    // not abandon them (its own wait ends through `signal`; the reads are short and bounded).
-    const ctx = req.query.wait ? contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId) : ctxOf(req);
-    const page = await service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
-    // Long-polls woken by one commit often answer the very same page object (service.listEvents): it is
-    // serialized once for all of them.
-    let body = req.query.wait ? serializedPages.get(page) : undefined;
-    if (body === undefined) {
-      body = service.eventPageJson(page);
-      if (req.query.wait) serializedPages.set(page, body);
-    }
-    return reply.type('application/json; charset=utf-8').send(body);
-  });
+    async (req, reply) => {
+      const signal = requestSignal(req);
+      // A long-poll's reads may be shared with the key's other waiting requests: one client going away must
+      // not abandon them (its own wait ends through `signal`; the reads are short and bounded).
+      const ctx = req.query.wait ? contextFor(req.server.database, req.server.config, req.principal.tenantId, req.principal.userId) : ctxOf(req);
+      const page = await service.listEvents(ctx, req.query, req.principal.keyId, { waiters: req.server.eventWaiters, signal });
+      // Long-polls woken by one commit often answer the very same page object (service.listEvents): it is
+      // serialized once for all of them.
+      let body = req.query.wait ? serializedPages.get(page) : undefined;
+      if (body === undefined) {
+        body = service.eventPageJson(page);
+        if (req.query.wait) serializedPages.set(page, body);
+      }
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
 };

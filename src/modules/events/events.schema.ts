@@ -29,8 +29,12 @@ export const EventListQuery = Type.Object(
         examples: ['evt_01hx5k2m9v8c3b7n6q4r0s1t2u'],
       }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EVENTS_PAGE, description: `Events per page (default ${DEFAULT_EVENTS_PAGE}, max ${MAX_EVENTS_PAGE})` })),
-    pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EVENTS_PAGE, description: 'Alias of `limit` (C.5); both given and different: 400 `validation_failed`' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_EVENTS_PAGE, description: `Events per page (default ${DEFAULT_EVENTS_PAGE}, max ${MAX_EVENTS_PAGE})` }),
+    ),
+    pageSize: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_EVENTS_PAGE, description: 'Alias of `limit` (C.5); both given and different: 400 `validation_failed`' }),
+    ),
     cursor: CursorParam,
     wait: Type.Optional(
       Type.Integer({
@@ -51,12 +55,19 @@ export const Event = Type.Object(
   {
     id: Type.String({ description: 'Event id; the `webhook-id` header and `eventId` of its webhook deliveries', examples: ['evt_01hx5k2m9v8c3b7n6q4r0s1t2u'] }),
     type: Type.String({ description: 'Event key of the catalog (`GET /webhooks/event-types`)', examples: ['contact.updated'] }),
-    occurredAt: Type.String({ description: 'When the change was made, UTC ISO-8601 (the `timestamp` of the webhook body)', examples: ['2026-11-22T10:00:00.000Z'] }),
-    data: Type.Object({}, {
-      additionalProperties: true,
-      description: 'Exactly the `data` of the webhook delivery body of this event: the record under its object type (`contact`, `deal`, …) and the extra fields of the type',
-      examples: [{ contact: { id: 'ct_01hx5k2m9v', firstName: 'Ana', lastName: 'Souza', email: 'ana@example.com' } }],
+    occurredAt: Type.String({
+      description: 'When the change was made, UTC ISO-8601 (the `timestamp` of the webhook body)',
+      examples: ['2026-11-22T10:00:00.000Z'],
     }),
+    data: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'Exactly the `data` of the webhook delivery body of this event: the record under its object type (`contact`, `deal`, …) and the extra fields of the type',
+        examples: [{ contact: { id: 'ct_01hx5k2m9v', firstName: 'Ana', lastName: 'Souza', email: 'ana@example.com' } }],
+      },
+    ),
   },
   { title: 'Event' },
 );
@@ -70,7 +81,9 @@ export const EventPagination = Type.Object(
     totalPages: Type.Null(),
     hasNext: Type.Boolean({ description: 'More events are readable now' }),
     hasPrev: Type.Null(),
-    nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` (with the same other parameters) for the next page; `null` when no more events are readable now' })),
+    nextCursor: Nullable(
+      Type.String({ description: 'Pass as `cursor` (with the same other parameters) for the next page; `null` when no more events are readable now' }),
+    ),
   },
   { description: 'The envelope of C.1 for a log: keyset only, no total' },
 );

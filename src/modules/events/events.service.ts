@@ -48,7 +48,14 @@ export function eventPageJson(page: ListedEventPage): string {
 
 function parseTypes(raw: string | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
-  const types = [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))];
+  const types = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (types.length === 0) throw errors.field('types', 'must name at least one event key');
   const unknown = types.filter((t) => !EVENT_KEYS.has(t));
   if (unknown.length) throw errors.field('types', `unknown event key${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (see GET /webhooks/event-types)`);

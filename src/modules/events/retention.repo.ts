@@ -26,6 +26,9 @@ export async function deleteOldEvents(db: Db, cutoff: string, batch: number): Pr
     )
     .orderBy('e.created_at')
     .limit(batch);
-  const r = await db.deleteFrom('events').where(sql<boolean>`(tenant_id, id) in (${oldest})`).executeTakeFirst();
+  const r = await db
+    .deleteFrom('events')
+    .where(sql<boolean>`(tenant_id, id) in (${oldest})`)
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

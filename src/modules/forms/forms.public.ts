@@ -22,7 +22,9 @@ const Html = Type.String({ description: 'HTML page' });
 const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: Html } } });
 
 function isBrowserPost(req: FastifyRequest): boolean {
-  return String(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+  return String(req.headers['content-type'] ?? '')
+    .toLowerCase()
+    .startsWith('application/x-www-form-urlencoded');
 }
 
 function header(req: FastifyRequest, name: string): string | null {
@@ -46,7 +48,8 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // The edge's value rules (no NUL, well-formed strings) for urlencoded bodies too: the validator reports them
   // as it does a JSON body's (a NUL reached PostgreSQL's insert, a 500, before).
   app.addHook('preValidation', (req, _reply, done) => {
-    if (req.body !== null && typeof req.body === 'object' && req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) holdValueIssues(req.body);
+    if (req.body !== null && typeof req.body === 'object' && req.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
+      holdValueIssues(req.body);
     done();
   });
   /** The form of a request, for the error page that refills it. */
@@ -98,54 +101,62 @@ function errorPages(formOf: FormOf) {
 
 /** The public HTML form. */
 function formPageRoute(app: App): void {
-  app.get('/f/:tenantSlug/:slug', {
-    schema: {
-      operationId: 'getPublicForm',
-      tags,
-      summary: 'The public HTML form',
-      description: 'A self-contained, accessible HTML page that posts back to the same URL. No API key. Unknown tenant or form: 404 HTML page.',
-      security: [],
-      params: PublicFormParams,
-      response: { 200: htmlResponse('The form page'), 404: htmlResponse('No such form') },
+  app.get(
+    '/f/:tenantSlug/:slug',
+    {
+      schema: {
+        operationId: 'getPublicForm',
+        tags,
+        summary: 'The public HTML form',
+        description: 'A self-contained, accessible HTML page that posts back to the same URL. No API key. Unknown tenant or form: 404 HTML page.',
+        security: [],
+        params: PublicFormParams,
+        response: { 200: htmlResponse('The form page'), 404: htmlResponse('No such form') },
+      },
     },
-  }, async (req, reply) => {
-    const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
-    return sendHtml(reply, 200, (nonce) => renderFormPage({ formName: form.name, fields: form.fields, nonce, locale: form.locale }));
-  });
+    async (req, reply) => {
+      const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
+      return sendHtml(reply, 200, (nonce) => renderFormPage({ formName: form.name, fields: form.fields, nonce, locale: form.locale }));
+    },
+  );
 }
 
 /** A submission: JSON answers 201, a browser's post a thank-you page. */
 function submitRoute(app: App, formOf: FormOf): void {
-  app.post('/f/:tenantSlug/:slug', {
-    schema: {
-      operationId: 'submitPublicForm',
-      tags,
-      summary: 'Submit a form',
-      description:
-        'No API key. Validates the values against the form\'s fields, records the submission (with the client IP, User-Agent and Referer), ' +
-        'creates or updates the contact matched by e-mail, else phone (firing `contact.created` / `contact.updated`), applies the field mappings and ' +
-        'increments `submissionsCount`, all in one transaction. A JSON post answers 201; a urlencoded post (a browser) answers 200 with a thank-you page, ' +
-        'and validation errors as the form again with the errors (400). At most 20 submissions a minute per client IP and form (429 with `Retry-After`).',
-      security: [],
-      consumes: ['application/x-www-form-urlencoded', 'application/json'],
-      params: PublicFormParams,
-      body: IntakeBody,
-      response: {
-        201: IntakeResult,
-        200: htmlResponse('Thank-you page (urlencoded post)'),
-        ...errorResponses(400, 404, 413, 415, 429),
+  app.post(
+    '/f/:tenantSlug/:slug',
+    {
+      schema: {
+        operationId: 'submitPublicForm',
+        tags,
+        summary: 'Submit a form',
+        description:
+          "No API key. Validates the values against the form's fields, records the submission (with the client IP, User-Agent and Referer), " +
+          'creates or updates the contact matched by e-mail, else phone (firing `contact.created` / `contact.updated`), applies the field mappings and ' +
+          'increments `submissionsCount`, all in one transaction. A JSON post answers 201; a urlencoded post (a browser) answers 200 with a thank-you page, ' +
+          'and validation errors as the form again with the errors (400). At most 20 submissions a minute per client IP and form (429 with `Retry-After`).',
+        security: [],
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        params: PublicFormParams,
+        body: IntakeBody,
+        response: {
+          201: IntakeResult,
+          200: htmlResponse('Thank-you page (urlencoded post)'),
+          ...errorResponses(400, 404, 413, 415, 429),
+        },
       },
     },
-  }, async (req, reply) => {
-    const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
-    formOf.set(req, form);
-    await limitSubmissions(req, form);
-    const browser = isBrowserPost(req);
-    const metadata = { ipAddress: req.ip ?? null, userAgent: header(req, 'user-agent'), referrer: header(req, 'referer') ?? header(req, 'referrer') };
-    const result = await service.submitForm(ctxFor(req, form), form, req.body, browser ? 'form' : 'json', metadata, req.log);
-    if (browser) return sendHtml(reply, 200, (nonce) => renderThankYou(form.name, { nonce, locale: form.locale }));
-    return reply.code(201).send(result);
-  });
+    async (req, reply) => {
+      const form = await service.findPublicForm(req.server.database.db, req.params.tenantSlug, req.params.slug);
+      formOf.set(req, form);
+      await limitSubmissions(req, form);
+      const browser = isBrowserPost(req);
+      const metadata = { ipAddress: req.ip ?? null, userAgent: header(req, 'user-agent'), referrer: header(req, 'referer') ?? header(req, 'referrer') };
+      const result = await service.submitForm(ctxFor(req, form), form, req.body, browser ? 'form' : 'json', metadata, req.log);
+      if (browser) return sendHtml(reply, 200, (nonce) => renderThankYou(form.name, { nonce, locale: form.locale }));
+      return reply.code(201).send(result);
+    },
+  );
 }
 
 /** CONTRACT A.4's limit per client IP and form, counted by the app's store (one Redis connection and breaker a process). */

@@ -18,26 +18,44 @@ export function publicBaseUrl(req: FastifyRequest): string {
 
 /** Spec 4.10 (read-only; forms are made in the CRM UI, here by the setup file). */
 export const formsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/forms', {
-    config: { scopes: ['forms:read'] },
-    schema: { operationId: 'listForms', tags, summary: 'List forms', response: { 200: Type.Array(Form) } },
-  }, async (req) => service.listForms(ctxOf(req), publicBaseUrl(req)));
-
-  app.get('/forms/:id', {
-    config: { scopes: ['forms:read'] },
-    schema: { operationId: 'getForm', tags, summary: 'Get a form with its full field structure', params: IdParams, response: { 200: FormDetail, ...errorResponses(404) } },
-  }, async (req) => service.getForm(ctxOf(req), req.params.id, publicBaseUrl(req)));
-
-  app.get('/forms/:id/submissions', {
-    config: { scopes: ['forms:submissions:read'] },
-    schema: {
-      operationId: 'listFormSubmissions',
-      tags,
-      summary: "List a form's submissions, newest first",
-      description: 'Requires scope `forms:submissions:read`. Newest first, then by id; `limit` is the page size. ' + LISTING_DOC,
-      params: IdParams,
-      querystring: SubmissionsQuery,
-      response: { 200: SubmissionPage, ...errorResponses(400, 404) },
+  app.get(
+    '/forms',
+    {
+      config: { scopes: ['forms:read'] },
+      schema: { operationId: 'listForms', tags, summary: 'List forms', response: { 200: Type.Array(Form) } },
     },
-  }, async (req) => service.listSubmissions(ctxOf(req), req.params.id, req.query, req.principal.keyId));
+    async (req) => service.listForms(ctxOf(req), publicBaseUrl(req)),
+  );
+
+  app.get(
+    '/forms/:id',
+    {
+      config: { scopes: ['forms:read'] },
+      schema: {
+        operationId: 'getForm',
+        tags,
+        summary: 'Get a form with its full field structure',
+        params: IdParams,
+        response: { 200: FormDetail, ...errorResponses(404) },
+      },
+    },
+    async (req) => service.getForm(ctxOf(req), req.params.id, publicBaseUrl(req)),
+  );
+
+  app.get(
+    '/forms/:id/submissions',
+    {
+      config: { scopes: ['forms:submissions:read'] },
+      schema: {
+        operationId: 'listFormSubmissions',
+        tags,
+        summary: "List a form's submissions, newest first",
+        description: 'Requires scope `forms:submissions:read`. Newest first, then by id; `limit` is the page size. ' + LISTING_DOC,
+        params: IdParams,
+        querystring: SubmissionsQuery,
+        response: { 200: SubmissionPage, ...errorResponses(400, 404) },
+      },
+    },
+    async (req) => service.listSubmissions(ctxOf(req), req.params.id, req.query, req.principal.keyId),
+  );
 };

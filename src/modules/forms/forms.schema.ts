@@ -2,7 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CursorParam, Envelope, Nullable, PageSizeParams, Timestamp } from '../../http/schemas.js';
 
 const FIELD_TYPES = ['text', 'textarea', 'email', 'phone', 'url', 'number', 'date', 'datetime', 'select', 'multi_select', 'boolean'] as const;
-const FieldType = Type.Union(FIELD_TYPES.map((t) => Type.Literal(t)), { description: 'Property type of the value' });
+const FieldType = Type.Union(
+  FIELD_TYPES.map((t) => Type.Literal(t)),
+  { description: 'Property type of the value' },
+);
 
 const Option = Type.Object({ value: Type.String(), label: Type.String() });
 

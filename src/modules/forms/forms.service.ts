@@ -182,7 +182,8 @@ async function mappedContact(ctx: Ctx, fields: StoredField[], values: Record<str
     if (!f.mapsTo || !Object.prototype.hasOwnProperty.call(values, f.name)) continue;
     const v = values[f.name];
     if (f.mapsTo === 'firstName' || f.mapsTo === 'lastName') out[f.mapsTo] = asText(v);
-    else if (f.mapsTo === 'email' || f.mapsTo === 'phone') out[f.mapsTo] = v as string; // normalized by checkValues
+    else if (f.mapsTo === 'email' || f.mapsTo === 'phone')
+      out[f.mapsTo] = v as string; // normalized by checkValues
     else if (f.mapsTo.startsWith('customProperties.')) {
       const propertyId = f.mapsTo.slice('customProperties.'.length);
       defs ??= await propertyDefs(ctx, 'contact');
@@ -209,8 +210,8 @@ async function mappedContact(ctx: Ctx, fields: StoredField[], values: Record<str
  */
 async function upsertContact(ctx: Ctx, fields: StoredField[], values: Record<string, unknown>, log?: FastifyBaseLogger): Promise<string> {
   const mapped = await mappedContact(ctx, fields, values, log);
-  const byEmail = mapped.email ? (await findContactIdByEmailOrPhone(ctx, { email: mapped.email })) ?? undefined : undefined;
-  const byPhone = mapped.phone ? (await findContactIdByEmailOrPhone(ctx, { phone: mapped.phone })) ?? undefined : undefined;
+  const byEmail = mapped.email ? ((await findContactIdByEmailOrPhone(ctx, { email: mapped.email })) ?? undefined) : undefined;
+  const byPhone = mapped.phone ? ((await findContactIdByEmailOrPhone(ctx, { phone: mapped.phone })) ?? undefined) : undefined;
   const target = byEmail ?? byPhone;
   try {
     if (target) {

@@ -12,13 +12,7 @@ export type ListRow = Pick<ListsTable, (typeof COLUMNS)[number]>;
 export const RECORD_TABLE = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
 
 export function findList(db: Db, tenantId: string, id: string): Promise<ListRow | undefined> {
-  return db
-    .selectFrom('lists')
-    .select(COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  return db.selectFrom('lists').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 export function listLists(db: Db, tenantId: string, objectType?: ListObjectType): Promise<ListRow[]> {
@@ -47,15 +41,16 @@ export async function memberCounts(reads: Reads, tenantId: string, objectType: L
   const out = new Map<string, number>();
   if (listIds.length === 0) return out;
   const table = RECORD_TABLE[objectType];
-  const rows = await reads.all(reads.db
-    .selectFrom('list_members as m')
-    .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
-    .select(['m.list_id', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('m.tenant_id', '=', tenantId)
-    .where('m.list_id', 'in', listIds)
-    .where('r.deleted_at', 'is', null)
-    .groupBy('m.list_id')
-    );
+  const rows = await reads.all(
+    reads.db
+      .selectFrom('list_members as m')
+      .innerJoin(`${table} as r` as 'contacts as r', (j) => j.onRef('r.tenant_id', '=', 'm.tenant_id').onRef('r.id', '=', 'm.object_id'))
+      .select(['m.list_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('m.tenant_id', '=', tenantId)
+      .where('m.list_id', 'in', listIds)
+      .where('r.deleted_at', 'is', null)
+      .groupBy('m.list_id'),
+  );
   for (const r of rows) out.set(r.list_id, Number(r.n));
   return out;
 }

@@ -6,8 +6,7 @@ export type ListObjectType = (typeof OBJECT_TYPES)[number];
 export const LIST_KINDS = ['static', 'dynamic'] as const;
 export type ListKind = (typeof LIST_KINDS)[number];
 
-const StringEnum = <T extends string[]>(values: [...T], description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
+const StringEnum = <T extends string[]>(values: [...T], description: string) => Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
 
 const ObjectType = StringEnum([...OBJECT_TYPES], 'Type of the member records; immutable');
 const Kind = StringEnum([...LIST_KINDS], '`static` (members managed through the API) or `dynamic` (members follow `filters`); immutable');
@@ -69,10 +68,7 @@ export const ListUpdate = Type.Object(
 );
 export type ListUpdateT = Static<typeof ListUpdate>;
 
-export const ListQuery = Type.Object(
-  { objectType: Type.Optional(ObjectType) },
-  { additionalProperties: false },
-);
+export const ListQuery = Type.Object({ objectType: Type.Optional(ObjectType) }, { additionalProperties: false });
 export type ListQueryT = Static<typeof ListQuery>;
 
 export const MembersQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });

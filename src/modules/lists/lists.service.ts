@@ -150,15 +150,19 @@ export async function listMembers(ctx: Ctx, id: string, q: MembersQueryT, keyId 
   const req = pageRequestOf(q, 'pageSize');
   const list = await mustFind(ctx, id);
   const type = list.object_type as ListObjectType;
-  const { data: rows, pagination } = await rowsPage<{ object_id: string }, { listId: string; objectType: ListObjectType }, 'joinedAt'>(ctx, repo.MEMBER_LISTING, {
-    ...req,
-    sortKey: 'joinedAt',
-    order: 'asc',
-    filters: { listId: list.id, objectType: type },
-    boundFilters: null,
-    keyId,
-    endpoint: `GET /lists/${list.id}/members`,
-  });
+  const { data: rows, pagination } = await rowsPage<{ object_id: string }, { listId: string; objectType: ListObjectType }, 'joinedAt'>(
+    ctx,
+    repo.MEMBER_LISTING,
+    {
+      ...req,
+      sortKey: 'joinedAt',
+      order: 'asc',
+      filters: { listId: list.id, objectType: type },
+      boundFilters: null,
+      keyId,
+      endpoint: `GET /lists/${list.id}/members`,
+    },
+  );
   const ids = rows.map((r) => r.object_id);
   const records = await recordsByIds(ctx, type, ids);
   const data = ids.map((i) => records.get(i)).filter((r): r is { id: string } => r !== undefined);

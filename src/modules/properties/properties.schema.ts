@@ -3,15 +3,14 @@ import { Type, type Static } from '@sinclair/typebox';
 export const OBJECT_TYPES = ['contact', 'company', 'deal'] as const;
 export const PROPERTY_TYPES = ['text', 'textarea', 'email', 'phone', 'url', 'number', 'date', 'datetime', 'select', 'multi_select', 'boolean'] as const;
 
-const StringEnum = <T extends string[]>(values: [...T], description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
+const StringEnum = <T extends string[]>(values: [...T], description: string) => Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
 
 export const PropertyOption = Type.Object({ value: Type.String(), label: Type.String() });
 
 /** A custom field definition (spec 2.8); `options` only for select and multi_select. */
 export const Property = Type.Object(
   {
-    id: Type.String({ description: 'The key of this property in records\' `customProperties`' }),
+    id: Type.String({ description: "The key of this property in records' `customProperties`" }),
     objectType: StringEnum([...OBJECT_TYPES], 'Record type the property belongs to'),
     internalName: Type.String(),
     label: Type.String(),
@@ -34,7 +33,10 @@ export const Property = Type.Object(
         group: 'Sales',
         displayOrder: 0,
         isDefaultInForm: false,
-        options: [{ value: 'smb', label: 'SMB' }, { value: 'ent', label: 'Enterprise' }],
+        options: [
+          { value: 'smb', label: 'SMB' },
+          { value: 'ent', label: 'Enterprise' },
+        ],
       },
     ],
   },

@@ -9,21 +9,31 @@ import type { ProposalSortKey } from './proposals.schema.js';
 import { extended } from '../../util/objects.js';
 
 const COLUMNS = [
-  'id', 'number', 'subject', 'status', 'sent_at', 'deal_id', 'contact_id', 'client_id', 'recipient_name', 'recipient_email',
-  'discount_cents', 'adjustment_cents', 'subtotal_cents', 'total_cents', 'notes', 'owner_id', 'created_at', 'updated_at',
+  'id',
+  'number',
+  'subject',
+  'status',
+  'sent_at',
+  'deal_id',
+  'contact_id',
+  'client_id',
+  'recipient_name',
+  'recipient_email',
+  'discount_cents',
+  'adjustment_cents',
+  'subtotal_cents',
+  'total_cents',
+  'notes',
+  'owner_id',
+  'created_at',
+  'updated_at',
 ] as const;
 export type ProposalRow = Pick<ProposalsTable, (typeof COLUMNS)[number]> & { deleted_at?: string | null };
 const ITEM_COLUMNS = ['proposal_id', 'id', 'position', 'name', 'description', 'qty', 'unit', 'rate', 'discount_pct', 'tax_pct', 'total_cents'] as const;
 export type ItemRow = Pick<ProposalItemsTable, (typeof ITEM_COLUMNS)[number]>;
 
 export function findProposal(db: Db, tenantId: string, id: string): Promise<ProposalRow | undefined> {
-  return db
-    .selectFrom('proposals')
-    .select(COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  return db.selectFrom('proposals').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 export interface ProposalFilter {
@@ -134,7 +144,12 @@ export function softDeleteProposal(db: Db, tenantId: string, id: string, now: st
   return softDeleteRow(db, 'proposals', tenantId, id, now);
 }
 
-export async function replaceItems(db: Db, tenantId: string, proposalId: string, items: Omit<ProposalItemsTable, 'tenant_id' | 'proposal_id'>[]): Promise<void> {
+export async function replaceItems(
+  db: Db,
+  tenantId: string,
+  proposalId: string,
+  items: Omit<ProposalItemsTable, 'tenant_id' | 'proposal_id'>[],
+): Promise<void> {
   await db.deleteFrom('proposal_items').where('tenant_id', '=', tenantId).where('proposal_id', '=', proposalId).execute();
   for (let i = 0; i < items.length; i += 200) {
     await db

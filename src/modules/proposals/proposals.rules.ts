@@ -133,4 +133,3 @@ export function cleanEmail(v: string | null | undefined): string | null | undefi
   if (v === undefined || v === null) return v;
   return fieldRule('recipientEmail', () => normalizeEmail(v));
 }
-

@@ -146,29 +146,38 @@ const Fields = {
 
 // The optional fields shared by create and PATCH.
 const OptionalFields = {
-    dealId: Type.Optional(Fields.dealId),
-    contactId: Type.Optional(Fields.contactId),
-    clientId: Type.Optional(Fields.clientId),
-    recipientName: Type.Optional(Fields.recipientName),
-    recipientEmail: Type.Optional(Fields.recipientEmail),
-    items: Type.Optional(Fields.items),
-    discount: Type.Optional(Fields.discount),
-    adjustment: Type.Optional(Fields.adjustment),
-    notes: Type.Optional(Fields.notes),
-    ownerId: Type.Optional(Fields.ownerId),
+  dealId: Type.Optional(Fields.dealId),
+  contactId: Type.Optional(Fields.contactId),
+  clientId: Type.Optional(Fields.clientId),
+  recipientName: Type.Optional(Fields.recipientName),
+  recipientEmail: Type.Optional(Fields.recipientEmail),
+  items: Type.Optional(Fields.items),
+  discount: Type.Optional(Fields.discount),
+  adjustment: Type.Optional(Fields.adjustment),
+  notes: Type.Optional(Fields.notes),
+  ownerId: Type.Optional(Fields.ownerId),
 };
 
 export const ProposalCreate = Type.Object(
   {
     subject: Fields.subject,
     status: Type.Optional(
-      Type.String({ description: `Optional; only \`draft\` (the default) is accepted on create: another status of the enum is 422 \`business_rule_violation\`. ${StatusDoc}` }),
+      Type.String({
+        description: `Optional; only \`draft\` (the default) is accepted on create: another status of the enum is 422 \`business_rule_violation\`. ${StatusDoc}`,
+      }),
     ),
     ...OptionalFields,
   },
   {
     additionalProperties: false,
-    examples: [{ subject: 'CRM licenses for Acme', recipientEmail: 'buyer@acme.com.br', items: [{ name: 'CRM license', qty: 3, rate: 19.99, discountPct: 10, taxPct: 5 }], discount: 6.67 }],
+    examples: [
+      {
+        subject: 'CRM licenses for Acme',
+        recipientEmail: 'buyer@acme.com.br',
+        items: [{ name: 'CRM license', qty: 3, rate: 19.99, discountPct: 10, taxPct: 5 }],
+        discount: 6.67,
+      },
+    ],
   },
 );
 export type ProposalCreateT = Static<typeof ProposalCreate>;
@@ -196,7 +205,11 @@ export type ProposalSortKey = (typeof PROPOSAL_SORT_KEYS)[number];
 export const ProposalListQuery = Type.Object(
   {
     status: Type.Optional(
-      Type.Unsafe<ProposalStatus>({ type: 'string', enum: [...PROPOSAL_STATUSES], description: 'Only proposals in this status (another value: 400 `validation_failed`)' }),
+      Type.Unsafe<ProposalStatus>({
+        type: 'string',
+        enum: [...PROPOSAL_STATUSES],
+        description: 'Only proposals in this status (another value: 400 `validation_failed`)',
+      }),
     ),
     search: Type.Optional(Type.String({ maxLength: 200, description: 'Substring of the number or the subject, ignoring case and accents' })),
     contactId: Type.Optional(Type.String()),

@@ -17,10 +17,17 @@ import { dealsByIds } from '../deals/deals.service.js';
 import { existingIds, type RefKind } from '../shared/refs.js';
 import * as repo from './proposals.repo.js';
 import {
-  checkStatusValue, cleanEmail, cleanSubject, computeTotals, formatNumber, money, prepareItems, STATUS_MOVES, type PreparedItem,
+  checkStatusValue,
+  cleanEmail,
+  cleanSubject,
+  computeTotals,
+  formatNumber,
+  money,
+  prepareItems,
+  STATUS_MOVES,
+  type PreparedItem,
 } from './proposals.rules.js';
 import type { ProposalCreateT, ProposalItemInputT, ProposalItemT, ProposalListQueryT, ProposalStatus, ProposalT, ProposalUpdateT } from './proposals.schema.js';
-
 
 function toItem(r: repo.ItemRow): ProposalItemT {
   return {
@@ -77,10 +84,23 @@ function toProposal(r: repo.ProposalRow, x: Expansions): ProposalT {
 async function expand(ctx: Ctx, rows: repo.ProposalRow[]): Promise<ProposalT[]> {
   const ids = (pick: (r: repo.ProposalRow) => string | null) => [...new Set(rows.map(pick).filter((v): v is string => v !== null))];
   const [items, deals, contacts, companies] = await Promise.all([
-    repo.itemsOf(ctx.db, ctx.tenantId, rows.map((r) => r.id)),
-    dealsByIds(ctx, ids((r) => r.deal_id)),
-    contactsByIds(ctx, ids((r) => r.contact_id)),
-    companiesByIds(ctx, ids((r) => r.client_id)),
+    repo.itemsOf(
+      ctx.db,
+      ctx.tenantId,
+      rows.map((r) => r.id),
+    ),
+    dealsByIds(
+      ctx,
+      ids((r) => r.deal_id),
+    ),
+    contactsByIds(
+      ctx,
+      ids((r) => r.contact_id),
+    ),
+    companiesByIds(
+      ctx,
+      ids((r) => r.client_id),
+    ),
   ]);
   const x = { items, deals, contacts, companies } as unknown as Expansions;
   return rows.map((r) => toProposal(r, x));
@@ -102,11 +122,24 @@ export async function listProposals(ctx: Ctx, q: ProposalListQueryT, keyId = '')
   const req = { page: q.page, pageSize: pageSizeOf(q, 'limit'), cursor: q.cursor };
   const updatedAfter = q.updatedAfter === undefined ? undefined : fieldRule('updatedAfter', () => normalizeIsoDateTime(q.updatedAfter!));
   const f: repo.ProposalFilter = {
-    status: q.status, search: q.search, contactId: q.contactId, clientId: q.clientId, dealId: q.dealId, updatedAfter, includeDeleted: q.includeDeleted === true,
+    status: q.status,
+    search: q.search,
+    contactId: q.contactId,
+    clientId: q.clientId,
+    dealId: q.dealId,
+    updatedAfter,
+    includeDeleted: q.includeDeleted === true,
   };
   const sortKey = q.sortKey ?? 'createdAt';
   const order = q.sortOrder ?? 'desc';
-  const { data: rows, pagination } = await rowsPage<repo.ProposalRow, repo.ProposalFilter, typeof sortKey>(ctx, repo.PROPOSAL_LISTING, { ...req, sortKey, order, filters: f, keyId, endpoint: 'GET /proposals' });
+  const { data: rows, pagination } = await rowsPage<repo.ProposalRow, repo.ProposalFilter, typeof sortKey>(ctx, repo.PROPOSAL_LISTING, {
+    ...req,
+    sortKey,
+    order,
+    filters: f,
+    keyId,
+    endpoint: 'GET /proposals',
+  });
   return { data: await expand(ctx, rows), pagination };
 }
 
@@ -233,7 +266,8 @@ async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: Clea
     if (!STATUS_MOVES[from].includes(v.target)) {
       const allowed = STATUS_MOVES[from];
       throw errors.businessRule(
-        `A proposal cannot move from "${from}" to "${v.target}"` + (allowed.length ? ` (from "${from}" it may move to ${allowed.map((s) => `"${s}"`).join(', ')})` : ` ("${from}" is final)`),
+        `A proposal cannot move from "${from}" to "${v.target}"` +
+          (allowed.length ? ` (from "${from}" it may move to ${allowed.map((s) => `"${s}"`).join(', ')})` : ` ("${from}" is final)`),
       );
     }
     set.status = v.target;

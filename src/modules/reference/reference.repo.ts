@@ -25,13 +25,7 @@ export function listUsers(db: Db, dialect: SqlDialect, tenantId: string): Promis
 }
 
 export function listLossReasons(db: Db, dialect: SqlDialect, tenantId: string): Promise<LossReasonRow[]> {
-  return db
-    .selectFrom('loss_reasons')
-    .select(['id', 'name'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy(sortableText(dialect, 'name'))
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('loss_reasons').select(['id', 'name']).where('tenant_id', '=', tenantId).orderBy(sortableText(dialect, 'name')).orderBy('id').execute();
 }
 
 /** New loss reasons of a tenant (tenant configuration: `crm setup apply`). */

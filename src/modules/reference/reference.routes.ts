@@ -14,27 +14,35 @@ const querystring = Type.Object({}, { additionalProperties: false });
  * answers the whole (small) list as a bare array; both are configured in the CRM UI (A.3), not here.
  */
 export const referenceRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/users', {
-    config: { scopes: ['users:read'] },
-    schema: {
-      tags,
-      operationId: 'listUsers',
-      summary: 'List the tenant\'s users',
-      description: 'Requires scope `users:read`. Every user of the tenant as `{ id, name, email }`, by name (case-insensitive), then id. Not paginated.',
-      querystring,
-      response: { 200: Type.Array(User), ...errorResponses(400) },
+  app.get(
+    '/users',
+    {
+      config: { scopes: ['users:read'] },
+      schema: {
+        tags,
+        operationId: 'listUsers',
+        summary: "List the tenant's users",
+        description: 'Requires scope `users:read`. Every user of the tenant as `{ id, name, email }`, by name (case-insensitive), then id. Not paginated.',
+        querystring,
+        response: { 200: Type.Array(User), ...errorResponses(400) },
+      },
     },
-  }, async (req) => service.listUsers(ctxOf(req)));
+    async (req) => service.listUsers(ctxOf(req)),
+  );
 
-  app.get('/loss-reasons', {
-    config: { scopes: ['deals:read'] },
-    schema: {
-      tags,
-      operationId: 'listLossReasons',
-      summary: 'List the tenant\'s loss reasons',
-      description: 'Requires scope `deals:read`. Every loss reason of the tenant as `{ id, name }`, by name (case-insensitive), then id. Not paginated.',
-      querystring,
-      response: { 200: Type.Array(LossReason), ...errorResponses(400) },
+  app.get(
+    '/loss-reasons',
+    {
+      config: { scopes: ['deals:read'] },
+      schema: {
+        tags,
+        operationId: 'listLossReasons',
+        summary: "List the tenant's loss reasons",
+        description: 'Requires scope `deals:read`. Every loss reason of the tenant as `{ id, name }`, by name (case-insensitive), then id. Not paginated.',
+        querystring,
+        response: { 200: Type.Array(LossReason), ...errorResponses(400) },
+      },
     },
-  }, async (req) => service.listLossReasons(ctxOf(req)));
+    async (req) => service.listLossReasons(ctxOf(req)),
+  );
 };

@@ -12,7 +12,7 @@ export type UserT = Static<typeof User>;
 
 export const LossReason = Type.Object(
   {
-    id: Type.String({ description: 'Use as a deal\'s `lossReasonId`' }),
+    id: Type.String({ description: "Use as a deal's `lossReasonId`" }),
     name: Type.String(),
   },
   { $id: 'LossReason', title: 'LossReason', examples: [{ id: 'lsr_8Qw2nX5kT1mL9vC3pB7R', name: 'Price too high' }] },

@@ -161,7 +161,9 @@ async function check(ctx: Ctx, validate: ValidateFunction, input: unknown, r: Pi
   if (validate(input)) return;
   // Read now, before any await: Ajv keeps the issues on its (shared) function.
   const issues = validate.errors ?? [];
-  throw r.dataValueRules ? await validationErrorWithData(issues, 'body', input, r.valueRules, r.dataValueRules, ctx) : validationError(issues, 'body', input, r.valueRules);
+  throw r.dataValueRules
+    ? await validationErrorWithData(issues, 'body', input, r.valueRules, r.dataValueRules, ctx)
+    : validationError(issues, 'body', input, r.valueRules);
 }
 
 /** The input without its `id` (the address of an update), and that id, checked like a body field. */
@@ -244,7 +246,8 @@ export function batchOps(r: BatchResource): BatchOps {
         stringId,
       ),
 
-    upsert: (ctx, body) => runBatch(ctx, body.inputs, body.atomic === true, upsertOne(r, validCreate, body.idProperty), body.idProperty === 'id' ? stringId : undefined),
+    upsert: (ctx, body) =>
+      runBatch(ctx, body.inputs, body.atomic === true, upsertOne(r, validCreate, body.idProperty), body.idProperty === 'id' ? stringId : undefined),
 
     read: async (ctx, body) => {
       const ids = [...new Set(body.ids)];
@@ -359,20 +362,24 @@ export function registerBatchRoutes(app: FastifyInstance, r: BatchResource): voi
 }
 
 function createRoute(app: FastifyInstance, { r, ops, tags, write, plural, Results, limits, example, answers, send }: BatchRoutes): void {
-  app.post(`/${r.path}/batch/create`, {
-    config: write,
-    schema: {
-      tags,
-      operationId: `create${plural}Batch`,
-      summary: `Create ${r.noun}s in a batch`,
-      description: `Requires scope \`${r.path}:write\`. Each input is a \`POST /${r.path}\` body and creates one ${r.noun} exactly as that call would (same rules, same events). ${limits}`,
-      body: Type.Object(
-        { inputs: inputsOf(r.schemas.create, `a \`POST /${r.path}\` body`), atomic: Atomic },
-        { additionalProperties: false, examples: [{ inputs: [example] }] },
-      ),
-      response: answers(Results, 404, 409, 422),
+  app.post(
+    `/${r.path}/batch/create`,
+    {
+      config: write,
+      schema: {
+        tags,
+        operationId: `create${plural}Batch`,
+        summary: `Create ${r.noun}s in a batch`,
+        description: `Requires scope \`${r.path}:write\`. Each input is a \`POST /${r.path}\` body and creates one ${r.noun} exactly as that call would (same rules, same events). ${limits}`,
+        body: Type.Object(
+          { inputs: inputsOf(r.schemas.create, `a \`POST /${r.path}\` body`), atomic: Atomic },
+          { additionalProperties: false, examples: [{ inputs: [example] }] },
+        ),
+        response: answers(Results, 404, 409, 422),
+      },
     },
-  }, async (req, reply) => send(reply, await ops.create(ctxOf(req), req.body as any)));
+    async (req, reply) => send(reply, await ops.create(ctxOf(req), req.body as any)),
+  );
 }
 
 function updateRoute(app: FastifyInstance, { r, ops, tags, write, plural, Results, limits, answers, send }: BatchRoutes): void {
@@ -380,79 +387,100 @@ function updateRoute(app: FastifyInstance, { r, ops, tags, write, plural, Result
     { id: Type.String({ description: `The ${r.noun} to update` }), ...r.schemas.update.properties },
     { additionalProperties: false, description: `\`id\` plus a \`PATCH /${r.path}/:id\` body` },
   );
-  app.post(`/${r.path}/batch/update`, {
-    config: write,
-    schema: {
-      tags,
-      operationId: `update${plural}Batch`,
-      summary: `Update ${r.noun}s in a batch`,
-      description: `Requires scope \`${r.path}:write\`. Each input is \`{ id, ...PATCH body }\` and updates like \`PATCH /${r.path}/:id\` (omitted fields stay). ${limits}`,
-      body: Type.Object({ inputs: inputsOf(UpdateInput, '`{ id, ...PATCH body }`'), atomic: Atomic }, { additionalProperties: false }),
-      response: answers(Results, 404, 409, 422),
+  app.post(
+    `/${r.path}/batch/update`,
+    {
+      config: write,
+      schema: {
+        tags,
+        operationId: `update${plural}Batch`,
+        summary: `Update ${r.noun}s in a batch`,
+        description: `Requires scope \`${r.path}:write\`. Each input is \`{ id, ...PATCH body }\` and updates like \`PATCH /${r.path}/:id\` (omitted fields stay). ${limits}`,
+        body: Type.Object({ inputs: inputsOf(UpdateInput, '`{ id, ...PATCH body }`'), atomic: Atomic }, { additionalProperties: false }),
+        response: answers(Results, 404, 409, 422),
+      },
     },
-  }, async (req, reply) => send(reply, await ops.update(ctxOf(req), req.body as any)));
+    async (req, reply) => send(reply, await ops.update(ctxOf(req), req.body as any)),
+  );
 }
 
 function upsertRoute(app: FastifyInstance, { r, ops, tags, write, plural, limits, example, answers, send }: BatchRoutes): void {
   const UpsertResults = resultsSchema(r, true);
   const keys = [...Object.keys(r.upsertKeys), 'id'];
   const UpsertInput = Type.Object(
-    { id: Type.Optional(Type.String({ description: 'Only with `idProperty: "id"`: the record to update (404 when missing); absent: create' })), ...r.schemas.create.properties },
+    {
+      id: Type.Optional(Type.String({ description: 'Only with `idProperty: "id"`: the record to update (404 when missing); absent: create' })),
+      ...r.schemas.create.properties,
+    },
     { additionalProperties: false, description: `A \`POST /${r.path}\` body (plus \`id\` when \`idProperty\` is \`id\`)` },
   );
   const keyDoc = Object.keys(r.upsertKeys).length
-    ? `\`idProperty\` is ${Object.keys(r.upsertKeys).map((k) => `\`${k}\``).join(' or ')} (matched after the normalization the single call applies) or \`id\``
+    ? `\`idProperty\` is ${Object.keys(r.upsertKeys)
+        .map((k) => `\`${k}\``)
+        .join(' or ')} (matched after the normalization the single call applies) or \`id\``
     : `${r.noun}s have no natural key: \`idProperty\` must be \`id\``;
-  app.post(`/${r.path}/batch/upsert`, {
-    config: write,
-    schema: {
-      tags,
-      operationId: `upsert${plural}Batch`,
-      summary: `Create or update ${r.noun}s by a unique property`,
-      description:
-        `Requires scope \`${r.path}:write\`. ${keyDoc}. An input whose key matches a live ${r.noun} updates it like a PATCH with the given fields ` +
-        '(omitted fields stay; `action: "updated"`, status 200); otherwise it is created (`action: "created"`, status 201). Race-free: two calls ' +
-        `upserting the same key at once give one ${r.noun}. Two inputs of one call with the same key behave as two calls in input order. ${limits}`,
-      body: Type.Object(
-        {
-          idProperty: Type.Unsafe<string>({ type: 'string', enum: keys, description: 'The property inputs are matched on' }),
-          inputs: inputsOf(UpsertInput, `a \`POST /${r.path}\` body`),
-          atomic: Atomic,
-        },
-        { additionalProperties: false, examples: [{ idProperty: keys[0], inputs: [example] }] },
-      ),
-      response: answers(UpsertResults, 404, 409, 422),
+  app.post(
+    `/${r.path}/batch/upsert`,
+    {
+      config: write,
+      schema: {
+        tags,
+        operationId: `upsert${plural}Batch`,
+        summary: `Create or update ${r.noun}s by a unique property`,
+        description:
+          `Requires scope \`${r.path}:write\`. ${keyDoc}. An input whose key matches a live ${r.noun} updates it like a PATCH with the given fields ` +
+          '(omitted fields stay; `action: "updated"`, status 200); otherwise it is created (`action: "created"`, status 201). Race-free: two calls ' +
+          `upserting the same key at once give one ${r.noun}. Two inputs of one call with the same key behave as two calls in input order. ${limits}`,
+        body: Type.Object(
+          {
+            idProperty: Type.Unsafe<string>({ type: 'string', enum: keys, description: 'The property inputs are matched on' }),
+            inputs: inputsOf(UpsertInput, `a \`POST /${r.path}\` body`),
+            atomic: Atomic,
+          },
+          { additionalProperties: false, examples: [{ idProperty: keys[0], inputs: [example] }] },
+        ),
+        response: answers(UpsertResults, 404, 409, 422),
+      },
     },
-  }, async (req, reply) => send(reply, await ops.upsert(ctxOf(req), req.body as any)));
+    async (req, reply) => send(reply, await ops.upsert(ctxOf(req), req.body as any)),
+  );
 }
 
 function readRoute(app: FastifyInstance, { r, ops, tags, plural }: BatchRoutes): void {
-  app.post(`/${r.path}/batch/read`, {
-    config: { scopes: [`${r.path}:read`] },
-    schema: {
-      tags,
-      operationId: `read${plural}Batch`,
-      summary: `Read ${r.noun}s by id`,
-      description: `Requires scope \`${r.path}:read\`. Answers the live ${r.noun}s among \`ids\` as single reads return them, in the order of their ids (repeats once), and the ids not found (missing, deleted or of another tenant) in \`missing\`. At most ${BATCH_MAX} ids.`,
-      body: Type.Object({ ids: Ids(r.noun) }, { additionalProperties: false }),
-      response: {
-        200: Type.Object({ results: Type.Array(r.schemas.record), missing: Type.Array(Type.String()) }),
-        ...errorResponses(400),
+  app.post(
+    `/${r.path}/batch/read`,
+    {
+      config: { scopes: [`${r.path}:read`] },
+      schema: {
+        tags,
+        operationId: `read${plural}Batch`,
+        summary: `Read ${r.noun}s by id`,
+        description: `Requires scope \`${r.path}:read\`. Answers the live ${r.noun}s among \`ids\` as single reads return them, in the order of their ids (repeats once), and the ids not found (missing, deleted or of another tenant) in \`missing\`. At most ${BATCH_MAX} ids.`,
+        body: Type.Object({ ids: Ids(r.noun) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ results: Type.Array(r.schemas.record), missing: Type.Array(Type.String()) }),
+          ...errorResponses(400),
+        },
       },
     },
-  }, async (req) => ops.read(ctxOf(req), req.body as any));
+    async (req) => ops.read(ctxOf(req), req.body as any),
+  );
 }
 
 function deleteRoute(app: FastifyInstance, { r, ops, tags, write, plural, Results, limits, answers, send }: BatchRoutes): void {
-  app.post(`/${r.path}/batch/delete`, {
-    config: write,
-    schema: {
-      tags,
-      operationId: `delete${plural}Batch`,
-      summary: `Delete ${r.noun}s in a batch`,
-      description: `Requires scope \`${r.path}:write\`. Soft-deletes each id as \`DELETE /${r.path}/:id\` would: status 204, or 404 for an id not found (also a repeat within the call). ${limits.replace('inputs', 'ids')}`,
-      body: Type.Object({ ids: Ids(r.noun), atomic: Atomic }, { additionalProperties: false }),
-      response: answers(Results, 404),
+  app.post(
+    `/${r.path}/batch/delete`,
+    {
+      config: write,
+      schema: {
+        tags,
+        operationId: `delete${plural}Batch`,
+        summary: `Delete ${r.noun}s in a batch`,
+        description: `Requires scope \`${r.path}:write\`. Soft-deletes each id as \`DELETE /${r.path}/:id\` would: status 204, or 404 for an id not found (also a repeat within the call). ${limits.replace('inputs', 'ids')}`,
+        body: Type.Object({ ids: Ids(r.noun), atomic: Atomic }, { additionalProperties: false }),
+        response: answers(Results, 404),
+      },
     },
-  }, async (req, reply) => send(reply, await ops.remove(ctxOf(req), req.body as any)));
+    async (req, reply) => send(reply, await ops.remove(ctxOf(req), req.body as any)),
+  );
 }

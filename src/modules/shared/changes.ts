@@ -28,4 +28,3 @@ const changeMarks: DeferredWrites<{ tenantId: string; objectType: ChangedType }>
     for (const [, { tenantId, objectType }] of pairs) await markDirtyAndBump(tx, tenantId, objectType, now);
   },
 };
-

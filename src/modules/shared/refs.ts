@@ -40,7 +40,11 @@ const oneExisting = Object.fromEntries(
 const manyExisting = Object.fromEntries(
   (Object.keys(TABLES) as RefKind[]).map((kind) => [
     kind,
-    preparedByIdSet((db: Db, tenantId: string, ids: unknown) => existing(db, kind).where('tenant_id', '=', tenantId).where(inIdSet(db, 'id', ids))),
+    preparedByIdSet((db: Db, tenantId: string, ids: unknown) =>
+      existing(db, kind)
+        .where('tenant_id', '=', tenantId)
+        .where(inIdSet(db, 'id', ids)),
+    ),
   ]),
 ) as Record<RefKind, (db: Db, tenantId: string, ids: readonly string[]) => Promise<{ id: string }[]>>;
 

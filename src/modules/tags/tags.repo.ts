@@ -30,7 +30,12 @@ export async function insertTag(db: Db, row: NewTagRow): Promise<void> {
 
 /** Updates a tag; `current` is the row before (its name refreshes `search_text`). */
 export async function updateTag(db: Db, tenantId: string, id: string, set: TagChanges, current: TagRow): Promise<void> {
-  await db.updateTable('tags').set(setWithSearchText('tags', set, current)).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+  await db
+    .updateTable('tags')
+    .set(setWithSearchText('tags', set, current))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function deleteTag(db: Db, tenantId: string, id: string): Promise<number> {

@@ -41,13 +41,17 @@ const updated = (what: string) =>
 
 const WHEN: Record<string, string> = {
   'contact.created': 'A contact was created (POST /contacts, a batch input, or a form submission that created one).',
-  'contact.updated': updated('A contact was changed (PATCH /contacts/:id, a batch input, its tags, a form submission that updated it, or the deletion of its company or of one of its tags).'),
+  'contact.updated': updated(
+    'A contact was changed (PATCH /contacts/:id, a batch input, its tags, a form submission that updated it, or the deletion of its company or of one of its tags).',
+  ),
   'contact.deleted': 'A contact was deleted; `data.contact` is the contact as it was last read.',
   'company.created': 'A company was created (POST /companies or a batch input).',
   'company.updated': updated('A company was changed (PATCH, a batch input, or the deletion of one of its tags).'),
   'company.deleted': 'A company was deleted; its contacts and deals lose the reference and raise their own `*.updated`.',
   'deal.created': 'A deal was created (POST /deals or a batch input).',
-  'deal.updated': updated('A deal was changed in any way (also raised beside `deal.stage_changed`, `deal.won` and `deal.lost`, and when its company or one of its tags is deleted); the expanded `contact` and `company` follow their ids.'),
+  'deal.updated': updated(
+    'A deal was changed in any way (also raised beside `deal.stage_changed`, `deal.won` and `deal.lost`, and when its company or one of its tags is deleted); the expanded `contact` and `company` follow their ids.',
+  ),
   'deal.stage_changed': 'A deal moved to another stage; `data.previousStageId` is the stage it left.',
   'deal.won': 'A deal was won (`isWon: true`, or a move to a stage with `isWonStage`).',
   'deal.lost': 'A deal was lost (`isLost: true`, or a move to a stage with `isLostStage`).',
@@ -65,7 +69,8 @@ const WHEN: Record<string, string> = {
   'proposal.declined': 'A proposal moved to `declined`.',
   'proposal.expired': 'A proposal moved to `expired`.',
   'form.submitted': 'A public form was submitted; `data.submission` is the submission as the submissions list returns it.',
-  'webhook.disabled': 'A webhook was deactivated after failing for 120 hours (by default) without a success; `data.webhook` carries `disabledReason`. Sent to the tenant\'s other webhooks subscribed to it.',
+  'webhook.disabled':
+    "A webhook was deactivated after failing for 120 hours (by default) without a success; `data.webhook` carries `disabledReason`. Sent to the tenant's other webhooks subscribed to it.",
   [TEST_EVENT]: 'Sent only by POST /webhooks/:id/test, to check a destination; `data.webhook` describes the webhook.',
 };
 
@@ -84,7 +89,7 @@ const HEADERS = [
   header('X-Service-Event', 'The event key', 'deal.won'),
   header(
     'X-Service-Signature',
-    '`sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub\'s `X-Hub-Signature-256`. Compare in constant time.',
+    "`sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.",
     'sha256=5d1c…',
   ),
   header('X-Service-Delivery', 'A new UUID for every attempt', '1b4e28ba-2fa1-11d2-883f-0016d3cca427'),
@@ -103,7 +108,13 @@ function dataSchema(key: string, dataKey: string) {
       ? {
           type: 'object',
           description: 'The webhook being tested',
-          properties: { id: { type: 'string' }, name: { type: 'string' }, url: { type: 'string' }, events: { type: 'array', items: { type: 'string' } }, isActive: { type: 'boolean' } },
+          properties: {
+            id: { type: 'string' },
+            name: { type: 'string' },
+            url: { type: 'string' },
+            events: { type: 'array', items: { type: 'string' } },
+            isActive: { type: 'boolean' },
+          },
         }
       : recordRef(dataKey);
   const props: Record<string, unknown> = { [dataKey]: record };

@@ -113,7 +113,10 @@ function blockList(ranges: readonly string[], family: 'ipv4' | 'ipv6'): net.Bloc
 // IPv6 rules, so an IPv6 rule such as ::/3 in the IPv4 list would refuse every IPv4 address.
 const BLOCKED_V4 = blockList(V4_RANGES, 'ipv4');
 const BLOCKED_V6 = blockList(V6_RANGES, 'ipv6');
-const EMBEDS_V4 = blockList(V4_EMBEDDING.map((prefix) => `${prefix}0.0.0.0/96`), 'ipv6');
+const EMBEDS_V4 = blockList(
+  V4_EMBEDDING.map((prefix) => `${prefix}0.0.0.0/96`),
+  'ipv6',
+);
 // The IPv4 rules under each embedding prefix: 127.0.0.0/8 becomes ::ffff:127.0.0.0/104 and 64:ff9b::127.0.0.0/104.
 const BLOCKED_EMBEDDED_V4 = blockList(
   V4_EMBEDDING.flatMap((prefix) =>

@@ -22,7 +22,13 @@ export async function loadAttemptContexts(db: Db, batch: QueuedDelivery[]): Prom
     .leftJoin('webhooks as w', (j) => j.onRef('w.tenant_id', '=', 'd.tenant_id').onRef('w.id', '=', 'd.webhook_id'))
     .leftJoin('events as e', (j) => j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.event_id'))
     .select(['d.id as delivery_id', 'w.id as webhook_id', 'w.url', 'w.is_active', 'w.headers', 'w.secret_enc', 'e.payload'])
-    .where(({ eb, refTuple, tuple }) => eb(refTuple('d.tenant_id', 'd.id'), 'in', batch.map((d) => tuple(d.tenant_id, d.id))))
+    .where(({ eb, refTuple, tuple }) =>
+      eb(
+        refTuple('d.tenant_id', 'd.id'),
+        'in',
+        batch.map((d) => tuple(d.tenant_id, d.id)),
+      ),
+    )
     .execute();
   for (const r of rows) {
     out.set(r.delivery_id, {

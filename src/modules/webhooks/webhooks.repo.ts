@@ -89,12 +89,24 @@ export async function disableWebhook(db: Db, tenantId: string, id: string, reaso
 
 /** A success ends a failing streak. */
 export async function clearFailing(db: Db, tenantId: string, id: string): Promise<void> {
-  await db.updateTable('webhooks').set({ failing_since: null }).where('tenant_id', '=', tenantId).where('id', '=', id).where('failing_since', 'is not', null).execute();
+  await db
+    .updateTable('webhooks')
+    .set({ failing_since: null })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('failing_since', 'is not', null)
+    .execute();
 }
 
 /** A failure starts a failing streak unless one is running; answers the webhook as it is now. */
 export async function markFailing(db: Db, tenantId: string, id: string, at: string): Promise<WebhookRow | undefined> {
-  await db.updateTable('webhooks').set({ failing_since: at }).where('tenant_id', '=', tenantId).where('id', '=', id).where('failing_since', 'is', null).execute();
+  await db
+    .updateTable('webhooks')
+    .set({ failing_since: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('failing_since', 'is', null)
+    .execute();
   return findWebhook(db, tenantId, id);
 }
 

@@ -76,13 +76,25 @@ export const Webhook = Type.Object(
 export type WebhookT = Static<typeof Webhook>;
 
 export const WebhookCreate = Type.Object(
-  { name: Name, url: Url, events: Events, isActive: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })), headers: Type.Optional(Headers) },
+  {
+    name: Name,
+    url: Url,
+    events: Events,
+    isActive: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
+    headers: Type.Optional(Headers),
+  },
   { additionalProperties: false, examples: [{ name: 'Deals to the ERP', url: 'https://erp.example.com/hooks/crm', events: ['deal.won', 'deal.lost'] }] },
 );
 export type WebhookCreateT = Static<typeof WebhookCreate>;
 
 export const WebhookUpdate = Type.Object(
-  { name: Type.Optional(Name), url: Type.Optional(Url), events: Type.Optional(Events), isActive: Type.Optional(Type.Boolean()), headers: Type.Optional(Headers) },
+  {
+    name: Type.Optional(Name),
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    isActive: Type.Optional(Type.Boolean()),
+    headers: Type.Optional(Headers),
+  },
   { additionalProperties: false, examples: [{ isActive: false }] },
 );
 export type WebhookUpdateT = Static<typeof WebhookUpdate>;
@@ -149,9 +161,7 @@ export const DeliveriesQuery = Type.Object(
   {
     // `enum` rather than a union of literals: a bad value's message then names the allowed ones (C.5).
     status: Type.Optional(
-      Type.Unsafe<DeliveryStatusT>(
-        Type.String({ enum: DELIVERY_STATUSES, description: 'Only deliveries in this status', examples: ['permanent_failure'] }),
-      ),
+      Type.Unsafe<DeliveryStatusT>(Type.String({ enum: DELIVERY_STATUSES, description: 'Only deliveries in this status', examples: ['permanent_failure'] })),
     ),
     event: Type.Optional(
       Type.String({
@@ -161,12 +171,14 @@ export const DeliveriesQuery = Type.Object(
       }),
     ),
     ...PageSizeParams('limit', 'Deliveries per page, newest first'),
-    cursor: Type.Optional(Type.String({
-      description:
-        'The `cursor` of the `Link: <…>; rel="next"` header of the previous page: continues after its last delivery. Bound to the tenant, ' +
-        'the API key, the webhook and the filters (`status`, `event`), which must repeat those of the first page; otherwise, or when ' +
-        'malformed or altered, 400 `invalid_cursor`.',
-    })),
+    cursor: Type.Optional(
+      Type.String({
+        description:
+          'The `cursor` of the `Link: <…>; rel="next"` header of the previous page: continues after its last delivery. Bound to the tenant, ' +
+          'the API key, the webhook and the filters (`status`, `event`), which must repeat those of the first page; otherwise, or when ' +
+          'malformed or altered, 400 `invalid_cursor`.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -158,15 +158,18 @@ export async function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
     const snippet = utf8Snippet(Buffer.concat(chunks));
     const status = res.statusCode;
     const success = status >= 200 && status < 300;
-    const error = success
-      ? undefined
-      : status >= 300 && status < 400
-        ? `HTTP ${status}: redirects are not followed`
-        : `HTTP ${status}`;
+    const error = success ? undefined : status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
     const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : undefined;
-    return done({ success, statusCode: status, responseSnippet: snippet, ...(error ? { error } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    return done({
+      success,
+      statusCode: status,
+      responseSnippet: snippet,
+      ...(error ? { error } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   } catch (err) {
-    if (req.signal?.aborted && !timedOut) return done({ success: false, statusCode: null, responseSnippet: null, error: 'interrupted by shutdown', interrupted: true });
+    if (req.signal?.aborted && !timedOut)
+      return done({ success: false, statusCode: null, responseSnippet: null, error: 'interrupted by shutdown', interrupted: true });
     return done({ success: false, statusCode: null, responseSnippet: null, error: describeError(err, req.timeoutMs, timedOut) });
   }
 }

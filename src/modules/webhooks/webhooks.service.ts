@@ -99,7 +99,19 @@ export function checkEvents(events: string[]): string[] {
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,100}$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]{0,2048}$/;
 // The delivery's own headers, and hop-by-hop headers the HTTP client manages itself.
-const RESERVED_HEADERS = new Set(['content-type', 'user-agent', 'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'expect']);
+const RESERVED_HEADERS = new Set([
+  'content-type',
+  'user-agent',
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+]);
 
 export function checkHeaders(headers: Record<string, string>): Record<string, string> {
   const seen = new Set<string>();
@@ -264,14 +276,21 @@ export async function retryDelivery(ctx: Ctx, id: string, deliveryId: string): P
   mustBeActive(hook);
   const now = Date.now();
   const owner = `retry.${randomUUID()}`;
-  const leased = await deliveries.leaseForRetry(ctx.db, { ...found, tenant_id: ctx.tenantId }, {
-    owner,
-    now: new Date(now).toISOString(),
-    leaseUntil: new Date(now + ctx.config.webhookTimeoutMs + 10_000).toISOString(),
-    maxAttempts: MAX_ATTEMPTS,
-  });
+  const leased = await deliveries.leaseForRetry(
+    ctx.db,
+    { ...found, tenant_id: ctx.tenantId },
+    {
+      owner,
+      now: new Date(now).toISOString(),
+      leaseUntil: new Date(now + ctx.config.webhookTimeoutMs + 10_000).toISOString(),
+      maxAttempts: MAX_ATTEMPTS,
+    },
+  );
   if (!leased) {
-    throw errors.conflict('delivery_in_progress', 'An attempt of this delivery is being made right now; see its result in the delivery history, or retry after it');
+    throw errors.conflict(
+      'delivery_in_progress',
+      'An attempt of this delivery is being made right now; see its result in the delivery history, or retry after it',
+    );
   }
   const context = (await queue.loadAttemptContexts(ctx.db, [leased])).get(leased.id);
   if (!context?.webhook || context.payload === undefined) {
@@ -333,25 +352,27 @@ export async function testWebhook(ctx: Ctx, id: string): Promise<TestResultT> {
   await withTx(ctx.db, async (tx) => {
     if (!(await repo.findWebhook(tx, ctx.tenantId, id))) return; // deleted meanwhile: its history is gone too
     await repo.insertEvent(tx, { tenant_id: ctx.tenantId, id: eventId, type: TEST_EVENT, payload: body, created_at: created });
-    await deliveries.insertDeliveries(tx, [{
-      tenant_id: ctx.tenantId,
-      id: deliveryId,
-      webhook_id: id,
-      event_id: eventId,
-      event: TEST_EVENT,
-      status: result.success ? 'delivered' : 'permanent_failure',
-      status_code: result.statusCode,
-      response_snippet: result.responseSnippet,
-      duration_ms: result.durationMs,
-      attempts: 1,
-      last_error: result.error ?? null,
-      next_attempt_at: null,
-      delivered_at: result.success ? end : null,
-      lease_owner: null,
-      lease_until: null,
-      created_at: created,
-      updated_at: end,
-    }]);
+    await deliveries.insertDeliveries(tx, [
+      {
+        tenant_id: ctx.tenantId,
+        id: deliveryId,
+        webhook_id: id,
+        event_id: eventId,
+        event: TEST_EVENT,
+        status: result.success ? 'delivered' : 'permanent_failure',
+        status_code: result.statusCode,
+        response_snippet: result.responseSnippet,
+        duration_ms: result.durationMs,
+        attempts: 1,
+        last_error: result.error ?? null,
+        next_attempt_at: null,
+        delivered_at: result.success ? end : null,
+        lease_owner: null,
+        lease_until: null,
+        created_at: created,
+        updated_at: end,
+      },
+    ]);
   });
   return {
     deliveryId,
