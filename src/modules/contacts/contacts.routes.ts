@@ -10,6 +10,8 @@ import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import * as service from './contacts.service.js';
 import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+
 const tags = ['Contacts'];
 const read = { scopes: ['contacts:read'] };
 const write = { scopes: ['contacts:write'] };
@@ -34,73 +36,106 @@ const batch: BatchResource = {
 
 /** Spec 4.1 (GET /contacts/:id/deals lives in the deals module), and the batch operations of C.2. */
 export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/contacts', {
-    config: read,
-    schema: {
-      operationId: 'listContacts',
-      tags,
-      summary: 'List contacts',
-      description:
-        'Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (a substring ignoring case and accents in every script: `joao` finds "João"); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. ' + LISTING_DOC,
-      querystring: ContactListQuery,
-      response: { 200: ContactPage, ...errorResponses(400) },
-    },
-  }, async (req, reply) => sendPage(reply, await service.listContacts(ctxOf(req), req.query, req.principal.keyId)));
-
-  app.post('/contacts/search', {
-    config: read,
-    schema: {
-      operationId: 'searchContacts',
-      tags,
-      summary: 'Search contacts with filters',
-      description:
-        'Requires scope `contacts:read`. Filters combine conditions with AND/OR groups (see the `filters` schema); answers the same paginated envelope as the list; `cursor` goes in the body and is bound to the same `filters` and sort (else 400 `invalid_cursor`). Invalid filters are 400 `validation_failed` with `details[].field` naming the path (e.g. `filters.conditions[1].value`). Limits: groups nest at most 3 deep; at most 50 conditions, 1,000 values in an `in`/`notIn` and 10,000 values in a filter; and a complexity budget of 100, where a condition on `tags` or on a `customProperties.<id>` costs 12 and any other condition 1 (so at most 8 of those; over budget is 400 `validation_failed` on `filters`).',
-      body: ContactSearchBody,
-      response: { 200: ContactPage, ...errorResponses(400) },
-    },
-  }, async (req, reply) => sendPage(reply, await service.searchContacts(ctxOf(req), req.body, req.principal.keyId)));
-
-  app.get('/contacts/:id', {
-    config: read,
-    schema: { operationId: 'getContact', tags, summary: 'Get a contact', params: IdParams, response: { 200: Contact, ...errorResponses(404) } },
-  }, async (req, reply) => sendJsonText(reply, await service.getContactJson(ctxOf(req), req.params.id)));
-
-  app.post('/contacts', {
-    config: { ...write, valueRules: service.CONTACT_VALUE_RULES, dataValueRules: service.CONTACT_DATA_RULES },
-    schema: {
-      operationId: 'createContact',
-      tags,
-      summary: 'Create a contact',
-      body: ContactCreate,
-      response: { 201: Contact, ...errorResponses(400, 404, 409) },
-    },
-  }, async (req, reply) => answer(reply, 201, service.createContact(ctxOf(req), req.body)));
-
-  app.patch('/contacts/:id', {
-    config: { ...write, valueRules: service.CONTACT_VALUE_RULES, dataValueRules: service.CONTACT_DATA_RULES },
-    schema: {
-      operationId: 'updateContact',
-      tags,
-      summary: 'Update a contact',
-      params: IdParams,
-      body: ContactUpdate,
-      response: { 200: Contact, ...errorResponses(400, 404, 409) },
-    },
-  }, async (req) => service.updateContact(ctxOf(req), req.params.id, req.body));
-
-  app.delete('/contacts/:id', {
-    config: write,
-    schema: {
-      operationId: 'deleteContact',
-      tags,
-      summary: 'Delete a contact (soft delete)',
-      params: IdParams,
-      response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) },
-    },
-  }, async (req, reply) => {
-    await service.deleteContact(ctxOf(req), req.params.id);
-    return reply.code(204).send(null);
-  });
-
+  readRoutes(app);
+  writeRoutes(app);
   registerBatchRoutes(app, batch);
 };
+
+/** The list, the search and one contact. */
+function readRoutes(app: App): void {
+  app.get(
+    '/contacts',
+    {
+      config: read,
+      schema: {
+        operationId: 'listContacts',
+        tags,
+        summary: 'List contacts',
+        description:
+          'Requires scope `contacts:read`. Paginated (default 50, max 100). `search` matches first name, last name, full name, e-mail and phone digits (a substring ignoring case and accents in every script: `joao` finds "João"); `updatedAfter` is strict; ties in the sort break by `id`; empty values sort last in both directions. ' +
+          LISTING_DOC,
+        querystring: ContactListQuery,
+        response: { 200: ContactPage, ...errorResponses(400) },
+      },
+    },
+    async (req, reply) => sendPage(reply, await service.listContacts(ctxOf(req), req.query, req.principal.keyId)),
+  );
+
+  app.post(
+    '/contacts/search',
+    {
+      config: read,
+      schema: {
+        operationId: 'searchContacts',
+        tags,
+        summary: 'Search contacts with filters',
+        description:
+          'Requires scope `contacts:read`. Filters combine conditions with AND/OR groups (see the `filters` schema); answers the same paginated envelope as the list; `cursor` goes in the body and is bound to the same `filters` and sort (else 400 `invalid_cursor`). Invalid filters are 400 `validation_failed` with `details[].field` naming the path (e.g. `filters.conditions[1].value`). Limits: groups nest at most 3 deep; at most 50 conditions, 1,000 values in an `in`/`notIn` and 10,000 values in a filter; and a complexity budget of 100, where a condition on `tags` or on a `customProperties.<id>` costs 12 and any other condition 1 (so at most 8 of those; over budget is 400 `validation_failed` on `filters`).',
+        body: ContactSearchBody,
+        response: { 200: ContactPage, ...errorResponses(400) },
+      },
+    },
+    async (req, reply) => sendPage(reply, await service.searchContacts(ctxOf(req), req.body, req.principal.keyId)),
+  );
+
+  app.get(
+    '/contacts/:id',
+    {
+      config: read,
+      schema: { operationId: 'getContact', tags, summary: 'Get a contact', params: IdParams, response: { 200: Contact, ...errorResponses(404) } },
+    },
+    async (req, reply) => sendJsonText(reply, await service.getContactJson(ctxOf(req), req.params.id)),
+  );
+}
+
+/** Create, update and delete one contact. */
+function writeRoutes(app: App): void {
+  app.post(
+    '/contacts',
+    {
+      config: { ...write, valueRules: service.CONTACT_VALUE_RULES, dataValueRules: service.CONTACT_DATA_RULES },
+      schema: {
+        operationId: 'createContact',
+        tags,
+        summary: 'Create a contact',
+        body: ContactCreate,
+        response: { 201: Contact, ...errorResponses(400, 404, 409) },
+      },
+    },
+    async (req, reply) => answer(reply, 201, service.createContact(ctxOf(req), req.body)),
+  );
+
+  app.patch(
+    '/contacts/:id',
+    {
+      config: { ...write, valueRules: service.CONTACT_VALUE_RULES, dataValueRules: service.CONTACT_DATA_RULES },
+      schema: {
+        operationId: 'updateContact',
+        tags,
+        summary: 'Update a contact',
+        params: IdParams,
+        body: ContactUpdate,
+        response: { 200: Contact, ...errorResponses(400, 404, 409) },
+      },
+    },
+    async (req) => service.updateContact(ctxOf(req), req.params.id, req.body),
+  );
+
+  app.delete(
+    '/contacts/:id',
+    {
+      config: write,
+      schema: {
+        operationId: 'deleteContact',
+        tags,
+        summary: 'Delete a contact (soft delete)',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Deleted; no body' }), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await service.deleteContact(ctxOf(req), req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}
