@@ -1,7 +1,7 @@
 /**
  * Checkpoints off the event loop. In WAL mode SQLite copies the WAL back into the database file when a
  * commit finds the WAL past `wal_autocheckpoint` pages, on the committing thread: every ~200 creates one
- * request took 14 ms instead of 0.3 (bench/RESULTS.md, 2026-11-26), which set the p99 of writes at one
+ * request took 14 ms instead of 0.3 (measured in the bench; bench/journal/), which set the p99 of writes at one
  * connection. This thread copies the committed frames a few milliseconds after they are written, on a
  * connection of its own, so the writer's automatic checkpoint, which stays (it alone can restart the WAL
  * under a steady load: a concurrent pass never sees the WAL without new frames), finds almost nothing left.

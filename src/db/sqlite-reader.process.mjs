@@ -9,7 +9,7 @@ const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 // 16 MiB: the planner statistics' pass (sqlite-stats.ts), which reads every index once at start, filled a 32 MiB
 // cache that the pooled statements (searches, deep pages, counts) then did not need: a reader held 41 MiB instead
-// of 25, and the bench's pooled scenarios ran as fast with 16 (bench/RESULTS.md, 2026-11-28 17:55).
+// of 25, and the bench's pooled scenarios ran as fast with 16 (bench/journal/).
 db.pragma('cache_size = -16384');
 // SQLITE_MMAP_MB, as the main connection maps it (db/index.ts): argv[3] is the bytes, 0 for none.
 const mmapBytes = Number(process.argv[3] ?? 0);
