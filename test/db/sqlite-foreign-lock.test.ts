@@ -66,6 +66,25 @@ function loopWatch(): { stop(): number } {
   };
 }
 
+/** Settles once another connection holds the file's write lock (a probe's BEGIN IMMEDIATE finds it busy). */
+async function writeLockHeld(): Promise<void> {
+  const probe = new SqliteDatabase(file);
+  probe.pragma('busy_timeout = 0');
+  try {
+    for (const started = performance.now(); performance.now() - started < 5_000; await sleep(10)) {
+      try {
+        probe.exec('begin immediate');
+        probe.exec('rollback');
+      } catch {
+        return;
+      }
+    }
+    assert.fail('nobody took the write lock within 5 s');
+  } finally {
+    probe.close();
+  }
+}
+
 const xs = () => (other.prepare('select x from t order by rowid').all() as { x: number }[]).map((r) => r.x);
 const insert = (tx: Db, x: number) => (tx as unknown as typeof db).insertInto('t').values({ x }).execute();
 const countPrepared = prepared((d: Db) => (d as unknown as Kysely<{ t: { x: number } }>).selectFrom('t').select((e) => e.fn.countAll<number>().as('n')));
@@ -170,6 +189,10 @@ test('a foreign checkpoint that holds the lock while it waits for a reader block
   const reader = new SqliteDatabase(file);
   reader.exec('begin');
   reader.prepare('select count(*) from t').get();
+  // Frames the reader's snapshot does not hold. The service's checkpointer may have copied the WAL before the
+  // reader began (it then reads the file alone): these frames cannot be copied while it reads, so the TRUNCATE
+  // checkpoint waits for the reader either way, with the write lock held.
+  for (let i = 0; i < 5; i++) other.prepare('insert into t (x) values (?)').run(150 + i);
   const driverUrl = new URL('../../src/db/sqlite-driver.mjs', import.meta.url).href;
   const child = spawn(
     process.execPath,
@@ -188,7 +211,7 @@ test('a foreign checkpoint that holds the lock while it waits for a reader block
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   try {
     await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
-    await sleep(100); // the checkpoint has the write lock and waits for `reader`
+    await writeLockHeld(); // the checkpoint has the write lock and waits for `reader`
     const watch = loopWatch();
     const write = timed(withTx(database.db, (tx) => insert(tx, 200)));
     for (let i = 0; i < 3; i++) {
