@@ -256,12 +256,7 @@ function cursorAfter(ctx: Ctx, binding: string, idColumn: string, row: Record<st
  * time. Any other filter, set to anything, sends the page to the read pool.
  */
 function walksTimeIndex(sortKey: string, filters: object, equality: EqualityWalk): boolean {
-  const { includeDeleted, ...rest } = filters as Record<string, unknown>;
-  const value = rest[equality.filter];
-  delete rest[equality.filter];
-  if (includeDeleted || Object.values(rest).some((v) => v !== undefined)) return false;
-  if (value !== undefined) return sortKey === equality.sortKey;
-  return sortKey === 'createdAt' || sortKey === 'updatedAt';
+  return timeWalk(sortKey, filters as Record<string, unknown>, equality, false);
 }
 
 /**
@@ -269,8 +264,17 @@ function walksTimeIndex(sortKey: string, filters: object, equality: EqualityWalk
  * that walksTimeIndex allows. Whether its row conditions are cheap enough is the query's to tell (walkWhere).
  */
 function probesTimeIndex(sortKey: string, filters: object, equality: EqualityWalk): boolean {
-  const walk = filters as { includeDeleted?: boolean } & Partial<Record<EqualityWalk['filter'], string>>;
-  return walksTimeIndex(sortKey, { includeDeleted: walk.includeDeleted, [equality.filter]: walk[equality.filter] }, equality);
+  return timeWalk(sortKey, filters as Record<string, unknown>, equality, true);
+}
+
+/** Both of the above, on every page: a loop over the filters' keys, no copy of them. */
+function timeWalk(sortKey: string, filters: Record<string, unknown>, equality: EqualityWalk, othersAllowed: boolean): boolean {
+  if (filters.includeDeleted) return false;
+  if (!othersAllowed) {
+    for (const key in filters) if (key !== equality.filter && key !== 'includeDeleted' && filters[key] !== undefined) return false;
+  }
+  if (filters[equality.filter] !== undefined) return sortKey === equality.sortKey;
+  return sortKey === 'createdAt' || sortKey === 'updatedAt';
 }
 
 // ------------------------------------------------------------------------------------------------
