@@ -47,7 +47,7 @@ export interface DbOptions {
 
 /** The settings createDatabase reads. */
 export type DatabaseConfig = Pick<Config, 'databaseUrl' | 'dataDir'> &
-  Partial<Pick<Config, 'queryTimeoutMs' | 'queryQueuePerTenant' | 'databasePoolSize' | 'sqliteMmapMb'>>;
+  Partial<Pick<Config, 'queryTimeoutMs' | 'queryQueuePerTenant' | 'databasePoolSize' | 'sqliteMmapMb' | 'sqliteCacheMb'>>;
 
 /** Connections of the read pool: `opts.readers`, else the cores, 2 to 4. */
 export function readerCount(opts: DbOptions): number {

@@ -1,5 +1,5 @@
 /** SQLite's side of createDatabase: the file, the writer connection and its driver, the read pool. */
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite from 'better-sqlite3';
 import { Kysely } from 'kysely';
@@ -48,6 +48,8 @@ export function openSqlite(config: DatabaseConfig, opts: DbOptions, poolOptions:
   const raw = new SqliteDatabase(file);
   const mmapBytes = (config.sqliteMmapMb ?? 0) * 1024 * 1024;
   tuneWriter(raw, mmapBytes);
+  const sizeCache = () => raw.pragma(`cache_size = -${cacheMib(config.sqliteCacheMb ?? 0, file) * 1024}`);
+  sizeCache();
   registerSqliteFunctions(raw);
   const sqliteFile = file;
   const inMemory = file === ':memory:' || file === '';
@@ -79,6 +81,7 @@ export function openSqlite(config: DatabaseConfig, opts: DbOptions, poolOptions:
     // indexes that lead with tenant_id, and a full ANALYZE would hold the write lock for seconds).
     optimize: async (onError = () => {}) => {
       const shapes = await onRawConnection(() => {
+        sizeCache();
         sampleIndexesWithoutLines(raw);
         return indexesWithStatistics(raw);
       });
@@ -94,6 +97,31 @@ export function openSqlite(config: DatabaseConfig, opts: DbOptions, poolOptions:
   });
 }
 
+/** The writer's page cache when SQLITE_CACHE_MB is unset (0): the data and a quarter more, within these (MiB). */
+export const CACHE_MIN_MIB = 8;
+export const CACHE_MAX_MIB = 32;
+
+/**
+ * The writer's page cache, in MiB: `configured` when set, else sized to the database file (its size and a
+ * quarter more, CACHE_MIN_MIB to CACHE_MAX_MIB).
+ * NOTE: a page the cache misses comes from the OS's file cache, a system call and a copy away. With the bench's
+ * small contacts a fixed 8 MiB cost no CPU measured (the indexes' interior pages, read by every statement, take a
+ * few hundred KiB), but 10,000 realistic contacts take 27 MB with their indexes, and point reads at random then
+ * paid a `pread` or two each. The cache fills only with pages read, so a small database never holds more than
+ * itself; the bound keeps the server's memory within its target (200 MiB after the bench: at 64 MiB it held
+ * ~47 MiB more than at 16). Re-measured hourly with the planner statistics, as the data grows.
+ */
+export function cacheMib(configured: number, file: string): number {
+  if (configured > 0) return configured;
+  let bytes = 0;
+  try {
+    bytes = statSync(file).size;
+  } catch {
+    // in memory, or not created yet: the least
+  }
+  return Math.min(CACHE_MAX_MIB, Math.max(CACHE_MIN_MIB, Math.ceil((bytes * 1.25) / 2 ** 20)));
+}
+
 /** The writer connection's settings. */
 function tuneWriter(raw: BetterSqlite.Database, mmapBytes: number): void {
   raw.pragma('journal_mode = WAL');
@@ -105,12 +133,6 @@ function tuneWriter(raw: BetterSqlite.Database, mmapBytes: number): void {
   // most QUERY_TIMEOUT_MS (the deadline of a request's statements, one setting for the operator), then answers
   // 503 database_unavailable. Opening the file (openSqlite) may still wait (better-sqlite3's 5 s default): once, at start.
   raw.pragma('busy_timeout = 0');
-  // NOTE: 8 MiB of page cache on the writer. Pages it misses come from the OS's file cache, a copy away: at
-  // 64 MiB the server held ~47 MiB more after the bench than at 16 (the cache fills under load), for no CPU
-  // measured on point reads and writes in the bench; 16 → 8 MiB held 12 MiB less, again for no CPU measured
-  // on point reads, pages, owner filters and writes. The interior pages of the indexes, read by every
-  // statement, take a few hundred KiB.
-  raw.pragma('cache_size = -8192');
   // NOTE: SQLITE_MMAP_MB (off by default) maps that much of the file into each connection (this one and the read
   // processes'): a page missing from the cache is then read from the OS's file cache in place, without a system
   // call and a copy. That matters when reads land at random in tables much larger than the cache: a page of 50
