@@ -47,6 +47,8 @@ export interface Config {
   eventRetentionDays: number;
   /** How long webhook delivery records are kept (`DELIVERY_RETENTION_DAYS`, default EVENT_RETENTION_DAYS). */
   deliveryRetentionDays: number;
+  /** How long a soft-deleted record can be restored; older ones are purged by the workers (D.1, `RESTORE_WINDOW_DAYS`). */
+  restoreWindowDays: number;
   /** Long-polls of `GET /events?wait=` one API key may have waiting at once (`EVENT_WAIT_PER_KEY`). */
   eventWaitPerKey: number;
   /** Long-polls one server process holds at once (`EVENT_WAIT_MAX`). */
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays,
     // NOTE: A.2 names one retention for "events and delivery records"; deliveries follow it unless set apart.
     deliveryRetentionDays: days(env, 'DELIVERY_RETENTION_DAYS', eventRetentionDays, 0.0001, 36_500),
+    restoreWindowDays: days(env, 'RESTORE_WINDOW_DAYS', 90, 0.0001, 36_500),
     eventWaitPerKey: int(env, 'EVENT_WAIT_PER_KEY', 10, 1, 10_000),
     eventWaitMax: int(env, 'EVENT_WAIT_MAX', 1_000, 1, 1_000_000),
     retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),

@@ -75,6 +75,7 @@ export const ERROR_CODES: Readonly<Record<string, number>> = {
   duplicate_cnpj: 409,
   duplicate_domain: 409,
   duplicate_name: 409,
+  not_deleted: 409,
   stage_invalid: 409,
   list_kind_mismatch: 409,
   delivery_in_progress: 409,
@@ -160,6 +161,8 @@ export const errors = {
       field,
     }),
   conflict: (code: string, message: string, extra: Record<string, unknown> = {}) => new ApiError(409, code, message, extra),
+  /** D.1: restoring a record that is not deleted. */
+  notDeleted: (noun: string) => new ApiError(409, 'not_deleted', `This ${noun} is not deleted; only a deleted ${noun} can be restored`),
   /** NOTE: B.8 — the spec answers 400 (not 409) for a second live proposal of one deal. */
   duplicateProposalForDeal: (existingProposalId?: string) =>
     new ApiError(400, 'duplicate_proposal_for_deal', 'This deal already has a proposal (at most one per deal)', {

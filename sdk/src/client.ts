@@ -39,6 +39,21 @@ export type RequestBody<P extends keyof paths, M extends HttpMethod = 'post'> = 
   ? B
   : never;
 
+/** A record as its restore answers it (the single read's schema). */
+type Restored<P extends RestorePath> = paths[P] extends { post: { responses: { 200: { content: { 'application/json': infer R } } } } } ? R : never;
+type RestorePath =
+  | '/api/v1/contacts/{id}/restore'
+  | '/api/v1/companies/{id}/restore'
+  | '/api/v1/deals/{id}/restore'
+  | '/api/v1/proposals/{id}/restore'
+  | '/api/v1/lists/{id}/restore';
+
+/** The operations of a resource with soft delete that have a name of their own (restore: CONTRACT D.1). */
+export interface Restorable<P extends RestorePath> {
+  /** Brings back a record deleted within the restore window; resolves to it as its single read answers it. */
+  restore(id: string): Promise<Restored<P>>;
+}
+
 export interface CrmClient {
   GET: CrmMethod<'get'>;
   POST: CrmMethod<'post'>;
@@ -48,6 +63,11 @@ export interface CrmClient {
   paginate: Paginate;
   /** Adds openapi-fetch middleware (runs before the answer is turned into a `CrmApiError`). */
   use(...middleware: Middleware[]): void;
+  contacts: Restorable<'/api/v1/contacts/{id}/restore'>;
+  companies: Restorable<'/api/v1/companies/{id}/restore'>;
+  deals: Restorable<'/api/v1/deals/{id}/restore'>;
+  proposals: Restorable<'/api/v1/proposals/{id}/restore'>;
+  lists: Restorable<'/api/v1/lists/{id}/restore'>;
 }
 
 /** Non-2xx → CrmApiError. Registered first, so its onResponse runs last, after any user middleware. */
@@ -72,6 +92,20 @@ export function createClient(options: ClientOptions): CrmClient {
     PATCH: client.PATCH,
     DELETE: client.DELETE,
     use: (...middleware: Middleware[]) => client.use(...middleware),
-  } as unknown as Omit<CrmClient, 'paginate'>;
-  return { ...crm, paginate: paginator(crm) };
+  } as unknown as Pick<CrmClient, 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'use'>;
+  const restorable = <P extends RestorePath>(path: P): Restorable<P> => ({
+    restore: async (id) => {
+      const { data } = await (crm.POST as unknown as (p: string, init: unknown) => Promise<{ data: Restored<P> }>)(path, { params: { path: { id } } });
+      return data;
+    },
+  });
+  return {
+    ...crm,
+    paginate: paginator(crm),
+    contacts: restorable('/api/v1/contacts/{id}/restore'),
+    companies: restorable('/api/v1/companies/{id}/restore'),
+    deals: restorable('/api/v1/deals/{id}/restore'),
+    proposals: restorable('/api/v1/proposals/{id}/restore'),
+    lists: restorable('/api/v1/lists/{id}/restore'),
+  };
 }

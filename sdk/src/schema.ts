@@ -656,6 +656,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/lists/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted list
+         * @description Requires scope `lists:write`. Brings back a list deleted within the restore window (90 days unless the operator set another): 200 with it as `GET /lists/:id` answers it (`updatedAt` moves), and a `list.restored` event. Its members show again. References that other deletions cleared meanwhile stay cleared. Not deleted: 409 `not_deleted`. Missing, deleted longer ago than the window, or purged: 404 `not_found`.
+         */
+        post: operations["restoreList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/proposals/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted proposal
+         * @description Requires scope `proposals:write`. Brings back a proposal deleted within the restore window (90 days unless the operator set another): 200 with it as `GET /proposals/:id` answers it (`updatedAt` moves), and a `proposal.restored` event. References that other deletions cleared meanwhile stay cleared. Not deleted: 409 `not_deleted`. Missing, deleted longer ago than the window, or purged: 404 `not_found`. A unique value a live record took meanwhile: the create’s duplicate error naming that record, nothing restored.
+         */
+        post: operations["restoreProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contacts/{id}/deals": {
         parameters: {
             query?: never;
@@ -770,6 +810,26 @@ export interface paths {
          * @description Requires scope `deals:write`. Soft-deletes each id as `DELETE /deals/:id` would: status 204, or 404 for an id not found (also a repeat within the call). 1–100 ids (400 `validation_failed` beyond); one call counts once against the rate limit; accepts `Idempotency-Key`.
          */
         post: operations["deleteDealsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deals/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted deal
+         * @description Requires scope `deals:write`. Brings back a deal deleted within the restore window (90 days unless the operator set another): 200 with it as `GET /deals/:id` answers it (`updatedAt` moves), and a `deal.restored` event. Its tags and static-list memberships show again. References that other deletions cleared meanwhile stay cleared. Not deleted: 409 `not_deleted`. Missing, deleted longer ago than the window, or purged: 404 `not_found`.
+         */
+        post: operations["restoreDeal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -930,6 +990,26 @@ export interface paths {
          * @description Requires scope `contacts:write`. Soft-deletes each id as `DELETE /contacts/:id` would: status 204, or 404 for an id not found (also a repeat within the call). 1–100 ids (400 `validation_failed` beyond); one call counts once against the rate limit; accepts `Idempotency-Key`.
          */
         post: operations["deleteContactsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted contact
+         * @description Requires scope `contacts:write`. Brings back a contact deleted within the restore window (90 days unless the operator set another): 200 with it as `GET /contacts/:id` answers it (`updatedAt` moves), and a `contact.restored` event. Its tags and static-list memberships show again. References that other deletions cleared meanwhile stay cleared. Not deleted: 409 `not_deleted`. Missing, deleted longer ago than the window, or purged: 404 `not_found`. A unique value a live record took meanwhile: the create’s duplicate error naming that record, nothing restored.
+         */
+        post: operations["restoreContact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1156,6 +1236,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/companies/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted company
+         * @description Requires scope `companies:write`. Brings back a company deleted within the restore window (90 days unless the operator set another): 200 with it as `GET /companies/:id` answers it (`updatedAt` moves), and a `company.restored` event. Its tags and static-list memberships show again. References that other deletions cleared meanwhile stay cleared. Not deleted: 409 `not_deleted`. Missing, deleted longer ago than the window, or purged: 404 `not_found`. A unique value a live record took meanwhile: the create’s duplicate error naming that record, nothing restored.
+         */
+        post: operations["restoreCompany"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/forms/{id}/submissions": {
         parameters: {
             query?: never;
@@ -1264,6 +1364,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Contact restored
+         * @description A deleted contact was restored (POST /contacts/:id/restore); `data.contact` is the contact as GET /contacts/:id answers it afterwards.
+         *
+         *     Sent to every active webhook subscribed to `contact.restored` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_contact_restored"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "company.created": {
         parameters: {
             query?: never;
@@ -1324,6 +1446,28 @@ export interface webhooks {
          *     Sent to every active webhook subscribed to `company.deleted` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
          */
         post: operations["event_company_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "company.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Company restored
+         * @description A deleted company was restored (POST /companies/:id/restore); `data.company` is the company as GET /companies/:id answers it afterwards.
+         *
+         *     Sent to every active webhook subscribed to `company.restored` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_company_restored"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1456,6 +1600,28 @@ export interface webhooks {
          *     Sent to every active webhook subscribed to `deal.deleted` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
          */
         post: operations["event_deal_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deal.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deal restored
+         * @description A deleted deal was restored (POST /deals/:id/restore); `data.deal` is the deal as GET /deals/:id answers it afterwards.
+         *
+         *     Sent to every active webhook subscribed to `deal.restored` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_deal_restored"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1638,6 +1804,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "list.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List restored
+         * @description A deleted list was restored (POST /lists/:id/restore); `data.list` is the list as GET /lists/:id answers it afterwards.
+         *
+         *     Sent to every active webhook subscribed to `list.restored` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_list_restored"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "proposal.sent": {
         parameters: {
             query?: never;
@@ -1720,6 +1908,28 @@ export interface webhooks {
          *     Sent to every active webhook subscribed to `proposal.expired` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
          */
         post: operations["event_proposal_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "proposal.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Proposal restored
+         * @description A deleted proposal was restored (POST /proposals/:id/restore); `data.proposal` is the proposal as GET /proposals/:id answers it afterwards.
+         *
+         *     Sent to every active webhook subscribed to `proposal.restored` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_proposal_restored"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5815,7 +6025,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event keys to return (default: every type). An unknown key is 400 `validation_failed`. Keys: `contact.created`, `contact.updated`, `contact.deleted`, `company.created`, `company.updated`, `company.deleted`, `deal.created`, `deal.updated`, `deal.stage_changed`, `deal.won`, `deal.lost`, `deal.deleted`, `activity.created`, `activity.updated`, `activity.deleted`, `tag.created`, `tag.updated`, `tag.deleted`, `list.member_added`, `list.member_removed`, `proposal.sent`, `proposal.accepted`, `proposal.declined`, `proposal.expired`, `form.submitted`, `webhook.disabled` */
+                /** @description Comma-separated event keys to return (default: every type). An unknown key is 400 `validation_failed`. Keys: `contact.created`, `contact.updated`, `contact.deleted`, `contact.restored`, `company.created`, `company.updated`, `company.deleted`, `company.restored`, `deal.created`, `deal.updated`, `deal.stage_changed`, `deal.won`, `deal.lost`, `deal.deleted`, `deal.restored`, `activity.created`, `activity.updated`, `activity.deleted`, `tag.created`, `tag.updated`, `tag.deleted`, `list.member_added`, `list.member_removed`, `list.restored`, `proposal.sent`, `proposal.accepted`, `proposal.declined`, `proposal.expired`, `proposal.restored`, `form.submitted`, `webhook.disabled` */
                 types?: string;
                 /** @description An event id: only events strictly after it in the log. Pass the `id` of the last event you processed. An id that is not an event of the tenant (or that retention removed) matches nothing, as any filter naming a missing id (200 with an empty `data`, at once even with `wait`): start again without it */
                 after?: string;
@@ -10094,6 +10304,439 @@ export interface operations {
             };
         };
     };
+    restoreList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Hc2pQ9mX4vK1nB8sT3L",
+                     *       "name": "Event attendees",
+                     *       "objectType": "contact",
+                     *       "kind": "static",
+                     *       "description": "People met at the 2026 fair",
+                     *       "filters": null,
+                     *       "memberCount": 42,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /**
+                         * @description Type of the member records; immutable
+                         * @enum {string}
+                         */
+                        objectType: "contact" | "company" | "deal";
+                        /**
+                         * @description `static` (members managed through the API) or `dynamic` (members follow `filters`); immutable
+                         * @enum {string}
+                         */
+                        kind: "static" | "dynamic";
+                        description: string | null;
+                        /** @description Read-only. For a dynamic list, the filter that defines its members (`{ operator, conditions }`, the language of `POST /contacts/search`); `null` for a static list. */
+                        filters: unknown;
+                        /** @description Members that are not soft-deleted records */
+                        memberCount: number;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restoreProposal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "prp_9Kd2mQ7pX1vB4nT8sR3L",
+                     *       "number": "PR-2026-0042",
+                     *       "subject": "CRM licenses for Acme",
+                     *       "status": "draft",
+                     *       "sentAt": null,
+                     *       "dealId": null,
+                     *       "deal": null,
+                     *       "contactId": null,
+                     *       "contact": null,
+                     *       "clientId": null,
+                     *       "company": null,
+                     *       "recipientName": null,
+                     *       "recipientEmail": "buyer@acme.com.br",
+                     *       "items": [
+                     *         {
+                     *           "id": "pit_2Lm8qR4tW9xN1pK7vB3Z",
+                     *           "order": 0,
+                     *           "name": "CRM license",
+                     *           "description": "Annual, per seat",
+                     *           "qty": 3,
+                     *           "unit": "Unidade",
+                     *           "rate": 19.99,
+                     *           "discountPct": 10,
+                     *           "taxPct": 5,
+                     *           "total": 56.67
+                     *         }
+                     *       ],
+                     *       "discount": 6.67,
+                     *       "adjustment": 0,
+                     *       "subtotal": 56.67,
+                     *       "total": 50,
+                     *       "notes": null,
+                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @description `PR-<year>-<seq>`: per tenant and year, 4 digits or more, never reused */
+                        number: string;
+                        subject: string;
+                        /** @enum {string} */
+                        status: "draft" | "sent" | "accepted" | "declined" | "expired";
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        sentAt: string | null;
+                        dealId: string | null;
+                        deal: components["schemas"]["Deal"] | null;
+                        contactId: string | null;
+                        contact: {
+                            id: string;
+                            firstName: string;
+                            lastName: string | null;
+                            /** @description Trimmed and lower-cased; unique per tenant */
+                            email: string | null;
+                            /** @description E.164 (`+5511987654321`); unique per tenant */
+                            phone: string | null;
+                            /** @description Associated company */
+                            companyId: string | null;
+                            /** @description Owning user */
+                            ownerId: string | null;
+                            /** @description Tag ids */
+                            tags: string[];
+                            /**
+                             * @description Custom property values keyed by property id (never by internalName)
+                             * @example {
+                             *       "prop_segment": "smb"
+                             *     }
+                             */
+                            customProperties: {
+                                [key: string]: unknown;
+                            };
+                            score: number | null;
+                            /**
+                             * @description UTC ISO-8601 timestamp with milliseconds
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * @description UTC ISO-8601 timestamp with milliseconds
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                            /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                            deletedAt?: string | null;
+                        } | null;
+                        /** @description Client company id */
+                        clientId: string | null;
+                        company: {
+                            id: string;
+                            name: string;
+                            /** @description 14 characters, punctuation stripped (digits only for a numeric CNPJ) */
+                            cnpj: string | null;
+                            /** @description Full http(s) URL */
+                            website: string | null;
+                            /** @description Bare lower-case host name; matches contacts by e-mail domain */
+                            domain: string | null;
+                            /** @description E.164 */
+                            phone: string | null;
+                            industry: string | null;
+                            ownerId: string | null;
+                            /** @description Tag ids */
+                            tags: string[];
+                            /**
+                             * @description Custom property values keyed by property id (never by internalName)
+                             * @example {
+                             *       "prop_segment": "smb"
+                             *     }
+                             */
+                            customProperties: {
+                                [key: string]: unknown;
+                            };
+                            /**
+                             * @description UTC ISO-8601 timestamp with milliseconds
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * @description UTC ISO-8601 timestamp with milliseconds
+                             * @example 2026-11-22T10:00:00.000Z
+                             */
+                            updatedAt: string;
+                            /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                            deletedAt?: string | null;
+                        } | null;
+                        recipientName: string | null;
+                        recipientEmail: string | null;
+                        items: {
+                            id: string;
+                            /** @description 0-based position in `items` */
+                            order: number;
+                            name: string;
+                            description: string | null;
+                            qty: number;
+                            unit: string;
+                            /** @description Unit price, at most 2 decimals */
+                            rate: number;
+                            /** @description Percent taken off qty × rate */
+                            discountPct: number;
+                            /** @description Percent added to the discounted amount */
+                            taxPct: number;
+                            /** @description qty × rate − discountPct % + taxPct % of the discounted amount, rounded half-up to 2 decimals */
+                            total: number;
+                        }[];
+                        /** @description Absolute discount on the subtotal */
+                        discount: number;
+                        /** @description Extra adjustment; may be negative */
+                        adjustment: number;
+                        /** @description Σ item totals */
+                        subtotal: number;
+                        /** @description subtotal − discount + adjustment */
+                        total: number;
+                        notes: string | null;
+                        ownerId: string | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listContactDeals: {
         parameters: {
             query?: never;
@@ -11424,6 +12067,185 @@ export interface operations {
                 };
             };
             /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restoreDeal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                     *       "title": "Acme — 50 licenses",
+                     *       "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                     *       "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                     *       "value": 12500.5,
+                     *       "currency": "BRL",
+                     *       "contactId": null,
+                     *       "contact": null,
+                     *       "companyId": null,
+                     *       "company": null,
+                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "expectedCloseDate": "2026-12-15",
+                     *       "customProperties": {},
+                     *       "tags": [],
+                     *       "isWon": false,
+                     *       "isLost": false,
+                     *       "closedAt": null,
+                     *       "lossReasonId": null,
+                     *       "lossNotes": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        title: string;
+                        pipelineId: string;
+                        stageId: string;
+                        /** @description Amount with at most 2 decimals, exact */
+                        value: number | null;
+                        /** @description ISO 4217 code */
+                        currency: string;
+                        contactId: string | null;
+                        contact: components["schemas"]["Contact"] | null;
+                        companyId: string | null;
+                        company: components["schemas"]["Company"] | null;
+                        ownerId: string | null;
+                        /** @description YYYY-MM-DD */
+                        expectedCloseDate: string | null;
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Tag ids */
+                        tags: string[];
+                        isWon: boolean;
+                        isLost: boolean;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        closedAt: string | null;
+                        lossReasonId: string | null;
+                        lossNotes: string | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
             409: {
                 headers: {
                     /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
@@ -13091,6 +13913,168 @@ export interface operations {
             };
         };
     };
+    restoreContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *       "firstName": "Maria",
+                     *       "lastName": "Silva",
+                     *       "email": "maria@acme.com.br",
+                     *       "phone": "+5511987654321",
+                     *       "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *       "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *       "tags": [
+                     *         "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *       ],
+                     *       "customProperties": {
+                     *         "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *       },
+                     *       "score": 72,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        firstName: string;
+                        lastName: string | null;
+                        /** @description Trimmed and lower-cased; unique per tenant */
+                        email: string | null;
+                        /** @description E.164 (`+5511987654321`); unique per tenant */
+                        phone: string | null;
+                        /** @description Associated company */
+                        companyId: string | null;
+                        /** @description Owning user */
+                        ownerId: string | null;
+                        /** @description Tag ids */
+                        tags: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        score: number | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listWebhookEventTypes: {
         parameters: {
             query?: never;
@@ -13456,7 +14440,7 @@ export interface operations {
                 /** @description Only deliveries in this status */
                 status?: "pending" | "retry_scheduled" | "delivered" | "permanent_failure";
                 /** @description Only deliveries of this event type (a key of GET /webhooks/event-types, or `webhook.test`) */
-                event?: "contact.created" | "contact.updated" | "contact.deleted" | "company.created" | "company.updated" | "company.deleted" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.deleted" | "activity.created" | "activity.updated" | "activity.deleted" | "tag.created" | "tag.updated" | "tag.deleted" | "list.member_added" | "list.member_removed" | "proposal.sent" | "proposal.accepted" | "proposal.declined" | "proposal.expired" | "form.submitted" | "webhook.disabled" | "webhook.test";
+                event?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "company.created" | "company.updated" | "company.deleted" | "company.restored" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.deleted" | "deal.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "tag.created" | "tag.updated" | "tag.deleted" | "list.member_added" | "list.member_removed" | "list.restored" | "proposal.sent" | "proposal.accepted" | "proposal.declined" | "proposal.expired" | "proposal.restored" | "form.submitted" | "webhook.disabled" | "webhook.test";
                 /** @description Alias of `limit` (same range); both given with different values: 400 `validation_failed` */
                 pageSize?: number;
                 /** @description Deliveries per page, newest first (default 50, max 100); `pageSize` is an alias */
@@ -15038,6 +16022,168 @@ export interface operations {
             };
         };
     };
+    restoreCompany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *       "name": "Acme Ltda",
+                     *       "cnpj": "11222333000181",
+                     *       "website": "https://www.acme.com.br",
+                     *       "domain": "acme.com.br",
+                     *       "phone": "+551133334444",
+                     *       "industry": "Manufacturing",
+                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "tags": [
+                     *         "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *       ],
+                     *       "customProperties": {
+                     *         "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *       },
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @description 14 characters, punctuation stripped (digits only for a numeric CNPJ) */
+                        cnpj: string | null;
+                        /** @description Full http(s) URL */
+                        website: string | null;
+                        /** @description Bare lower-case host name; matches contacts by e-mail domain */
+                        domain: string | null;
+                        /** @description E.164 */
+                        phone: string | null;
+                        industry: string | null;
+                        ownerId: string | null;
+                        /** @description Tag ids */
+                        tags: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with an existing record; or `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listFormSubmissions: {
         parameters: {
             query?: {
@@ -15615,6 +16761,120 @@ export interface operations {
             };
         };
     };
+    event_contact_restored: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example contact.restored
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "contact.restored",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "contact": {
+                 *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                 *           "firstName": "Maria",
+                 *           "lastName": "Silva",
+                 *           "email": "maria@acme.com.br",
+                 *           "phone": "+5511987654321",
+                 *           "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                 *           "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                 *           "tags": [
+                 *             "tag_8Fq2kL0pX9wR3tY6uI1o"
+                 *           ],
+                 *           "customProperties": {
+                 *             "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                 *           },
+                 *           "score": 72,
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "contact.restored";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    /** @description The record under `contact` */
+                    data: {
+                        /** @description The contact as GET /contacts/:id returns it */
+                        contact: components["schemas"]["Contact"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     event_company_created: {
         parameters: {
             query?: never;
@@ -15936,6 +17196,120 @@ export interface operations {
                      * @constant
                      */
                     event: "company.deleted";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    /** @description The record under `company` */
+                    data: {
+                        /** @description The company as GET /companies/:id returns it */
+                        company: components["schemas"]["Company"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_company_restored: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example company.restored
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "company.restored",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "company": {
+                 *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                 *           "name": "Acme Ltda",
+                 *           "cnpj": "11222333000181",
+                 *           "website": "https://www.acme.com.br",
+                 *           "domain": "acme.com.br",
+                 *           "phone": "+551133334444",
+                 *           "industry": "Manufacturing",
+                 *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                 *           "tags": [
+                 *             "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                 *           ],
+                 *           "customProperties": {
+                 *             "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                 *           },
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "company.restored";
                     tenantId: string;
                     /**
                      * Format: date-time
@@ -16663,6 +18037,125 @@ export interface operations {
                      * @constant
                      */
                     event: "deal.deleted";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    /** @description The record under `deal` */
+                    data: {
+                        /** @description The deal as GET /deals/:id returns it */
+                        deal: components["schemas"]["Deal"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_deal_restored: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example deal.restored
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "deal.restored",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "deal": {
+                 *           "id": "deal_7Hq3nW2xK9mR4tB1pZ6C",
+                 *           "title": "Acme — 50 licenses",
+                 *           "pipelineId": "pip_2mK8qR5tW1xN7pL3vB9Z",
+                 *           "stageId": "stg_5tR1wQ8mK3xB7nP2zL9V",
+                 *           "value": 12500.5,
+                 *           "currency": "BRL",
+                 *           "contactId": null,
+                 *           "contact": null,
+                 *           "companyId": null,
+                 *           "company": null,
+                 *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                 *           "expectedCloseDate": "2026-12-15",
+                 *           "customProperties": {},
+                 *           "tags": [],
+                 *           "isWon": false,
+                 *           "isLost": false,
+                 *           "closedAt": null,
+                 *           "lossReasonId": null,
+                 *           "lossNotes": null,
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "deal.restored";
                     tenantId: string;
                     /**
                      * Format: date-time
@@ -17594,6 +19087,113 @@ export interface operations {
             };
         };
     };
+    event_list_restored: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example list.restored
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "list.restored",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "list": {
+                 *           "id": "lst_7Hc2pQ9mX4vK1nB8sT3L",
+                 *           "name": "Event attendees",
+                 *           "objectType": "contact",
+                 *           "kind": "static",
+                 *           "description": "People met at the 2026 fair",
+                 *           "filters": null,
+                 *           "memberCount": 42,
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "list.restored";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    /** @description The record under `list` */
+                    data: {
+                        /** @description The list as GET /lists/:id (after the change) returns it */
+                        list: components["schemas"]["List"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     event_proposal_sent: {
         parameters: {
             query?: never;
@@ -18095,6 +19695,139 @@ export interface operations {
                      * @constant
                      */
                     event: "proposal.expired";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    /** @description The record under `proposal` */
+                    data: {
+                        /** @description The proposal as GET /proposals/:id returns it */
+                        proposal: components["schemas"]["Proposal"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_proposal_restored: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example proposal.restored
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "proposal.restored",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "proposal": {
+                 *           "id": "prp_9Kd2mQ7pX1vB4nT8sR3L",
+                 *           "number": "PR-2026-0042",
+                 *           "subject": "CRM licenses for Acme",
+                 *           "status": "draft",
+                 *           "sentAt": null,
+                 *           "dealId": null,
+                 *           "deal": null,
+                 *           "contactId": null,
+                 *           "contact": null,
+                 *           "clientId": null,
+                 *           "company": null,
+                 *           "recipientName": null,
+                 *           "recipientEmail": "buyer@acme.com.br",
+                 *           "items": [
+                 *             {
+                 *               "id": "pit_2Lm8qR4tW9xN1pK7vB3Z",
+                 *               "order": 0,
+                 *               "name": "CRM license",
+                 *               "description": "Annual, per seat",
+                 *               "qty": 3,
+                 *               "unit": "Unidade",
+                 *               "rate": 19.99,
+                 *               "discountPct": 10,
+                 *               "taxPct": 5,
+                 *               "total": 56.67
+                 *             }
+                 *           ],
+                 *           "discount": 6.67,
+                 *           "adjustment": 0,
+                 *           "subtotal": 56.67,
+                 *           "total": 50,
+                 *           "notes": null,
+                 *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "proposal.restored";
                     tenantId: string;
                     /**
                      * Format: date-time

@@ -33,3 +33,84 @@ export async function liveIdBy(db: Db, table: SoftDeleteTable, tenantId: string,
     .executeTakeFirst();
   return r?.id;
 }
+
+/** A row of the tenant whatever its state (D.1 restore): when it was deleted (null: live), and the `columns` asked. */
+export async function anyRow(
+  db: Db,
+  table: SoftDeleteTable,
+  tenantId: string,
+  id: string,
+  columns: readonly string[],
+): Promise<Record<string, unknown> | undefined> {
+  return db
+    .selectFrom(table as 'contacts')
+    .select([sql.ref('deleted_at').as('deleted_at'), ...columns.map((c) => sql.ref(c).as(c))])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Brings back one row deleted at or after `since` (its updatedAt moves); returns 1, or 0 when live, missing or older. */
+export async function restoreRow(db: Db, table: SoftDeleteTable, tenantId: string, id: string, since: string, now: string): Promise<number> {
+  const r = await db
+    .updateTable(table as 'contacts')
+    .set({ deleted_at: null, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is not', null)
+    .where('deleted_at', '>=', since)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** The object type of a table's rows in `record_tags` and list memberships (lists have neither tags nor memberships of their own). */
+const MEMBER_TYPES: Partial<Record<SoftDeleteTable, string>> = { contacts: 'contact', companies: 'company', deals: 'deal' };
+
+/**
+ * Purges for good up to `limit` rows of `table`, of every tenant, deleted before `before` (oldest first), with their
+ * tag links and static-list memberships (a list's own members, for lists); returns how many rows went. The caller
+ * runs it in a transaction of its own, batch after batch (workers/retention.ts).
+ */
+export async function purgeDeletedRows(db: Db, table: SoftDeleteTable, before: string, limit: number): Promise<number> {
+  const rows = await db
+    .selectFrom(table as 'contacts')
+    .select(['tenant_id', 'id'])
+    .where('deleted_at', 'is not', null)
+    .where('deleted_at', '<', before)
+    .orderBy('deleted_at')
+    .limit(limit)
+    .execute();
+  const type = MEMBER_TYPES[table];
+  for (const { tenant_id, id } of rows) {
+    if (type) {
+      await db.deleteFrom('record_tags').where('tenant_id', '=', tenant_id).where('object_type', '=', type).where('object_id', '=', id).execute();
+      await db.deleteFrom('list_members').where('tenant_id', '=', tenant_id).where('object_id', '=', id).execute();
+    } else if (table === 'lists') {
+      await db.deleteFrom('list_members').where('tenant_id', '=', tenant_id).where('list_id', '=', id).execute();
+    }
+    await db
+      .deleteFrom(table as 'contacts')
+      .where('tenant_id', '=', tenant_id)
+      .where('id', '=', id)
+      .execute();
+  }
+  return rows.length;
+}
+
+/**
+ * Clears `column` of one row when the record it names (a row of `target`) is not live: after a restore (D.1), the
+ * reference that the target's deletion would have cleared had the row been live then (a company's deletion clears
+ * its live contacts' and deals' `companyId`).
+ */
+export async function clearDeadReference(db: Db, table: SoftDeleteTable, tenantId: string, id: string, column: string, target: SoftDeleteTable): Promise<void> {
+  await db
+    .updateTable(table as 'contacts')
+    .set({ [column]: null } as never)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where(sql.ref(column), 'is not', null)
+    .where(
+      sql<boolean>`not exists (select 1 from ${sql.table(target)} t where t.tenant_id = ${tenantId} and t.id = ${sql.ref(`${table}.${column}`)} and t.deleted_at is null)`,
+    )
+    .execute();
+}

@@ -1,20 +1,23 @@
 /**
- * Event catalog: spec 6.1, CONTRACT B.8/B.9 (the four proposal status events) and C.4 (every change an
- * integrator syncs). `data.<dataKey ?? objectType>` holds the record.
+ * Event catalog: spec 6.1, CONTRACT B.8/B.9 (the four proposal status events), C.4 (every change an
+ * integrator syncs) and D.1 (`<type>.restored`). `data.<dataKey ?? objectType>` holds the record.
  */
 export const EVENT_TYPES = [
   { key: 'contact.created', label: 'Contact created', objectType: 'contact' },
   { key: 'contact.updated', label: 'Contact updated', objectType: 'contact' },
   { key: 'contact.deleted', label: 'Contact deleted', objectType: 'contact' },
+  { key: 'contact.restored', label: 'Contact restored', objectType: 'contact' },
   { key: 'company.created', label: 'Company created', objectType: 'company' },
   { key: 'company.updated', label: 'Company updated', objectType: 'company' },
   { key: 'company.deleted', label: 'Company deleted', objectType: 'company' },
+  { key: 'company.restored', label: 'Company restored', objectType: 'company' },
   { key: 'deal.created', label: 'Deal created', objectType: 'deal' },
   { key: 'deal.updated', label: 'Deal updated', objectType: 'deal' },
   { key: 'deal.stage_changed', label: 'Deal moved to another stage', objectType: 'deal' },
   { key: 'deal.won', label: 'Deal won', objectType: 'deal' },
   { key: 'deal.lost', label: 'Deal lost', objectType: 'deal' },
   { key: 'deal.deleted', label: 'Deal deleted', objectType: 'deal' },
+  { key: 'deal.restored', label: 'Deal restored', objectType: 'deal' },
   { key: 'activity.created', label: 'Activity created', objectType: 'activity' },
   { key: 'activity.updated', label: 'Activity updated', objectType: 'activity' },
   { key: 'activity.deleted', label: 'Activity deleted', objectType: 'activity' },
@@ -23,10 +26,12 @@ export const EVENT_TYPES = [
   { key: 'tag.deleted', label: 'Tag deleted', objectType: 'tag' },
   { key: 'list.member_added', label: 'Record added to a static list', objectType: 'list' },
   { key: 'list.member_removed', label: 'Record removed from a static list', objectType: 'list' },
+  { key: 'list.restored', label: 'List restored', objectType: 'list' },
   { key: 'proposal.sent', label: 'Proposal sent', objectType: 'proposal' },
   { key: 'proposal.accepted', label: 'Proposal accepted', objectType: 'proposal' },
   { key: 'proposal.declined', label: 'Proposal declined', objectType: 'proposal' },
   { key: 'proposal.expired', label: 'Proposal expired', objectType: 'proposal' },
+  { key: 'proposal.restored', label: 'Proposal restored', objectType: 'proposal' },
   { key: 'form.submitted', label: 'Form submitted', objectType: 'form', dataKey: 'submission' },
   { key: 'webhook.disabled', label: 'Webhook disabled after failing too long', objectType: 'webhook' },
 ] as const;

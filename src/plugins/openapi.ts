@@ -42,6 +42,7 @@ export const ERROR_EXPLANATIONS: Readonly<Record<string, string>> = {
   duplicate_cnpj: 'Another company has this CNPJ; `existingCompanyId` names it.',
   duplicate_domain: 'Another company has this domain; `existingCompanyId` names it.',
   duplicate_name: 'Another tag has this name; `existingTagId` names it.',
+  not_deleted: 'Restore (`POST /<resource>/:id/restore`) of a record that is not deleted.',
   stage_invalid: "The `stageId` does not belong to the deal's pipeline.",
   list_kind_mismatch: 'Dynamic lists are read-only through the API: members are added and removed only on static lists.',
   delivery_in_progress: 'An attempt of this delivery is running; retry when it ends.',

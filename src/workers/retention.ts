@@ -2,6 +2,8 @@ import type { Database } from '../db/index.js';
 import { deleteOldDeliveries } from '../events/deliveries.js';
 import { deleteOldEvents } from '../modules/events/retention.repo.js';
 import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/statistics.js';
+import { withTx, type Db } from '../db/index.js';
+import { purgeDeletedRows, type SoftDeleteTable } from '../db/live-rows.js';
 import { intervalLoop } from './loop.js';
 
 const DAY_MS = 86_400_000;
@@ -9,7 +11,15 @@ const DAY_MS = 86_400_000;
 export interface RetentionResult {
   deliveries: number;
   events: number;
+  /** Soft-deleted records purged for good (D.1), all tables together. */
+  purged: number;
 }
+
+/** The tables whose soft-deleted rows are purged past RESTORE_WINDOW_DAYS (D.1). */
+const SOFT_DELETE_TABLES: readonly SoftDeleteTable[] = ['contacts', 'companies', 'deals', 'proposals', 'lists'];
+
+/** One purge batch of `table`, with its rows' tag links and memberships, in one transaction. */
+const purgeOf = (table: SoftDeleteTable) => (db: Db, before: string, limit: number) => withTx(db, (tx) => purgeDeletedRows(tx, table, before, limit));
 
 /** SQLite (a database in this process): the longest a batch may hold the one writer (and this thread), in milliseconds. */
 const SQLITE_BATCH_BUDGET_MS = 0.25;
@@ -22,7 +32,8 @@ const POSTGRES_BATCH = 500;
  * One retention pass (CONTRACT C.4): webhook delivery records older than DELIVERY_RETENTION_DAYS, then
  * events older than EVENT_RETENTION_DAYS, each batch its own short statement. Deliveries go first, and
  * only finished ones: an event is never deleted while one of its deliveries is pending or scheduled for a
- * retry. Idempotency records have their own sweep (workers/idempotency.ts).
+ * retry. Then, with `restoreWindowDays`, the records soft-deleted longer ago than RESTORE_WINDOW_DAYS (D.1), with
+ * their tag links and static-list memberships. Idempotency records have their own sweep (workers/idempotency.ts).
  *
  * API latency must not move while a backlog of millions is deleted (bench/retention.ts: p99 within 2×).
  * On SQLite a delete runs on this thread with the one write connection, so every request that arrives
@@ -35,18 +46,23 @@ const POSTGRES_BATCH = 500;
  */
 export async function retentionPass(
   database: Database,
-  opts: { eventRetentionDays: number; deliveryRetentionDays: number; batch?: number; now?: number; signal?: AbortSignal },
+  opts: { eventRetentionDays: number; deliveryRetentionDays: number; restoreWindowDays?: number; batch?: number; now?: number; signal?: AbortSignal },
 ): Promise<RetentionResult> {
   const now = opts.now ?? Date.now();
   const fixed = opts.batch ?? (database.dialect.inProcess ? undefined : POSTGRES_BATCH);
   const deliveriesBefore = new Date(now - opts.deliveryRetentionDays * DAY_MS).toISOString();
   const eventsBefore = new Date(now - opts.eventRetentionDays * DAY_MS).toISOString();
-  const out: RetentionResult = { deliveries: 0, events: 0 };
+  const out: RetentionResult = { deliveries: 0, events: 0, purged: 0 };
   let batch = fixed ?? 20;
-  for (const [kind, del, cutoff] of [
+  const kinds: [keyof RetentionResult, (db: Db, before: string, limit: number) => Promise<number>, string][] = [
     ['deliveries', deleteOldDeliveries, deliveriesBefore],
     ['events', deleteOldEvents, eventsBefore],
-  ] as const) {
+  ];
+  if (opts.restoreWindowDays !== undefined) {
+    const deletedBefore = new Date(now - opts.restoreWindowDays * DAY_MS).toISOString();
+    for (const table of SOFT_DELETE_TABLES) kinds.push(['purged', purgeOf(table), deletedBefore]);
+  }
+  for (const [kind, del, cutoff] of kinds) {
     for (;;) {
       // Timed once the connection is ours: a wait behind requests for it is not the statement's cost.
       let took = 0;
@@ -74,8 +90,14 @@ export const retentionLoop = intervalLoop(
   'retention',
   (config) => config.retentionIntervalMs,
   async ({ database, config, log }, signal) => {
-    const r = await retentionPass(database, { eventRetentionDays: config.eventRetentionDays, deliveryRetentionDays: config.deliveryRetentionDays, signal });
-    if (r.deliveries || r.events) log.debug(r, 'events and deliveries past their retention deleted');
+    const r = await retentionPass(database, {
+      eventRetentionDays: config.eventRetentionDays,
+      deliveryRetentionDays: config.deliveryRetentionDays,
+      restoreWindowDays: config.restoreWindowDays,
+      signal,
+    });
+    if (r.deliveries || r.events || r.purged) log.debug(r, 'events, deliveries and deleted records past their retention deleted');
+    if (r.purged >= BULK_CHANGE_ROWS) noteBulkChange(database.db, [...SOFT_DELETE_TABLES, 'record_tags', 'list_members'], r.purged);
     // A large purge: the planner statistics of the tables purged are refreshed soon (PostgreSQL: db/pg-stats.ts).
     if (r.deliveries + r.events >= BULK_CHANGE_ROWS) noteBulkChange(database.db, ['webhook_deliveries', 'events'], r.deliveries + r.events);
   },

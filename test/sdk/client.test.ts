@@ -45,6 +45,18 @@ describe('the SDK against a running server', { skip }, () => {
     await rx?.close();
   });
 
+  test('restore: client.contacts.restore brings back a deleted contact, typed; a live one throws CrmApiError not_deleted', async () => {
+    const { data: c } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Restored', email: `r.${randomUUID().slice(0, 8)}@sdk.test` } });
+    await crm.DELETE('/api/v1/contacts/{id}', { params: { path: { id: c.id } } });
+    const back = await crm.contacts.restore(c.id);
+    assert.equal(back.id, c.id);
+    assert.equal(back.firstName, 'Restored');
+    await assert.rejects(crm.contacts.restore(c.id), (err: unknown) => err instanceof CrmApiError && err.status === 409 && err.code === 'not_deleted');
+    const { data: l } = await crm.POST('/api/v1/lists', { body: { name: `SDK ${randomUUID().slice(0, 8)}`, objectType: 'contact', kind: 'static' } });
+    await crm.DELETE('/api/v1/lists/{id}', { params: { path: { id: l.id } } });
+    assert.equal((await crm.lists.restore(l.id)).id, l.id);
+  });
+
   test('create, get and list a contact, typed end to end', async () => {
     const email = `ana.${randomUUID().slice(0, 8)}@sdk.test`;
     const { data: created, response } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Ana', lastName: 'SDK', email: email.toUpperCase() } });

@@ -18,6 +18,7 @@ import * as m015 from './015_contacts_owner_covers_score.js';
 import * as m016 from './016_deals_pipeline_updated.js';
 import * as m017 from './017_deal_doc.js';
 import * as m018 from './018_finite_scores.js';
+import * as m020 from './020_deleted_rows.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -43,4 +44,5 @@ export const migrations: Record<string, DialectMigration> = {
   '016_deals_pipeline_updated': m016,
   '017_deal_doc': m017,
   '018_finite_scores': m018,
+  '020_deleted_rows': m020,
 };

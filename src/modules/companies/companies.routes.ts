@@ -7,6 +7,7 @@ import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeDomain } from '../../domain/web.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
+import { registerRestoreRoute } from '../shared/restore.js';
 import type { RecordReaders } from '../shared/records.js';
 import * as service from './companies.service.js';
 import { Company, CompanyCreate, CompanyListQuery, CompanyPage, CompanyUpdate } from './companies.schema.js';
@@ -42,6 +43,15 @@ export const companiesRoutes =
     readRoutes(app);
     writeRoutes(app, readers);
     registerBatchRoutes(app, batchOf(readers));
+    registerRestoreRoute(app, {
+      path: 'companies',
+      type: 'company',
+      tag: 'Companies',
+      noun: 'Company',
+      schema: Company,
+      unique: ['cnpj', 'domain'],
+      read: service.getCompany,
+    });
   };
 
 /** The list and one company. */

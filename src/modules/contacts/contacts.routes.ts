@@ -7,6 +7,7 @@ import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeEmail } from '../../domain/email.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
+import { registerRestoreRoute } from '../shared/restore.js';
 import * as service from './contacts.service.js';
 import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
 
@@ -39,6 +40,16 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   readRoutes(app);
   writeRoutes(app);
   registerBatchRoutes(app, batch);
+  registerRestoreRoute(app, {
+    path: 'contacts',
+    type: 'contact',
+    tag: 'Contacts',
+    noun: 'Contact',
+    schema: Contact,
+    unique: ['email', 'phone'],
+    references: [{ column: 'company_id', target: 'companies' }],
+    read: service.getContact,
+  });
 };
 
 /** The list, the search and one contact. */

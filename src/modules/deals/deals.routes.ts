@@ -5,6 +5,7 @@ import { answer, sendJsonText } from '../../http/replies.js';
 import { sendPage } from '../../listing/page.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
+import { registerRestoreRoute } from '../shared/restore.js';
 import * as service from './deals.service.js';
 import { ContactDeal, Deal, DealCreate, DealListQuery, DealPage, DealUpdate } from './deals.schema.js';
 
@@ -35,6 +36,15 @@ export const dealsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   writeRoutes(app);
   contactDealsRoute(app);
   registerBatchRoutes(app, batch);
+  registerRestoreRoute(app, {
+    path: 'deals',
+    type: 'deal',
+    tag: 'Deals',
+    noun: 'Deal',
+    schema: Deal,
+    references: [{ column: 'company_id', target: 'companies' }],
+    read: service.getDeal,
+  });
 };
 
 /** The list and one deal. */

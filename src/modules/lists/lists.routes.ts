@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
+import { registerRestoreRoute } from '../shared/restore.js';
 import * as service from './lists.service.js';
 import { List, ListCreate, ListQuery, ListUpdate, MemberPage, MemberParams, MembersAdd, MembersAdded, MembersQuery } from './lists.schema.js';
 
@@ -18,6 +19,7 @@ export const listsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   readAndCreateRoutes(app);
   changeRoutes(app);
   memberRoutes(app);
+  registerRestoreRoute(app, { path: 'lists', type: 'list', tag: 'Lists', noun: 'List', schema: List, read: service.getList });
 };
 
 /** The lists, one list, a new static list. */

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ctxOf } from '../../http/context.js';
 import { answer } from '../../http/replies.js';
 import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
+import { registerRestoreRoute } from '../shared/restore.js';
 import * as service from './proposals.service.js';
 import { Proposal, ProposalCreate, ProposalListQuery, ProposalPage, ProposalUpdate } from './proposals.schema.js';
 
@@ -16,6 +17,15 @@ const write = { scopes: ['proposals:write'] };
 export const proposalsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   readRoutes(app);
   writeRoutes(app);
+  registerRestoreRoute(app, {
+    path: 'proposals',
+    type: 'proposal',
+    tag: 'Proposals',
+    noun: 'Proposal',
+    schema: Proposal,
+    unique: ['deal_id'],
+    read: service.getProposal,
+  });
 };
 
 /** The list and one proposal. */

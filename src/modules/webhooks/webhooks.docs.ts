@@ -45,9 +45,13 @@ const WHEN: Record<string, string> = {
     'A contact was changed (PATCH /contacts/:id, a batch input, its tags, a form submission that updated it, or the deletion of its company or of one of its tags).',
   ),
   'contact.deleted': 'A contact was deleted; `data.contact` is the contact as it was last read.',
+  'contact.restored':
+    'A deleted contact was restored (POST /contacts/:id/restore); `data.contact` is the contact as GET /contacts/:id answers it afterwards.',
   'company.created': 'A company was created (POST /companies or a batch input).',
   'company.updated': updated('A company was changed (PATCH, a batch input, or the deletion of one of its tags).'),
   'company.deleted': 'A company was deleted; its contacts and deals lose the reference and raise their own `*.updated`.',
+  'company.restored':
+    'A deleted company was restored (POST /companies/:id/restore); `data.company` is the company as GET /companies/:id answers it afterwards.',
   'deal.created': 'A deal was created (POST /deals or a batch input).',
   'deal.updated': updated(
     'A deal was changed in any way (also raised beside `deal.stage_changed`, `deal.won` and `deal.lost`, and when its company or one of its tags is deleted); the expanded `contact` and `company` follow their ids.',
@@ -56,6 +60,7 @@ const WHEN: Record<string, string> = {
   'deal.won': 'A deal was won (`isWon: true`, or a move to a stage with `isWonStage`).',
   'deal.lost': 'A deal was lost (`isLost: true`, or a move to a stage with `isLostStage`).',
   'deal.deleted': 'A deal was deleted; `data.deal` is the deal as it was last read.',
+  'deal.restored': 'A deleted deal was restored (POST /deals/:id/restore); `data.deal` is the deal as GET /deals/:id answers it afterwards.',
   'activity.created': 'An activity was created.',
   'activity.updated': updated('An activity was changed (PATCH, or a bulk complete/assign that changed it).'),
   'activity.deleted': 'An activity was deleted; `data.activity` is the activity as it was last read.',
@@ -64,10 +69,13 @@ const WHEN: Record<string, string> = {
   'tag.deleted': 'A tag was deleted; the records that carried it raise their own `*.updated`.',
   'list.member_added': 'A record joined a static list; `data.list` is the list after the change, `data.objectId` the record (one event per record added).',
   'list.member_removed': 'A record left a static list; `data.list` is the list after the change, `data.objectId` the record.',
+  'list.restored': 'A deleted list was restored (POST /lists/:id/restore); `data.list` is the list as GET /lists/:id answers it afterwards.',
   'proposal.sent': 'A proposal moved to `sent`.',
   'proposal.accepted': 'A proposal moved to `accepted`.',
   'proposal.declined': 'A proposal moved to `declined`.',
   'proposal.expired': 'A proposal moved to `expired`.',
+  'proposal.restored':
+    'A deleted proposal was restored (POST /proposals/:id/restore); `data.proposal` is the proposal as GET /proposals/:id answers it afterwards.',
   'form.submitted': 'A public form was submitted; `data.submission` is the submission as the submissions list returns it.',
   'webhook.disabled':
     "A webhook was deactivated after failing for 120 hours (by default) without a success; `data.webhook` carries `disabledReason`. Sent to the tenant's other webhooks subscribed to it.",
