@@ -3,6 +3,10 @@
 // for a contact (CEILING_BODY_FILE) and for a page of 50 (CEILING_LIST_FILE), and POST /api/v1/contacts with
 // the contact. The real endpoints' throughput is reported as a share of this one's.
 //
+// With CEILING_REALISTIC_BODY_FILE and CEILING_REALISTIC_LIST_FILE, the same for the realistic tenant's contacts
+// (bench/realistic.ts: phone, owner and 8 custom properties each) under /realistic/v1/contacts/:id and
+// /realistic/v1/contacts: the ceilings of the realistic scenarios, whose bodies are two to three times the minimal ones.
+//
 // The floor (SQLite only, with CEILING_DB_FILE and CEILING_TENANT_ID): the same bare Fastify answering
 // GET /floor/v1/contacts/:id and GET /floor/v1/contacts?page=&pageSize= by running the statements the
 // service runs for them (each contact the JSON object its row stores, its tags included, in the index's order)
@@ -25,6 +29,13 @@ app.post('/api/v1/contacts', async (_req, reply) => {
   reply.code(201);
   return body;
 });
+
+if (process.env.CEILING_REALISTIC_BODY_FILE && process.env.CEILING_REALISTIC_LIST_FILE) {
+  const realisticBody = JSON.parse(readFileSync(process.env.CEILING_REALISTIC_BODY_FILE, 'utf8'));
+  const realisticList = JSON.parse(readFileSync(process.env.CEILING_REALISTIC_LIST_FILE, 'utf8'));
+  app.get('/realistic/v1/contacts/:id', async () => realisticBody);
+  app.get('/realistic/v1/contacts', async () => realisticList);
+}
 
 const dbFile = process.env.CEILING_DB_FILE;
 const tenantId = process.env.CEILING_TENANT_ID;

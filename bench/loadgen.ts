@@ -2,9 +2,11 @@
 // the server's: `node --import tsx bench/loadgen.ts '<LoadJob JSON>'` (bench/scenarios.ts). Reads the
 // seeded ids and cursors from the job's data file, builds every request itself from the shared scenario
 // list (a different id, page or body each turn, through autocannon's setupRequest), runs the warm-up, then
-// each phase, and prints the events of bench/scenarios.ts `LoadEvent` on stdout, one JSON object a line.
+// each phase (once the bench says `go` on stdin), and prints the events of bench/scenarios.ts `LoadEvent` on
+// stdout, one JSON object a line.
 // The bench (bench/run.ts) monitors the server's CPU and memory, and this process's CPU, from outside.
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 // @ts-expect-error autocannon ships no types
 import autocannon from 'autocannon';
 import { scenarios, type LoadEvent, type LoadJob, type LoadResult, type Scenario, type ScenarioData } from './scenarios.js';
@@ -62,11 +64,32 @@ async function run(scenario: Scenario, connections: number, duration: number): P
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes: codes,
+    latencies: job.latencies ? Array.from(sorted, (x) => Math.round(x * 1000) / 1000) : undefined,
   };
 }
 
-if (job.warmup > 0) await run(sc, job.phases[0].connections, job.warmup);
+// The bench's `go` for each phase, one line each (drive.ts sends it once every generator is ready).
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+/** A phase with no connections for this generator (several generators, fewer connections): nothing sent. */
+const idle: LoadResult = {
+  requestsPerSec: 0,
+  total: 0,
+  latencyP50: 0,
+  latencyP99: 0,
+  latencyMax: 0,
+  latencyAvg: 0,
+  non2xx: 0,
+  errors: 0,
+  timeouts: 0,
+  statusCodes: {},
+  latencies: job.latencies ? [] : undefined,
+};
+if (job.warmup > 0 && job.phases[0].connections > 0) await run(sc, job.phases[0].connections, job.warmup);
 for (const [phase, p] of job.phases.entries()) {
-  emit({ event: 'measuring', phase });
-  emit({ event: 'result', phase, ...(await run(sc, p.connections, p.duration)) });
+  emit({ event: 'ready', phase });
+  const go = await lines.next();
+  if (go.done) throw new Error('loadgen: stdin closed before the phase started');
+  if (p.connections === 0) await new Promise((r) => setTimeout(r, p.duration * 1000));
+  emit({ event: 'result', phase, ...(p.connections > 0 ? await run(sc, p.connections, p.duration) : idle) });
 }
+process.stdin.destroy();

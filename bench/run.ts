@@ -10,9 +10,14 @@
 //
 // Server CPU and RSS are those of the server's process *tree* (bench/proc.ts): on SQLite the read pool's
 // connections are child processes, killed and replaced at QUERY_TIMEOUT_MS, and their CPU counts. The load
-// generator's CPU is measured the same way (`machine.benchCores`).
+// generator's CPU is measured the same way (`machine.benchCores`; marked "gen-bound" at ≥ 0.9 of a core per
+// generator: its req/s then measure the generator, the CPU per request still the server). On a PostgreSQL of this
+// machine its backends' CPU per request is reported beside the server's (bench/pg-cpu.ts). The report also gives the
+// bytes per contact of each data set (bench/footprint.ts) beside the server's memory after the bench.
 //
-// Scenarios: the list of bench/scenarios.ts, plus `noisy` (bench/noisy.ts: tenant A's point reads and
+// Scenarios: the list of bench/scenarios.ts (the minimal tenant's, seeded straight into the tables, and the realistic
+// tenant's, "realistic: …", created through the API with a phone, an owner and 8 custom properties each; each set
+// with its ceilings), plus `noisy` (bench/noisy.ts: tenant A's point reads and
 // pages alone, then while tenant B runs the most expensive search the API accepts from 8 clients; its
 // load runs in this process).
 //
@@ -30,6 +35,10 @@
 //          the measured phase at the scenario's connections; prints where its CPU went: the kernel's socket writes
 //          and reads, SQLite's page reads and own code, V8's GC, JavaScript and the rest of Node; bench/perf.ts,
 //          recordings in .bench/perf)
+//          --realistic-contacts <n> (10,000: contacts of the realistic tenant, created through the API when a scenario
+//          whose name holds "realistic" runs; bench/realistic.ts)
+//          --loadgens <n> (1: load generator processes per scenario, its connections split between them; for a machine
+//          where one generator saturates a core before the server does: on 2 cores a second one only takes the server's)
 //          --keep (keep the data dir, with the bench's key: bench/side-by-side.ts compares builds on it)
 //          --heap-snapshot (a heap snapshot of the server after its memory was read, once every scenario has run
 //          through it, written to .bench/heap; node bench/heap-summary.ts <file> sums it by kind)  --help
@@ -52,7 +61,9 @@ import { cpuIdle, processTree, treeMemory, treeSum } from './proc.js';
 import { perfAvailable, perfBreakdown, perfTable, perfTop, startPerf } from './perf.js';
 import { deepCursorDepth, scenarios, type Cursors, type LoadPhase, type Scenario, type ScenarioData } from './scenarios.js';
 import { CLI, ROOT, SERVE_NODE_ARGS, serverHeapMiB, startProcess, type ServerHeap } from './serve.js';
-import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, type NoisySeeded } from './seed.js';
+import { DEFAULT_COUNTS, LARGE_COUNTS, SMALL_COUNTS, seed, seedNoisyTenant, seedRealisticTenant, type NoisySeeded } from './seed.js';
+import { contactsBytes, pgRowBytes, vacuumContacts } from './footprint.js';
+import { REALISTIC_CONTACTS, seedRealisticContacts } from './realistic.js';
 
 const { values: args } = parseArgs({
   allowNegative: true,
@@ -68,6 +79,8 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     perf: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    'realistic-contacts': { type: 'string', default: String(REALISTIC_CONTACTS) },
+    loadgens: { type: 'string', default: '1' },
     'heap-snapshot': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -92,6 +105,10 @@ const WARMUP = Number(args.warmup);
 /** Seconds of each scenario's run at one connection (tails). */
 const TAIL_DURATION = Math.min(5, DURATION);
 const ROUNDS = Number(args.rounds);
+const REALISTIC_COUNT = Number(args['realistic-contacts']);
+const LOADGENS = Math.max(1, Number(args.loadgens));
+/** A load generator at this share of a core or more is the bottleneck of its scenario. */
+const GENERATOR_BOUND = 0.9;
 /** Seconds of each scenario's run in a paired round, and of its warm-up. */
 const ROUND_DURATION = Math.min(5, DURATION);
 const ROUND_WARMUP = Math.min(1, WARMUP);
@@ -187,6 +204,31 @@ const SHARES: Share[] = [
   { name: 'GET /contacts (page of 50) ÷ ceiling (page of 50)', scenario: 'GET /contacts (page of 50)', base: 'ceiling: bare Fastify, page of 50', min: 0.5 },
   { name: 'GET /contacts?ownerId= ÷ ceiling (page of 50)', scenario: 'GET /contacts?ownerId=', base: 'ceiling: bare Fastify, page of 50', min: 0.4 },
   { name: 'POST /contacts/search ÷ ceiling (page of 50)', scenario: 'POST /contacts/search', base: 'ceiling: bare Fastify, page of 50', min: 0.4 },
+  // The realistic tenant's (bench/realistic.ts) against the ceilings answering its very JSON.
+  {
+    name: 'realistic: GET /contacts/:id ÷ ceiling (realistic contact)',
+    scenario: 'realistic: GET /contacts/:id',
+    base: 'ceiling: bare Fastify, realistic contact by id',
+    min: 0.6,
+  },
+  {
+    name: 'realistic: GET /contacts?page=N ÷ ceiling (realistic page of 50)',
+    scenario: 'realistic: GET /contacts?page=N',
+    base: 'ceiling: bare Fastify, realistic page of 50',
+    min: 0.5,
+  },
+  {
+    name: 'realistic: GET /contacts?ownerId= ÷ ceiling (realistic page of 50)',
+    scenario: 'realistic: GET /contacts?ownerId=',
+    base: 'ceiling: bare Fastify, realistic page of 50',
+    min: 0.4,
+  },
+  {
+    name: 'realistic: POST /contacts/search ÷ ceiling (realistic page of 50)',
+    scenario: 'realistic: POST /contacts/search',
+    base: 'ceiling: bare Fastify, realistic page of 50',
+    min: 0.4,
+  },
   // No target: where the database alone leaves the ceiling (floor ÷ ceiling), and how far the service is
   // from answering from this database at the least (service ÷ floor). `min` 0: reported, never "MISSED".
   { name: 'floor ÷ ceiling (contact by id)', scenario: 'floor: bare Fastify + SQLite, contact by id', base: 'ceiling: bare Fastify, contact by id', min: 0 },
@@ -285,6 +327,24 @@ function ratios(results: Result[]): Ratio[] {
       byServerCpu: perCore === undefined ? undefined : { value: perCore, met: perCore >= 3_000 },
     });
   }
+  const realisticCreate = find('realistic: POST /contacts (realistic body');
+  if (realisticCreate) {
+    const perCore = realisticCreate.serverCpuMicrosPerRequest ? 1e6 / realisticCreate.serverCpuMicrosPerRequest : undefined;
+    out.push({
+      name: 'realistic: POST /contacts, realistic body (req/s)',
+      target: '≥ 3,000 req/s',
+      byRequestsPerSec: { value: realisticCreate.requestsPerSec, met: realisticCreate.requestsPerSec >= 3_000 },
+      byServerCpu: perCore === undefined ? undefined : { value: perCore, met: perCore >= 3_000 },
+    });
+    const q = p99OverP50(realisticCreate);
+    if (q !== undefined) {
+      out.push({
+        name: `realistic: POST /contacts, realistic body, p99 ÷ p50 at ${realisticCreate.connections} connections`,
+        target: '≤ 3×',
+        byRequestsPerSec: { value: q, met: q <= 3 },
+      });
+    }
+  }
   const shallow = find('GET /contacts cursor page at depth 100');
   const deep = results.find((r) => r.name.startsWith('GET /contacts cursor page at depth') && r !== shallow);
   if (shallow && deep) {
@@ -321,7 +381,16 @@ function table(header: string[], rows: string[][]): string {
 
 const num = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '?' : String(x));
 
+/** The load generators' cores (summed), "×n" for n processes, and "gen-bound" when the busiest is near a full core. */
+function loadgenCell(r: Result): string {
+  const cores = num(r.machine?.benchCores);
+  const n = r.loadgen && r.loadgen.processes > 1 ? ` (×${r.loadgen.processes})` : '';
+  return `${cores}${n}${r.loadgen && r.loadgen.maxCores >= GENERATOR_BOUND ? ' gen-bound' : ''}`;
+}
+
 function resultsTable(results: Result[]): string {
+  // PostgreSQL's CPU per request beside the server's, where it was measured (a PostgreSQL of this machine).
+  const pg = results.some((r) => r.dbCpuMicrosPerRequest !== undefined);
   return table(
     [
       'scenario',
@@ -334,6 +403,7 @@ function resultsTable(results: Result[]): string {
       'non-2xx',
       'timeouts',
       'server µs/req',
+      ...(pg ? ['PG µs/req (its db; cluster)'] : []),
       'server cores',
       'RSS MiB',
       'loadgen cores',
@@ -350,9 +420,10 @@ function resultsTable(results: Result[]): string {
       String(r.non2xx + r.errors - r.timeouts),
       String(r.timeouts),
       num(r.serverCpuMicrosPerRequest),
+      ...(pg ? [`${num(r.dbCpuMicrosPerRequest)}; ${num(r.dbClusterCpuMicrosPerRequest)}`] : []),
       num(r.serverCpuShare),
       num(r.rssMiB),
-      num(r.machine?.benchCores),
+      loadgenCell(r),
       r.machine ? `${r.machine.busyCores}/${r.machine.cores}` : '?',
     ]),
   );
@@ -442,6 +513,14 @@ async function main() {
   const sqliteFile = databaseUrl ? undefined : path.join(dataDir, 'crm.db');
   const seeded = await seed(database, counts, log, sqliteFile);
   log(`bench: seeded in ${seeded.seconds.toFixed(1)} s`);
+  // The realistic tenant (bench/realistic.ts) when one of its scenarios runs: its users and properties now, its
+  // contacts through the API once the server runs.
+  const wantRealistic =
+    REALISTIC_COUNT > 0 &&
+    scenarios({ users: [], pipelineId: '', contactIds: [], companyIds: [], dealIds: [], cursors: { shallow: '', deep: '', deepDepth: 0 } }).some(
+      (sc) => sc.name.includes('realistic') && selected(sc.name),
+    );
+  const realisticTenant = wantRealistic ? await seedRealisticTenant(database) : undefined;
   // The planner's statistics as the server keeps them (it measures them again once listening, in the
   // background: at 1,000,000 contacts that takes seconds that would overlap the first scenario).
   const statsStart = performance.now();
@@ -463,6 +542,20 @@ async function main() {
     log(`bench: vacuum (analyze) in ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`);
   }
   await database.close();
+  /** Bytes of `contacts` and its indexes (bench/footprint.ts), after each data set: its bytes per contact from the difference. */
+  const where = { sqliteFile, databaseUrl };
+  const bytesAfterSeed = await contactsBytes(where);
+  /** rowBytes: PostgreSQL's average heap row of the set's tenant (footprint.ts pgRowBytes). */
+  const footprint: { set: string; contacts: number; bytes: number; bytesPerContact: number; rowBytes?: number }[] = [];
+  // The minimal tenant's table (with tenant B's contacts when the noisy scenario seeded them, as many).
+  const minimalRows = counts.contacts * (noisy ? 2 : 1);
+  footprint.push({
+    set: noisy ? 'minimal + tenant B (seeded into the tables)' : 'minimal (seeded into the tables)',
+    contacts: minimalRows,
+    bytes: bytesAfterSeed,
+    bytesPerContact: Math.round(bytesAfterSeed / minimalRows),
+    rowBytes: databaseUrl ? await pgRowBytes(databaseUrl, seeded.tenantId) : undefined,
+  });
 
   const serverEnv: Record<string, string> = {
     DATA_DIR: dataDir,
@@ -474,6 +567,8 @@ async function main() {
     QUERY_TIMEOUT_MS: String(queryTimeoutMs),
   };
   if (databaseUrl && !process.env.CRM_SECRET_KEY) serverEnv.CRM_SECRET_KEY = randomBytes(32).toString('hex');
+  const pgDatabase = databaseUrl ? decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) : undefined;
+  const driveOptions = { loadgens: LOADGENS, pgDatabase };
   const data: ScenarioData = {
     users: seeded.users,
     pipelineId: seeded.pipelineId,
@@ -500,13 +595,43 @@ async function main() {
   let heapAfterAll: ServerHeap | undefined;
 
   let api = await startProcess([...serverNodeArgs, CLI, 'serve'], serverEnv, '/healthz');
-  // The ceiling answers with the very JSON of the real server: a contact, and the first page of 50.
+  let realisticSeconds: number | undefined;
+  if (realisticTenant) {
+    log(`bench: creating ${REALISTIC_COUNT.toLocaleString('en')} realistic contacts through POST /contacts/batch/create…`);
+    const { contactIds, seconds } = await seedRealisticContacts(api.url, realisticTenant.key, realisticTenant, REALISTIC_COUNT, log);
+    realisticSeconds = seconds;
+    data.realistic = { users: realisticTenant.users, properties: realisticTenant.properties, contactIds };
+    if (databaseUrl) await vacuumContacts(databaseUrl);
+    const bytes = await contactsBytes(where);
+    footprint.push({
+      set: 'realistic (created through the API)',
+      contacts: REALISTIC_COUNT,
+      bytes: bytes - bytesAfterSeed,
+      bytesPerContact: Math.round((bytes - bytesAfterSeed) / REALISTIC_COUNT),
+      rowBytes: databaseUrl ? await pgRowBytes(databaseUrl, realisticTenant.tenantId) : undefined,
+    });
+    // Per row overall too: a difference is what the set added to the table; on PostgreSQL the realistic rows filled
+    // pages the bulk-loaded minimal set had left partly empty (footprint.ts pgRowBytes).
+    footprint.push({ set: 'all', contacts: minimalRows + REALISTIC_COUNT, bytes, bytesPerContact: Math.round(bytes / (minimalRows + REALISTIC_COUNT)) });
+    log(`bench: realistic contacts created in ${seconds.toFixed(1)} s (${Math.round(REALISTIC_COUNT / seconds)}/s)`);
+  }
+  log(`bench: bytes per contact (contacts + its indexes): ${footprint.map((f) => `${f.set} ${f.bytesPerContact}`).join('; ')}`);
+  /** The key of a scenario's tenant. */
+  const keyOf = (sc: Scenario) => (sc.tenant === 'realistic' ? realisticTenant!.key : seeded.key);
+  // The ceiling answers with the very JSON of the real server: a contact, and the first page of 50 (of each tenant).
   const ceilingEnv: Record<string, string> = {};
-  for (const [env, p] of [
-    ['CEILING_BODY_FILE', `/api/v1/contacts/${seeded.contactIds[0]}`],
-    ['CEILING_LIST_FILE', '/api/v1/contacts?pageSize=50'],
-  ]) {
-    const sample = await fetch(api.url + p, { headers: { 'x-api-key': seeded.key } });
+  const samples: [string, string, string][] = [
+    ['CEILING_BODY_FILE', `/api/v1/contacts/${seeded.contactIds[0]}`, seeded.key],
+    ['CEILING_LIST_FILE', '/api/v1/contacts?pageSize=50', seeded.key],
+  ];
+  if (realisticTenant && data.realistic) {
+    samples.push(
+      ['CEILING_REALISTIC_BODY_FILE', `/api/v1/contacts/${data.realistic.contactIds[0]}`, realisticTenant.key],
+      ['CEILING_REALISTIC_LIST_FILE', '/api/v1/contacts?page=1&pageSize=50&sortKey=createdAt', realisticTenant.key],
+    );
+  }
+  for (const [env, p, key] of samples) {
+    const sample = await fetch(api.url + p, { headers: { 'x-api-key': key } });
     if (sample.status !== 200) throw new Error(`GET ${p} answered ${sample.status}: ${await sample.text()}`);
     ceilingEnv[env] = path.join(dataDir, `${env.toLowerCase()}.json`);
     writeFileSync(ceilingEnv[env], await sample.text());
@@ -522,6 +647,7 @@ async function main() {
   writeFileSync(dataFile, JSON.stringify(data));
   // With --keep, bench/side-by-side.ts drives the kept database with the same key (the scenarios' cursors are bound to it).
   if (args.keep) writeFileSync(path.join(dataDir, 'bench-key'), seeded.key, { mode: 0o600 });
+  if (args.keep && realisticTenant) writeFileSync(path.join(dataDir, 'bench-key-realistic'), realisticTenant.key, { mode: 0o600 });
 
   try {
     /**
@@ -545,7 +671,7 @@ async function main() {
           for (const sc of order) {
             const target = sc.target === 'ceiling' ? ceiling : api;
             const phase: LoadPhase = { connections: Math.min(CONNECTIONS, sc.connections ?? CONNECTIONS), duration: ROUND_DURATION };
-            const [r] = await drive(target, sc, seeded.key, dataFile, [phase], ROUND_WARMUP);
+            const [r] = await drive(target, sc, keyOf(sc), dataFile, [phase], ROUND_WARMUP, undefined, driveOptions);
             measured.push(r);
           }
         }
@@ -578,7 +704,7 @@ async function main() {
       if (recording) mkdirSync(perfDir, { recursive: true });
       // The measured phase at the scenario's connections only: not the warm-up, nor the tails at one connection.
       const watch = recording ? (phase: number) => (phase === 0 ? startPerf(processTree(target.proc.pid!), perfFile).stop : undefined) : undefined;
-      const [r, tail] = await drive(target, sc, seeded.key, dataFile, phases, WARMUP, watch);
+      const [r, tail] = await drive(target, sc, keyOf(sc), dataFile, phases, WARMUP, watch, driveOptions);
       if (recording) {
         perfReports.push(
           perfTable(
@@ -678,6 +804,15 @@ async function main() {
     pssMiBAfterAll === undefined
       ? undefined
       : `Server memory after all scenarios: ${pssMiBAfterAll} MiB, the Pss of its process tree (target < 200 MiB: ${memoryMet ? 'met' : 'MISSED'}); summed VmRSS ${rssMiBAfterAll} MiB`;
+  // Bytes per contact beside the server's memory after the bench (issue 49's "must show").
+  const footprintLine = `Bytes per contact (the contacts table and its indexes, ${databaseUrl ? 'pg_total_relation_size' : 'dbstat'}): ${footprint
+    .map(
+      (f) =>
+        `${f.set}: ${f.bytesPerContact.toLocaleString('en')} B (${f.contacts.toLocaleString('en')} contacts, ${(f.bytes / 2 ** 20).toFixed(1)} MiB${f.rowBytes ? `; its tenant's rows ${f.rowBytes.toLocaleString('en')} B of data each in the heap` : ''})`,
+    )
+    .join(
+      '; ',
+    )}${pssMiBAfterAll === undefined ? '' : `; server memory after the bench: Pss ${pssMiBAfterAll} MiB, VmRSS ${rssMiBAfterAll} MiB (target < 200 MiB)`}.`;
   const machine = {
     cpus: os.cpus().length,
     model: os.cpus()[0]?.model,
@@ -707,6 +842,9 @@ async function main() {
     },
     seedSeconds: seeded.seconds,
     noisySeedSeconds: noisy?.seconds,
+    realistic: realisticTenant ? { contacts: REALISTIC_COUNT, users: realisticTenant.users.length, seedSeconds: realisticSeconds } : undefined,
+    footprint,
+    loadgens: LOADGENS,
     results,
     tails,
     ratios: rs,
@@ -725,6 +863,7 @@ async function main() {
   if (paired.length) out.push('', pairedTable(paired));
   if (tails.length) out.push('', tailsTable(tails));
   if (memoryVerdict) out.push('', memoryVerdict, memoryLine(memoryAfterAll, heapAfterAll));
+  out.push('', footprintLine);
   const batch = results.find((r) => r.name.startsWith('POST /contacts/batch/create'));
   if (batch) out.push(`batch/create: ${batch.requestsPerSec * 100} contacts/s with their events (target ≥ 10,000 on SQLite)`);
   for (const t of perfReports) out.push('', t);
@@ -754,8 +893,8 @@ async function main() {
     '',
     `- Machine: ${machine.cpus} CPUs (${machine.model}), ${machine.memGiB} GiB, Node ${machine.node.slice(1)}, Linux ${machine.kernel}${machine.cpuIdle ? ` (idle CPUs: ${machine.cpuIdle})` : ''}; load average ${la(loadAvgAtStart)} at the start, ${la(machine.loadAvgAtEnd)} at the end.`,
     `- Database: ${databaseLabel}; server \`crm serve\` (LOG_LEVEL=warn WORKERS=false QUERY_TIMEOUT_MS=${queryTimeoutMs}${process.env.SQLITE_MMAP_MB ? ` SQLITE_MMAP_MB=${process.env.SQLITE_MMAP_MB}` : ''}).`,
-    `- Data: ${counts.contacts.toLocaleString('en')} contacts, ${counts.companies.toLocaleString('en')} companies, ${counts.deals.toLocaleString('en')} deals, ${counts.activities.toLocaleString('en')} activities (3 links each); seeded in ${seeded.seconds.toFixed(1)} s${noisy ? ` (+ tenant B ${noisy.seconds.toFixed(1)} s)` : ''}.`,
-    `- Load: autocannon in a process of its own; ${WARMUP} s warm-up, ${DURATION} s at ${CONNECTIONS} connections${args.tails ? `, then ${TAIL_DURATION} s at 1 connection` : ''}; server CPU and RSS of the server's process tree from /proc.`,
+    `- Data: ${counts.contacts.toLocaleString('en')} contacts, ${counts.companies.toLocaleString('en')} companies, ${counts.deals.toLocaleString('en')} deals, ${counts.activities.toLocaleString('en')} activities (3 links each); seeded in ${seeded.seconds.toFixed(1)} s${noisy ? ` (+ tenant B ${noisy.seconds.toFixed(1)} s)` : ''}.${realisticTenant ? ` Realistic tenant: ${REALISTIC_COUNT.toLocaleString('en')} contacts created through POST /contacts/batch/create in ${realisticSeconds?.toFixed(1)} s, each with a phone, an owner among ${realisticTenant.users.length} users and 8 custom properties (2 select, 2 multi_select, 2 boolean, 2 text).` : ''}`,
+    `- Load: autocannon in ${LOADGENS > 1 ? `${LOADGENS} processes of their own (the connections split between them)` : 'a process of its own'} ("gen-bound": one at ≥ ${GENERATOR_BOUND} of a core); ${WARMUP} s warm-up, ${DURATION} s at ${CONNECTIONS} connections${args.tails ? `, then ${TAIL_DURATION} s at 1 connection` : ''}; server CPU and RSS of the server's process tree from /proc.`,
     '',
     resultsTable(results),
     ...(rs.length ? ['', ratiosTable(rs)] : []),
@@ -769,6 +908,8 @@ async function main() {
       : []),
     ...(tails.length ? ['', tailsTable(tails)] : []),
     ...(memoryVerdict ? ['', `${memoryVerdict}.`, memoryLine(memoryAfterAll, heapAfterAll)] : []),
+    '',
+    footprintLine,
     ...perfReports.flatMap((t) => ['', t]),
     '',
   ].join('\n');

@@ -3,6 +3,7 @@
 // both processes agree on the very same definitions. Also the job and result types they exchange.
 import { randomBytes } from 'node:crypto';
 import { FIRST_NAMES, LAST_NAMES } from '../src/admin/demo-data.js';
+import { SEGMENTS, realisticBody, type RealisticData } from './realistic.js';
 
 export interface Scenario {
   name: string;
@@ -15,6 +16,8 @@ export interface Scenario {
    * 50 clients only queue behind one tenant's share of the read pool until QUERY_TIMEOUT_MS answers 503.
    */
   connections?: number;
+  /** The realistic tenant's (bench/realistic.ts): driven with its key. Else the minimal tenant's. */
+  tenant?: 'realistic';
   /** Builds the path (and body) of the i-th request. */
   next: (i: number) => { path: string; body?: unknown; headers?: Record<string, string> };
 }
@@ -36,10 +39,102 @@ export interface ScenarioData {
   companyIds: string[];
   dealIds: string[];
   cursors: Cursors;
+  /** The realistic tenant, when a scenario of it runs (its scenarios' names start with "realistic"). */
+  realistic?: RealisticData;
 }
 
 /** Depth of the deep cursor: the last pages of the tenant's `contacts` contacts (99,900 of 100k). */
 export const deepCursorDepth = (contacts: number) => Math.max(100, contacts - 100);
+
+/**
+ * The realistic tenant's scenarios (bench/realistic.ts), as the outside probe ran them, and their ceilings: a bare
+ * Fastify answering the very JSON of one realistic contact and of a page of 50 of them (bench/ceiling.ts /realistic).
+ * Names start with "realistic" (`--only realistic`) or "ceiling: bare Fastify, realistic".
+ */
+function realisticScenarios(s: ScenarioData, run: string): { reads: Scenario[]; writes: Scenario[] } {
+  // Read lazily: the list is built before the realistic tenant is seeded (only when one of these is selected).
+  const r = () => {
+    if (!s.realistic) throw new Error('the realistic tenant was not seeded');
+    return s.realistic;
+  };
+  const pick = <T>(xs: T[], i: number) => xs[(i * 7_919) % xs.length];
+  /** Page N in 1..200 (the whole list of the probe's 10,000 contacts), a different one each turn. */
+  const pageN = (i: number) => 1 + ((i * 7_919) % 200);
+  /** Phones of this process's creates: distinct from the seed's (n < contacts) and, very likely, another process's. */
+  const phoneBase = 1_000_000 + Math.floor(Math.random() * 18_000_000);
+  const reads: Scenario[] = [
+    {
+      name: 'ceiling: bare Fastify, realistic contact by id',
+      target: 'ceiling',
+      method: 'GET',
+      next: (i) => ({ path: `/realistic/v1/contacts/${pick(r().contactIds, i)}` }),
+    },
+    {
+      name: 'ceiling: bare Fastify, realistic page of 50',
+      target: 'ceiling',
+      method: 'GET',
+      next: (i) => ({ path: `/realistic/v1/contacts?page=${pageN(i)}&pageSize=50&sortKey=createdAt` }),
+    },
+    {
+      name: 'realistic: GET /contacts/:id',
+      target: 'api',
+      tenant: 'realistic',
+      method: 'GET',
+      next: (i) => ({ path: `/api/v1/contacts/${pick(r().contactIds, i)}` }),
+    },
+    {
+      name: 'realistic: GET /contacts?page=N (1-200, sortKey=createdAt, page of 50)',
+      target: 'api',
+      tenant: 'realistic',
+      method: 'GET',
+      next: (i) => ({ path: `/api/v1/contacts?page=${pageN(i)}&pageSize=50&sortKey=createdAt` }),
+    },
+    {
+      name: 'realistic: GET /contacts?ownerId= (100 owners, page of 50)',
+      target: 'api',
+      tenant: 'realistic',
+      method: 'GET',
+      next: (i) => ({ path: `/api/v1/contacts?ownerId=${r().users[i % r().users.length]}&pageSize=50` }),
+    },
+    {
+      name: 'realistic: POST /contacts/search (owner + select + boolean)',
+      target: 'api',
+      tenant: 'realistic',
+      method: 'POST',
+      next: (i) => ({
+        path: '/api/v1/contacts/search',
+        body: {
+          filters: {
+            operator: 'AND',
+            conditions: [
+              { field: 'ownerId', operator: 'eq', value: r().users[i % r().users.length] },
+              { field: `customProperties.${r().properties.segment}`, operator: 'eq', value: SEGMENTS[Math.floor(i / 100) % SEGMENTS.length] },
+              { field: `customProperties.${r().properties.active}`, operator: 'eq', value: i % 2 === 0 },
+            ],
+          },
+          pageSize: 50,
+        },
+      }),
+    },
+  ];
+  const writes: Scenario[] = [
+    {
+      name: 'realistic: POST /contacts (realistic body, unique e-mails and phones)',
+      target: 'api',
+      tenant: 'realistic',
+      method: 'POST',
+      next: (i) => ({ path: '/api/v1/contacts', body: realisticBody(phoneBase + i, run, r()) }),
+    },
+    {
+      name: 'realistic: POST /contacts (minimal body)',
+      target: 'api',
+      tenant: 'realistic',
+      method: 'POST',
+      next: (i) => ({ path: '/api/v1/contacts', body: { firstName: 'Carga', lastName: `Teste ${i}`, email: `load-${run}-${i}@bench.test`, score: i % 100 } }),
+    },
+  ];
+  return { reads, writes };
+}
 
 export function scenarios(s: ScenarioData): Scenario[] {
   // Unique e-mails and keys per process: the bench and each load generator draw their own.
@@ -47,6 +142,7 @@ export function scenarios(s: ScenarioData): Scenario[] {
   const pick = <T>(xs: T[], i: number) => xs[(i * 7_919) % xs.length];
   const page50 = (i: number) => `/api/v1/contacts?page=${1 + (i % 20)}&pageSize=50`;
   const createBody = (i: number) => ({ firstName: 'Carga', lastName: `Teste ${i}`, email: `load-${run}-${i}@bench.test`, score: i % 100 });
+  const realistic = realisticScenarios(s, run);
   return [
     // The ceilings answer any id or query with one stored body: the requests only match the real ones'.
     { name: 'ceiling: bare Fastify, contact by id', target: 'ceiling', method: 'GET', next: (i) => ({ path: `/api/v1/contacts/${pick(s.contactIds, i)}` }) },
@@ -117,12 +213,16 @@ export function scenarios(s: ScenarioData): Scenario[] {
         },
       }),
     },
+    // The realistic tenant's reads here: before the writes below grow the minimal tenant, so that the paired rounds
+    // (run.ts), which follow the last scenario measured against a ceiling, still come before them.
+    ...realistic.reads,
     {
       name: 'POST /contacts (unique e-mails)',
       target: 'api',
       method: 'POST',
       next: (i) => ({ path: '/api/v1/contacts', body: createBody(i) }),
     },
+    ...realistic.writes,
     {
       // C.3: the same create with an Idempotency-Key (a new key each time), to price the stored answer (target < 15 %).
       name: 'POST /contacts with Idempotency-Key',
@@ -214,13 +314,16 @@ export interface LoadJob {
   /** Seconds of warm-up (at the first phase's connections), not reported. */
   warmup: number;
   phases: LoadPhase[];
+  /** Send every 2xx latency with each result (drive.ts merges several load generators' percentiles from them). */
+  latencies?: boolean;
 }
 
 /**
- * What the load generator prints on stdout, one JSON object a line: `measuring` right before a phase's
- * load starts (the bench starts its CPU monitors then) and `result` right after it ends.
+ * What the load generator prints on stdout, one JSON object a line: `ready` once it is ready to start a phase (after
+ * its warm-up), after which it waits for a line `go` on its stdin (so that several generators start a phase together;
+ * the bench starts its CPU monitors then), and `result` right after the phase ends.
  */
-export type LoadEvent = { event: 'measuring'; phase: number } | ({ event: 'result'; phase: number } & LoadResult);
+export type LoadEvent = { event: 'ready'; phase: number } | ({ event: 'result'; phase: number } & LoadResult);
 
 export interface LoadResult {
   requestsPerSec: number;
@@ -234,4 +337,6 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+  /** Every 2xx latency (ms), when the job asks for them. */
+  latencies?: number[];
 }

@@ -14,6 +14,7 @@ import SqliteDatabase from '../src/db/sqlite-driver.mjs';
 import type { DB } from '../src/db/tables/schema.js';
 import { newId } from '../src/util/ids.js';
 import { withSearchText } from '../src/db/search-text.js';
+import { REALISTIC_PROPERTIES, REALISTIC_USERS, type RealisticProperties } from './realistic.js';
 
 export interface SeedCounts {
   companies: number;
@@ -90,7 +91,7 @@ const T0 = new Date('2025-01-01T00:00:00.000Z').getTime();
 const iso = (i: number, n: number) => new Date(T0 + Math.floor((i / n) * 300 * 86_400_000)).toISOString();
 
 /** A full-scope key with BENCH_RATE_LIMIT, written straight to the table; returns the plaintext key. */
-async function insertBenchKey(db: Db, tenantId: string, userId: string, name: string): Promise<string> {
+export async function insertBenchKey(db: Db, tenantId: string, userId: string, name: string): Promise<string> {
   const { key, hash, prefix } = generateApiKey();
   await db
     .insertInto('api_keys')
@@ -435,6 +436,28 @@ export async function seed(
     counts,
     seconds: (Date.now() - started) / 1000,
   };
+}
+
+/**
+ * The realistic tenant's setup (bench/realistic.ts): its 100 users and 8 contact properties through the service's own
+ * setup (applySetup, as `crm setup apply`), and a bench key. Its contacts are created through the API once the server
+ * runs (realistic.ts seedRealisticContacts).
+ */
+export async function seedRealisticTenant(database: Database): Promise<{ tenantId: string; key: string; users: string[]; properties: RealisticProperties }> {
+  const refs = Array.from({ length: REALISTIC_USERS }, (_, i) => `u${i}`);
+  const setup = await applySetup(database.db, {
+    tenant: { name: 'Bench Realista Distribuidora Ltda' },
+    users: refs.map((ref, i) => ({
+      ref,
+      name: `${FIRST_NAMES[i % FIRST_NAMES.length]} ${LAST_NAMES[(i * 7) % LAST_NAMES.length]}`,
+      email: `vendedor${i}@realista.bench.test`,
+    })),
+    properties: REALISTIC_PROPERTIES,
+  });
+  const users = refs.map((r) => setup.refs[r]);
+  const properties = Object.fromEntries(REALISTIC_PROPERTIES.map((p) => [p.ref, setup.refs[p.ref]])) as unknown as RealisticProperties;
+  const key = await insertBenchKey(database.db, setup.tenantId, users[0], 'Bench realistic');
+  return { tenantId: setup.tenantId, key, users, properties };
 }
 
 // ------------------------------------------------------------------------------------------------

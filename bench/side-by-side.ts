@@ -39,10 +39,13 @@ const roots = positionals.map((r) => path.resolve(r));
 if (!values.data || roots.length < 2) throw new Error('usage: side-by-side.ts --data <dir kept by `npm run bench -- --keep`> <root> <root> …');
 const data = path.resolve(values.data);
 const key = readFileSync(path.join(data, 'bench-key'), 'utf8').trim();
+// The realistic tenant's key, kept when its scenarios ran (bench/realistic.ts).
+const realisticKeyFile = path.join(data, 'bench-key-realistic');
+const realisticKey = existsSync(realisticKeyFile) ? readFileSync(realisticKeyFile, 'utf8').trim() : undefined;
 const dataFile = path.join(data, 'scenario-data.json');
 const wanted = values.only.split(',');
 const chosen = scenarios(JSON.parse(readFileSync(dataFile, 'utf8')) as ScenarioData).filter(
-  (sc) => sc.target === 'api' && wanted.some((w) => sc.name.includes(w)),
+  (sc) => sc.target === 'api' && wanted.some((w) => sc.name.includes(w)) && (sc.tenant !== 'realistic' || realisticKey !== undefined),
 );
 if (chosen.length === 0) throw new Error(`no scenario of the service's matches --only ${values.only}`);
 const rounds = Number(values.rounds);
@@ -76,7 +79,7 @@ try {
     for (const sc of chosen) {
       // The order alternates, so that neither build always runs first.
       for (const s of round % 2 ? [...servers].reverse() : servers) {
-        const [r] = await drive(s.proc, sc, key, dataFile, [phase], round === 0 || values.fresh ? 1 : 0);
+        const [r] = await drive(s.proc, sc, sc.tenant === 'realistic' ? realisticKey! : key, dataFile, [phase], round === 0 || values.fresh ? 1 : 0);
         if (r.non2xx > 0) throw new Error(`${sc.name} on ${s.root}: ${r.non2xx} answers not 2xx (${JSON.stringify(r.statusCodes)})`);
         push(cpu, `${sc.name}\u0000${s.root}`, r.serverCpuMicrosPerRequest);
         push(rps, `${sc.name}\u0000${s.root}`, r.requestsPerSec);
