@@ -436,6 +436,51 @@ function ratiosTable(rs: Ratio[]): string {
   );
 }
 
+/** Each realistic scenario beside its minimal counterpart (name prefixes): what the probe's data costs over the bench's. */
+const COUNTERPARTS: [string, string][] = [
+  ['ceiling: bare Fastify, contact by id', 'ceiling: bare Fastify, realistic contact by id'],
+  ['ceiling: bare Fastify, page of 50', 'ceiling: bare Fastify, realistic page of 50'],
+  ['GET /contacts/:id', 'realistic: GET /contacts/:id'],
+  ['GET /contacts (page of 50)', 'realistic: GET /contacts?page=N'],
+  ['GET /contacts?ownerId=', 'realistic: GET /contacts?ownerId='],
+  ['POST /contacts/search', 'realistic: POST /contacts/search'],
+  ['POST /contacts (unique', 'realistic: POST /contacts (realistic body'],
+  ['POST /contacts (unique', 'realistic: POST /contacts (minimal body)'],
+];
+
+function sideBySideTable(results: Result[]): string | undefined {
+  const find = (prefix: string) => results.find((r) => r.name.startsWith(prefix));
+  const pg = results.some((r) => r.dbCpuMicrosPerRequest !== undefined);
+  const rows = COUNTERPARTS.map(([m, r]) => [find(m), find(r)] as const)
+    .filter((p): p is readonly [Result, Result] => p[0] !== undefined && p[1] !== undefined)
+    .map(([m, r]) => {
+      const cost =
+        m.serverCpuMicrosPerRequest && r.serverCpuMicrosPerRequest ? `${(r.serverCpuMicrosPerRequest / m.serverCpuMicrosPerRequest).toFixed(2)}×` : '?';
+      return [
+        r.name,
+        m.name,
+        `${r.requestsPerSec} / ${m.requestsPerSec}`,
+        `${(r.requestsPerSec / m.requestsPerSec).toFixed(2)}×`,
+        `${num(r.serverCpuMicrosPerRequest)} / ${num(m.serverCpuMicrosPerRequest)}`,
+        cost,
+        ...(pg ? [`${num(r.dbCpuMicrosPerRequest)} / ${num(m.dbCpuMicrosPerRequest)}`] : []),
+      ];
+    });
+  if (rows.length === 0) return undefined;
+  return table(
+    [
+      'realistic scenario',
+      'minimal counterpart',
+      'req/s (realistic / minimal)',
+      'req/s ratio',
+      'server µs/req (realistic / minimal)',
+      'server CPU cost ratio',
+      ...(pg ? ['PG µs/req (realistic / minimal)'] : []),
+    ],
+    rows,
+  );
+}
+
 function tailsTable(tails: Result[]): string {
   return table(
     ['scenario (1 connection)', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99/p50 (target ≤ 3)', 'server µs/req'],
@@ -859,6 +904,8 @@ async function main() {
   writeFileSync(path.join(ROOT, 'bench/results.json'), JSON.stringify(report, null, 2) + '\n');
 
   const out: string[] = [resultsTable(results)];
+  const sideBySide = sideBySideTable(results);
+  if (sideBySide) out.push('', sideBySide);
   if (rs.length) out.push('', ratiosTable(rs));
   if (paired.length) out.push('', pairedTable(paired));
   if (tails.length) out.push('', tailsTable(tails));
@@ -897,6 +944,7 @@ async function main() {
     `- Load: autocannon in ${LOADGENS > 1 ? `${LOADGENS} processes of their own (the connections split between them)` : 'a process of its own'} ("gen-bound": one at ≥ ${GENERATOR_BOUND} of a core); ${WARMUP} s warm-up, ${DURATION} s at ${CONNECTIONS} connections${args.tails ? `, then ${TAIL_DURATION} s at 1 connection` : ''}; server CPU and RSS of the server's process tree from /proc.`,
     '',
     resultsTable(results),
+    ...(sideBySide ? ['', sideBySide] : []),
     ...(rs.length ? ['', ratiosTable(rs)] : []),
     ...(paired.length
       ? [
