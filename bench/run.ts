@@ -622,7 +622,8 @@ async function main() {
     dealIds: seeded.dealIds,
     cursors: { shallow: '', deep: '', deepDepth: deepCursorDepth(counts.contacts) },
   };
-  const all = scenarios(data).filter((sc) => selected(sc.name) && !(sc.sqliteOnly && !sqliteFile));
+  // Without the realistic tenant (--realistic-contacts 0), neither its scenarios nor their ceilings.
+  const all = scenarios(data).filter((sc) => selected(sc.name) && !(sc.sqliteOnly && !sqliteFile) && (realisticTenant || !sc.name.includes('realistic')));
   const results: Result[] = [];
   const tails: Result[] = [];
   /** The paired rounds' results (pairedRatios), round by round. */
