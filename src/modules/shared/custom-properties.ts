@@ -28,8 +28,22 @@ export async function checkCustomProperties(
   input: Record<string, unknown> | null | undefined,
   checks: FieldChecks,
 ): Promise<Record<string, unknown> | undefined> {
+  return checkCustomPropertiesIn(ctx.db, ctx.tenantId, objectType, input, checks);
+}
+
+/**
+ * The same, reading the definitions through `db`: a write's transaction passes its own, so that the read is one of
+ * its statements (on SQLite a statement outside it would first commit the group it joins: sqlite-fast-driver.ts).
+ */
+export async function checkCustomPropertiesIn(
+  db: Db,
+  tenantId: string,
+  objectType: ObjectType,
+  input: Record<string, unknown> | null | undefined,
+  checks: FieldChecks,
+): Promise<Record<string, unknown> | undefined> {
   if (input == null) return undefined;
-  const { values, issues } = normalizeCustomProperties(input, await propertyDefs(ctx, objectType));
+  const { values, issues } = normalizeCustomProperties(input, await tenantPropertyDefs(db, tenantId, objectType));
   for (const issue of issues) checks.add(issue.field, issue.message);
   return values;
 }
