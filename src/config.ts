@@ -49,6 +49,8 @@ export interface Config {
   deliveryRetentionDays: number;
   /** How long a soft-deleted record can be restored; older ones are purged by the workers (D.1, `RESTORE_WINDOW_DAYS`). */
   restoreWindowDays: number;
+  /** How long audit-log entries are kept (D.4, `AUDIT_RETENTION_DAYS`); fractions allowed. */
+  auditRetentionDays: number;
   /** Long-polls of `GET /events?wait=` one API key may have waiting at once (`EVENT_WAIT_PER_KEY`). */
   eventWaitPerKey: number;
   /** Long-polls one server process holds at once (`EVENT_WAIT_MAX`). */
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     // NOTE: A.2 names one retention for "events and delivery records"; deliveries follow it unless set apart.
     deliveryRetentionDays: days(env, 'DELIVERY_RETENTION_DAYS', eventRetentionDays, 0.0001, 36_500),
     restoreWindowDays: days(env, 'RESTORE_WINDOW_DAYS', 90, 0.0001, 36_500),
+    auditRetentionDays: days(env, 'AUDIT_RETENTION_DAYS', 365, 0.0001, 36_500),
     eventWaitPerKey: int(env, 'EVENT_WAIT_PER_KEY', 10, 1, 10_000),
     eventWaitMax: int(env, 'EVENT_WAIT_MAX', 1_000, 1, 1_000_000),
     retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),

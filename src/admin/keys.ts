@@ -1,7 +1,9 @@
 import { generateApiKey } from '../auth/keys.js';
 import { findKeyById, insertKey, listTenantKeys, setKeyRevoked } from '../auth/keys.repo.js';
 import { isKnownScope } from '../auth/scopes.js';
-import type { Db } from '../db/index.js';
+import { withTx, type Db } from '../db/index.js';
+import { OPERATOR_ACTOR } from '../http/context.js';
+import { recordAudit } from '../modules/audit/audit.service.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { parseJson } from '../util/json.js';
@@ -74,19 +76,23 @@ export async function createKey(db: Db, input: NewKey): Promise<CreatedKey> {
   const scopes = [...new Set(input.scopes)];
   const rateLimit = input.rateLimit ?? DEFAULT_RATE_LIMIT;
   const expiresAt = input.expiresAt ? normalizeIsoDateTime(input.expiresAt) : null;
-  await insertKey(db, {
-    tenant_id: input.tenantId,
-    id,
-    user_id: input.userId ?? null,
-    name: input.name.trim(),
-    prefix,
-    key_hash: hash,
-    scopes: JSON.stringify(scopes),
-    rate_limit: rateLimit,
-    created_at: nowIso(),
-    last_used_at: null,
-    revoked_at: null,
-    expires_at: expiresAt,
+  await withTx(db, async (tx) => {
+    await insertKey(tx, {
+      tenant_id: input.tenantId,
+      id,
+      user_id: input.userId ?? null,
+      name: input.name.trim(),
+      prefix,
+      key_hash: hash,
+      scopes: JSON.stringify(scopes),
+      rate_limit: rateLimit,
+      created_at: nowIso(),
+      last_used_at: null,
+      revoked_at: null,
+      expires_at: expiresAt,
+    });
+    const changes = ['name', 'scopes', 'rateLimit', ...(expiresAt ? ['expiresAt'] : []), ...(input.userId ? ['userId'] : [])];
+    await recordAudit(tx, { tenantId: input.tenantId, actor: OPERATOR_ACTOR }, { action: 'api_key.created', objectType: 'api_key', objectId: id, changes });
   });
   return { id, key, name: input.name.trim(), scopes, rateLimit, expiresAt };
 }
@@ -113,6 +119,13 @@ export async function revokeKey(db: Db, keyId: string): Promise<{ id: string; re
   if (!row) throw new AdminError('not_found', `key "${keyId}" does not exist`);
   if (row.revoked_at) return { id: keyId, revokedAt: row.revoked_at };
   const revokedAt = nowIso();
-  await setKeyRevoked(db, row.tenant_id, keyId, revokedAt);
+  await withTx(db, async (tx) => {
+    await setKeyRevoked(tx, row.tenant_id, keyId, revokedAt);
+    await recordAudit(
+      tx,
+      { tenantId: row.tenant_id, actor: OPERATOR_ACTOR },
+      { action: 'api_key.revoked', objectType: 'api_key', objectId: keyId, changes: ['revokedAt'] },
+    );
+  });
   return { id: keyId, revokedAt };
 }

@@ -17,6 +17,8 @@ import { insertPipeline } from '../modules/pipelines/pipelines.repo.js';
 import { insertProperty } from '../modules/properties/properties.repo.js';
 import { insertLossReasons } from '../modules/reference/reference.repo.js';
 import { markChanged } from '../modules/shared/changes.js';
+import { recordAudit } from '../modules/audit/audit.service.js';
+import { OPERATOR_ACTOR } from '../http/context.js';
 import { insertTenant, insertUsers, tenantSlugTaken } from './tenants.repo.js';
 
 export interface SetupResult {
@@ -86,6 +88,8 @@ export async function applySetup(db: Db, input: unknown): Promise<SetupResult> {
       });
     for (const l of lists) await insertListOf(tx, tenantId, l, now);
     const apiKeys = await createApiKeys(tx, file, tenantId, refs, userByRef);
+    const sections = Object.keys(file).filter((k) => (file as Record<string, unknown>)[k] !== undefined);
+    await recordAudit(tx, { tenantId, actor: OPERATOR_ACTOR }, { action: 'tenant.setup_applied', objectType: 'tenant', objectId: tenantId, changes: sections });
     return { tenantId, refs: refs.ids, apiKeys };
   });
 }

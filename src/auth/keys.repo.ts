@@ -6,13 +6,13 @@ import type { ApiKeysTable } from '../db/tables/core.js';
  * (admin/keys.ts); the auth plugin's key cache reads them by hash and records their last use.
  */
 
-export type KeyOfHash = Pick<ApiKeysTable, 'tenant_id' | 'id' | 'user_id' | 'scopes' | 'rate_limit' | 'expires_at' | 'revoked_at'>;
+export type KeyOfHash = Pick<ApiKeysTable, 'tenant_id' | 'id' | 'name' | 'user_id' | 'scopes' | 'rate_limit' | 'expires_at' | 'revoked_at'>;
 
 /** The key whose hash is `keyHash` (any tenant: the hash is the key's identity), revoked or not. */
 export function findKeyByHash(db: Db, keyHash: string): Promise<KeyOfHash | undefined> {
   return db
     .selectFrom('api_keys')
-    .select(['tenant_id', 'id', 'user_id', 'scopes', 'rate_limit', 'expires_at', 'revoked_at'])
+    .select(['tenant_id', 'id', 'name', 'user_id', 'scopes', 'rate_limit', 'expires_at', 'revoked_at'])
     .where('key_hash', '=', keyHash)
     .executeTakeFirst();
 }

@@ -2,6 +2,8 @@
 export interface Principal {
   tenantId: string;
   keyId: string;
+  /** The key's name (the audit log's actor name). */
+  keyName: string;
   userId: string | null;
   scopes: string[];
   rateLimit: number;

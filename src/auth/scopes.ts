@@ -1,4 +1,4 @@
-/** Scope catalog of spec 5.5, plus `users:read` (CONTRACT C.5). `*` covers every scope, present and future. Scopes are literal (B.1). */
+/** Scope catalog of spec 5.5, plus `users:read` (CONTRACT C.5), `events:read` (C.4) and `audit:read` (D.4). `*` covers every scope, present and future. Scopes are literal (B.1). */
 export const SCOPES = [
   'contacts:read',
   'contacts:write',
@@ -21,6 +21,7 @@ export const SCOPES = [
   'webhooks:manage',
   'users:read',
   'events:read',
+  'audit:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -68,10 +68,10 @@ const MEMBER_TYPES: Partial<Record<SoftDeleteTable, string>> = { contacts: 'cont
 
 /**
  * Purges for good up to `limit` rows of `table`, of every tenant, deleted before `before` (oldest first), with their
- * tag links and static-list memberships (a list's own members, for lists); returns how many rows went. The caller
+ * tag links and static-list memberships (a list's own members, for lists); returns the rows that went. The caller
  * runs it in a transaction of its own, batch after batch (workers/retention.ts).
  */
-export async function purgeDeletedRows(db: Db, table: SoftDeleteTable, before: string, limit: number): Promise<number> {
+export async function purgeDeletedRows(db: Db, table: SoftDeleteTable, before: string, limit: number): Promise<{ tenant_id: string; id: string }[]> {
   const rows = await db
     .selectFrom(table as 'contacts')
     .select(['tenant_id', 'id'])
@@ -94,7 +94,7 @@ export async function purgeDeletedRows(db: Db, table: SoftDeleteTable, before: s
       .where('id', '=', id)
       .execute();
   }
-  return rows.length;
+  return rows;
 }
 
 /**

@@ -5,6 +5,23 @@ import type { Database, Db } from '../db/index.js';
 import type { SqlDialect } from '../db/dialect.js';
 import { directReads, type AbortSource, type Reads } from '../db/reads.js';
 
+/**
+ * Who makes a change, as the audit log records it (CONTRACT D.4): an API key (its id and name), a public form
+ * (its id), the operator's CLI, or the service itself (`system`: the workers, the demo data); and, for requests,
+ * their id, address and user agent.
+ */
+export interface Actor {
+  type: 'api_key' | 'public_form' | 'operator' | 'system';
+  id: string | null;
+  name: string | null;
+  requestId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, name: null, requestId: null, ip: null, userAgent: null };
+export const OPERATOR_ACTOR: Actor = { type: 'operator', id: null, name: null, requestId: null, ip: null, userAgent: null };
+
 /** What a service needs to act for a caller: the database and the caller's tenant and user. */
 export interface Ctx {
   db: Db;
@@ -14,14 +31,23 @@ export interface Ctx {
   config: Config;
   tenantId: string;
   userId: string | null;
+  /** Who acts (the audit log's actor). */
+  actor: Actor;
 }
 
 /**
  * The one way to make a context (requests, the public form, workers, the CLI). `signal` tells the read
  * pool that nobody waits for the answer any more.
  */
-export function contextFor(database: Database, config: Config, tenantId: string, userId: string | null, signal?: AbortSource): Ctx {
-  return new DatabaseCtx(database, config, tenantId, userId, signal);
+export function contextFor(
+  database: Database,
+  config: Config,
+  tenantId: string,
+  userId: string | null,
+  signal?: AbortSource,
+  actor: Actor = SYSTEM_ACTOR,
+): Ctx {
+  return new DatabaseCtx(database, config, tenantId, userId, signal, actor);
 }
 
 /**
@@ -40,6 +66,7 @@ class DatabaseCtx implements Ctx {
     readonly tenantId: string,
     readonly userId: string | null,
     private readonly signal: AbortSource | undefined,
+    readonly actor: Actor,
   ) {
     this.db = database.db;
     this.dialect = database.dialect;
@@ -85,17 +112,29 @@ class SocketSignal implements AbortSource {
 
 export function ctxOf(req: FastifyRequest): Ctx {
   const { tenantId, userId } = req.principal;
+  const actor = keyActor(req);
   // An idempotent POST runs on the transaction that also stores its answer (plugins/idempotency.ts).
-  if (req.idempotencyTx) return txContext(req.idempotencyTx, req.server.database.dialect, req.server.config, tenantId, userId);
-  return contextFor(req.server.database, req.server.config, tenantId, userId, requestSignal(req));
+  if (req.idempotencyTx) return txContext(req.idempotencyTx, req.server.database.dialect, req.server.config, tenantId, userId, actor);
+  return contextFor(req.server.database, req.server.config, tenantId, userId, requestSignal(req), actor);
+}
+
+/** The API key of a request as the audit log's actor (made on every request: plain fields, no copy of the headers). */
+export function keyActor(req: FastifyRequest): Actor {
+  return requestActor(req, 'api_key', req.principal.keyId, req.principal.keyName);
+}
+
+/** A request's actor: `type`, its id and name, and the request's id, address and user agent. */
+export function requestActor(req: FastifyRequest, type: Actor['type'], id: string | null, name: string | null): Actor {
+  const ua = req.headers['user-agent'];
+  return { type, id, name, requestId: String(req.id), ip: req.ip ?? null, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null };
 }
 
 /** The same context inside a transaction. */
 export function inTx(ctx: Ctx, db: Db): Ctx {
   // Field by field: a spread would call the `reads` getter, which opens the read pool's handle for nothing.
-  return txContext(db, ctx.dialect, ctx.config, ctx.tenantId, ctx.userId);
+  return txContext(db, ctx.dialect, ctx.config, ctx.tenantId, ctx.userId, ctx.actor);
 }
 
-function txContext(db: Db, dialect: SqlDialect, config: Config, tenantId: string, userId: string | null): Ctx {
-  return { db, reads: directReads(db), dialect, config, tenantId, userId };
+function txContext(db: Db, dialect: SqlDialect, config: Config, tenantId: string, userId: string | null, actor: Actor): Ctx {
+  return { db, reads: directReads(db), dialect, config, tenantId, userId, actor };
 }

@@ -13,6 +13,7 @@ import { formsRoutes } from './forms/forms.routes.js';
 import { formsPublicRoutes } from './forms/forms.public.js';
 import { referenceRoutes } from './reference/reference.routes.js';
 import { eventsRoutes } from './events/events.routes.js';
+import { auditRoutes } from './audit/audit.routes.js';
 import { contactsByIds } from './contacts/contacts.service.js';
 import { companiesByIds } from './companies/companies.service.js';
 import { dealsByIds } from './deals/deals.service.js';
@@ -39,6 +40,7 @@ export const MODULES: FastifyPluginAsync[] = [
   formsRoutes,
   referenceRoutes,
   eventsRoutes,
+  auditRoutes,
 ];
 
 /** Routes outside /api/v1 that need no API key (public form intake at /f/…). */

@@ -38,6 +38,7 @@ function principalOf(row: KeyOfHash): Principal {
   return {
     tenantId: row.tenant_id,
     keyId: row.id,
+    keyName: row.name,
     userId: row.user_id,
     scopes: parseJson<string[]>(row.scopes, []),
     rateLimit: row.rate_limit,

@@ -216,6 +216,7 @@ const TAGS = [
   ['Forms', 'Forms and their submissions (read-only); the public intake is under Public form intake.'],
   ['Webhooks', 'Webhook subscriptions, their deliveries, retries and health. The payload of each event is under Webhook events.'],
   ['Events', 'The event log: every change, in order, with long-polling.'],
+  ['Audit log', 'Who changed what: every change, by an API key, a public form, the operator or the service, field names only.'],
   ['Reference data', 'Users and loss reasons, to fill ids.'],
   ['Public form intake', 'The public form page and its submission, without an API key.'],
   ['Service', 'Where the documentation lives.'],

@@ -4,6 +4,9 @@ import { deleteOldEvents } from '../modules/events/retention.repo.js';
 import { BULK_CHANGE_ROWS, noteBulkChange } from '../db/statistics.js';
 import { withTx, type Db } from '../db/index.js';
 import { purgeDeletedRows, type SoftDeleteTable } from '../db/live-rows.js';
+import { SYSTEM_ACTOR } from '../http/context.js';
+import { deleteOldAuditEntries } from '../modules/audit/audit.repo.js';
+import { writeAuditNow } from '../modules/audit/audit.service.js';
 import { intervalLoop } from './loop.js';
 
 const DAY_MS = 86_400_000;
@@ -13,13 +16,28 @@ export interface RetentionResult {
   events: number;
   /** Soft-deleted records purged for good (D.1), all tables together. */
   purged: number;
+  /** Audit-log entries past AUDIT_RETENTION_DAYS (D.4). */
+  audit: number;
 }
 
 /** The tables whose soft-deleted rows are purged past RESTORE_WINDOW_DAYS (D.1). */
 const SOFT_DELETE_TABLES: readonly SoftDeleteTable[] = ['contacts', 'companies', 'deals', 'proposals', 'lists'];
 
-/** One purge batch of `table`, with its rows' tag links and memberships, in one transaction. */
-const purgeOf = (table: SoftDeleteTable) => (db: Db, before: string, limit: number) => withTx(db, (tx) => purgeDeletedRows(tx, table, before, limit));
+/** The object type of each table's records, as their audit entries name it (`contact.purged`). */
+const TYPE_OF: Record<SoftDeleteTable, string> = { contacts: 'contact', companies: 'company', deals: 'deal', proposals: 'proposal', lists: 'list' };
+
+/**
+ * One purge batch of `table`, with its rows' tag links and memberships, in one transaction with an audit entry
+ * `<type>.purged` per record (actor `system`, D.1).
+ */
+const purgeOf = (table: SoftDeleteTable) => (db: Db, before: string, limit: number) =>
+  withTx(db, async (tx) => {
+    const rows = await purgeDeletedRows(tx, table, before, limit);
+    for (const { tenant_id, id } of rows) {
+      await writeAuditNow(tx, { tenantId: tenant_id, actor: SYSTEM_ACTOR }, [{ action: `${TYPE_OF[table]}.purged`, objectType: TYPE_OF[table], objectId: id }]);
+    }
+    return rows.length;
+  });
 
 /** SQLite (a database in this process): the longest a batch may hold the one writer (and this thread), in milliseconds. */
 const SQLITE_BATCH_BUDGET_MS = 0.25;
@@ -46,13 +64,21 @@ const POSTGRES_BATCH = 500;
  */
 export async function retentionPass(
   database: Database,
-  opts: { eventRetentionDays: number; deliveryRetentionDays: number; restoreWindowDays?: number; batch?: number; now?: number; signal?: AbortSignal },
+  opts: {
+    eventRetentionDays: number;
+    deliveryRetentionDays: number;
+    restoreWindowDays?: number;
+    auditRetentionDays?: number;
+    batch?: number;
+    now?: number;
+    signal?: AbortSignal;
+  },
 ): Promise<RetentionResult> {
   const now = opts.now ?? Date.now();
   const fixed = opts.batch ?? (database.dialect.inProcess ? undefined : POSTGRES_BATCH);
   const deliveriesBefore = new Date(now - opts.deliveryRetentionDays * DAY_MS).toISOString();
   const eventsBefore = new Date(now - opts.eventRetentionDays * DAY_MS).toISOString();
-  const out: RetentionResult = { deliveries: 0, events: 0, purged: 0 };
+  const out: RetentionResult = { deliveries: 0, events: 0, purged: 0, audit: 0 };
   let batch = fixed ?? 20;
   const kinds: [keyof RetentionResult, (db: Db, before: string, limit: number) => Promise<number>, string][] = [
     ['deliveries', deleteOldDeliveries, deliveriesBefore],
@@ -62,6 +88,7 @@ export async function retentionPass(
     const deletedBefore = new Date(now - opts.restoreWindowDays * DAY_MS).toISOString();
     for (const table of SOFT_DELETE_TABLES) kinds.push(['purged', purgeOf(table), deletedBefore]);
   }
+  if (opts.auditRetentionDays !== undefined) kinds.push(['audit', deleteOldAuditEntries, new Date(now - opts.auditRetentionDays * DAY_MS).toISOString()]);
   for (const [kind, del, cutoff] of kinds) {
     for (;;) {
       // Timed once the connection is ours: a wait behind requests for it is not the statement's cost.
@@ -94,9 +121,10 @@ export const retentionLoop = intervalLoop(
       eventRetentionDays: config.eventRetentionDays,
       deliveryRetentionDays: config.deliveryRetentionDays,
       restoreWindowDays: config.restoreWindowDays,
+      auditRetentionDays: config.auditRetentionDays,
       signal,
     });
-    if (r.deliveries || r.events || r.purged) log.debug(r, 'events, deliveries and deleted records past their retention deleted');
+    if (r.deliveries || r.events || r.purged || r.audit) log.debug(r, 'events, deliveries, deleted records and audit entries past their retention deleted');
     if (r.purged >= BULK_CHANGE_ROWS) noteBulkChange(database.db, [...SOFT_DELETE_TABLES, 'record_tags', 'list_members'], r.purged);
     // A large purge: the planner statistics of the tables purged are refreshed soon (PostgreSQL: db/pg-stats.ts).
     if (r.deliveries + r.events >= BULK_CHANGE_ROWS) noteBulkChange(database.db, ['webhook_deliveries', 'events'], r.deliveries + r.events);

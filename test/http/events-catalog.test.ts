@@ -76,6 +76,12 @@ test('every event type of the catalog is raised by its operation (the raising op
   await track(() => ok(api.delete(`/tags/${tagId}`), 204));
   await track(() => ok(api.delete(`/companies/${companyId}`), 204));
   await track(() => ok(api.delete(`/contacts/${contactId}`), 204));
+  // D.1: each restore raises its `<type>.restored`.
+  await ok(api.delete(`/lists/${listId}`), 204);
+  await ok(api.delete(`/proposals/${p3}`), 204);
+  for (const path of [`contacts/${contactId}`, `companies/${companyId}`, `deals/${dealId}`, `lists/${listId}`, `proposals/${p3}`]) {
+    await track(() => ok(api.post(`/${path}/restore`)));
+  }
   const missing = EVENT_TYPES.map((e) => e.key).filter((k) => !raised.has(k) && k !== 'webhook.disabled');
   assert.deepEqual(missing, [], 'every catalog type but webhook.disabled (covered by the delivery tests) was raised');
 });

@@ -19,6 +19,7 @@ import * as m016 from './016_deals_pipeline_updated.js';
 import * as m017 from './017_deal_doc.js';
 import * as m018 from './018_finite_scores.js';
 import * as m020 from './020_deleted_rows.js';
+import * as m021 from './021_audit_log.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -45,4 +46,5 @@ export const migrations: Record<string, DialectMigration> = {
   '017_deal_doc': m017,
   '018_finite_scores': m018,
   '020_deleted_rows': m020,
+  '021_audit_log': m021,
 };

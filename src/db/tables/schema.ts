@@ -19,6 +19,7 @@ import type {
 import type { IdempotencyKeysTable } from './idempotency.js';
 import type { EventsTable, WebhookDeliveriesTable, WebhooksTable } from './webhooks.js';
 import type { EventLogColumns } from './events.js';
+import type { AuditLogTable } from './audit.js';
 
 export interface DB {
   tenants: TenantsTable;
@@ -48,4 +49,5 @@ export interface DB {
   events: EventsTable & EventLogColumns;
   webhook_deliveries: WebhookDeliveriesTable;
   idempotency_keys: IdempotencyKeysTable;
+  audit_log: AuditLogTable;
 }

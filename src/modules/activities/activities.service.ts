@@ -8,7 +8,7 @@ import type { ValueRules } from '../../http/validation.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { assertRefArray, existingIds, type RefKind } from '../shared/refs.js';
-import { emitEvent, emitUpdated } from '../../events/outbox.js';
+import { recordEvent, recordUpdated } from '../shared/record-change.js';
 import * as repo from './activities.repo.js';
 import {
   RELATED_TYPES,
@@ -186,7 +186,7 @@ export async function createActivity(ctx: Ctx, input: ActivityCreateT): Promise<
     });
     await writeLinks(c, id, input);
     const activity = await getActivity(c, id);
-    await emitEvent(tx, ctx.tenantId, 'activity.created', activity);
+    await recordEvent(tx, ctx, 'activity.created', activity);
     return activity;
   });
 }
@@ -220,7 +220,7 @@ export async function updateActivity(ctx: Ctx, id: string, input: ActivityUpdate
     });
     await writeLinks(c, id, input);
     const activity = await getActivity(c, id);
-    await emitUpdated(tx, ctx.tenantId, 'activity.updated', previous, activity);
+    await recordUpdated(tx, ctx, 'activity.updated', previous, activity);
     return activity;
   });
 }
@@ -230,7 +230,7 @@ export async function deleteActivity(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
     const last = await getActivity(inTx(ctx, tx), id);
     if (!(await repo.deleteActivity(tx, ctx.tenantId, id))) throw notFound();
-    await emitEvent(tx, ctx.tenantId, 'activity.deleted', last);
+    await recordEvent(tx, ctx, 'activity.deleted', last);
   });
 }
 
@@ -241,7 +241,7 @@ async function bulkUpdate(ctx: Ctx, ids: string[], write: (tx: Ctx['db'], now: s
     const before = await activitiesByIds(c, ids);
     const updated = await write(tx, nowIso());
     for (const after of (await activitiesByIds(c, [...before.keys()])).values()) {
-      await emitUpdated(tx, ctx.tenantId, 'activity.updated', before.get(after.id)!, after);
+      await recordUpdated(tx, ctx, 'activity.updated', before.get(after.id)!, after);
     }
     return { updated };
   });

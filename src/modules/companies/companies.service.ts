@@ -17,7 +17,7 @@ import { markChanged } from '../shared/changes.js';
 import { checkCustomProperties, customPropertiesJson, customPropertiesRules, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
-import { emitEvent, emitUpdated } from '../../events/outbox.js';
+import { recordEvent, recordUpdated } from '../shared/record-change.js';
 import { recordsOf, type RecordReaders } from '../shared/records.js';
 import { onlyId } from '../../db/batch.js';
 import * as repo from './companies.repo.js';
@@ -171,7 +171,7 @@ export async function createCompany(ctx: Ctx, input: CompanyCreateT): Promise<Co
     await markChanged(tx, ctx.tenantId, 'company');
     const { deleted_at: _live, ...written } = row;
     const record = toCompany(written, sortedTagIds(input.tags ?? []));
-    await emitEvent(tx, ctx.tenantId, 'company.created', record);
+    await recordEvent(tx, ctx, 'company.created', record);
     return record;
   });
 }
@@ -194,7 +194,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
     await markChanged(tx, ctx.tenantId, 'company');
     // The row as updated is the row a read would return (as createCompany's): no statement to read it back.
     const record = toCompany({ ...current, ...set }, input.tags !== undefined ? sortedTagIds(input.tags) : before.tags);
-    await emitUpdated(tx, ctx.tenantId, 'company.updated', before, record);
+    await recordUpdated(tx, ctx, 'company.updated', before, record);
     return record;
   });
 }
@@ -212,7 +212,7 @@ export async function deleteCompany(ctx: Ctx, id: string, readers: Pick<RecordRe
     const deleted = await repo.softDeleteCompany(tx, ctx.tenantId, id, now);
     if (!deleted) throw errors.notFound('Company not found');
     const cleared = await repo.clearCompanyReferences(tx, ctx.tenantId, id, now);
-    await emitEvent(tx, ctx.tenantId, 'company.deleted', last);
+    await recordEvent(tx, ctx, 'company.deleted', last);
     await markChanged(tx, ctx.tenantId, 'company');
     // C.4: each contact and deal that lost the reference raises its `*.updated` (changes: companyId).
     for (const [type, ids] of [
@@ -223,7 +223,7 @@ export async function deleteCompany(ctx: Ctx, id: string, readers: Pick<RecordRe
       await markChanged(tx, ctx.tenantId, type);
       for (const record of (await recordsOf(readers[type], c, ids)).values()) {
         // A deal's expanded `company` follows `companyId`: the id is the change.
-        await emitUpdated(tx, ctx.tenantId, `${type}.updated`, { ...record, companyId: id }, record, ['contact', 'company']);
+        await recordUpdated(tx, ctx, `${type}.updated`, { ...record, companyId: id }, record, ['contact', 'company']);
       }
     }
   });

@@ -3,7 +3,7 @@ import { withTx } from '../../db/index.js';
 import { normalizeIsoDateTime, isIsoDate } from '../../domain/dates.js';
 import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/money.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
-import { emitEvent, emitUpdated } from '../../events/outbox.js';
+import { recordEvent, recordUpdated } from '../shared/record-change.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf } from '../../http/pagination.js';
@@ -343,10 +343,10 @@ async function stageById(ctx: Ctx, stageId: string): Promise<Stage> {
 /** Events of a write, inside its transaction (B.9): the record as a single read returns it. */
 async function emitDealEvents(ctx: Ctx, deal: DealT, before: { stageId: string; isWon: boolean; isLost: boolean } | null): Promise<void> {
   const record = deal as unknown as Record<string, unknown>;
-  if (!before) await emitEvent(ctx.db, ctx.tenantId, 'deal.created', record);
-  else if (before.stageId !== deal.stageId) await emitEvent(ctx.db, ctx.tenantId, 'deal.stage_changed', record, { previousStageId: before.stageId });
-  if (deal.isWon && !before?.isWon) await emitEvent(ctx.db, ctx.tenantId, 'deal.won', record);
-  if (deal.isLost && !before?.isLost) await emitEvent(ctx.db, ctx.tenantId, 'deal.lost', record);
+  if (!before) await recordEvent(ctx.db, ctx, 'deal.created', record);
+  else if (before.stageId !== deal.stageId) await recordEvent(ctx.db, ctx, 'deal.stage_changed', record, { previousStageId: before.stageId });
+  if (deal.isWon && !before?.isWon) await recordEvent(ctx.db, ctx, 'deal.won', record);
+  if (deal.isLost && !before?.isLost) await recordEvent(ctx.db, ctx, 'deal.lost', record);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,7 +478,7 @@ export async function updateDeal(ctx: Ctx, id: string, input: DealUpdateT): Prom
     await markChanged(tx, ctx.tenantId, 'deal');
     const deal = await getDeal(c, id);
     // C.4: every change is a deal.updated (expansions follow their ids); the spec's events keep theirs.
-    await emitUpdated(tx, ctx.tenantId, 'deal.updated', previous, deal, EXPANSIONS);
+    await recordUpdated(tx, ctx, 'deal.updated', previous, deal, EXPANSIONS);
     await emitDealEvents(c, deal, { stageId: cur.stage_id, isWon: before.isWon, isLost: before.isLost });
     return deal;
   });
@@ -493,7 +493,7 @@ export async function deleteDeal(ctx: Ctx, id: string): Promise<void> {
     const last = await getDeal(inTx(ctx, tx), id);
     const n = await repo.softDeleteDeal(tx, ctx.tenantId, id, nowIso());
     if (!n) throw errors.notFound('Deal not found');
-    await emitEvent(tx, ctx.tenantId, 'deal.deleted', last);
+    await recordEvent(tx, ctx, 'deal.deleted', last);
     await markChanged(tx, ctx.tenantId, 'deal');
   });
 }

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
-import { contextFor, requestSignal, type Ctx } from '../../http/context.js';
+import { contextFor, requestActor, requestSignal, type Ctx } from '../../http/context.js';
 import { holdValueIssues } from '../../http/body-checks.js';
 import { errorResponses } from '../../http/schemas.js';
 import { pageHeaders, renderFormPage, renderMessage, renderThankYou } from './forms.html.js';
@@ -62,8 +62,9 @@ export const formsPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
 type FormOf = WeakMap<FastifyRequest, service.PublicForm>;
 
+/** A submission acts as its form (the audit log's actor `public_form`, D.4). */
 const ctxFor = (req: FastifyRequest, form: service.PublicForm): Ctx =>
-  contextFor(req.server.database, req.server.config, form.tenantId, null, requestSignal(req));
+  contextFor(req.server.database, req.server.config, form.tenantId, null, requestSignal(req), requestActor(req, 'public_form', form.id, form.name));
 
 /** Browsers get pages; JSON clients get the contract's JSON errors from the app's handler. */
 function errorPages(formOf: FormOf) {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { withTx } from '../../db/index.js';
-import { emitEvent } from '../../events/outbox.js';
+import { recordEvent } from '../shared/record-change.js';
 import { DomainError } from '../../domain/errors.js';
 import { normalizePropertyValue } from '../../domain/properties.js';
 import { ApiError, errors, type FieldIssue } from '../../errors.js';
@@ -162,7 +162,7 @@ export async function submitForm(
     };
     await repo.insertSubmission(tx, row);
     // C.4: the submission as GET /forms/:id/submissions lists it, in the transaction of the intake.
-    await emitEvent(tx, ctx.tenantId, 'form.submitted', toSubmission(row));
+    await recordEvent(tx, ctx, 'form.submitted', toSubmission(row));
     return { submissionId: row.id, contactId };
   });
 }

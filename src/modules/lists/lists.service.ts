@@ -11,7 +11,8 @@ import { existingIds } from '../shared/refs.js';
 import { companiesByIds } from '../companies/companies.service.js';
 import { contactsByIds } from '../contacts/contacts.service.js';
 import { dealsByIds } from '../deals/deals.service.js';
-import { emitEvent } from '../../events/outbox.js';
+import { recordEvent } from '../shared/record-change.js';
+import { fieldsSet, recordAudit } from '../audit/audit.service.js';
 import * as repo from './lists.repo.js';
 import type { ListCreateT, ListObjectType, ListQueryT, ListT, ListUpdateT, MembersAddT, MembersQueryT } from './lists.schema.js';
 
@@ -108,8 +109,17 @@ export async function createList(ctx: Ctx, input: ListCreateT): Promise<ListT> {
     updated_at: now,
     deleted_at: null,
   };
-  await repo.insertList(ctx.db, row);
-  return toList(row, 0);
+  const list = toList(row, 0);
+  await withTx(ctx.db, async (tx) => {
+    await repo.insertList(tx, row);
+    await recordAudit(tx, ctx, {
+      action: 'list.created',
+      objectType: 'list',
+      objectId: row.id,
+      changes: fieldsSet(list as unknown as Record<string, unknown>),
+    });
+  });
+  return list;
 }
 
 export async function updateList(ctx: Ctx, id: string, input: ListUpdateT): Promise<ListT> {
@@ -120,7 +130,15 @@ export async function updateList(ctx: Ctx, id: string, input: ListUpdateT): Prom
   if (input.description !== undefined) set.description = input.description;
   if (Object.keys(set).length) {
     set.updated_at = nowIso();
-    if (!(await repo.updateList(ctx.db, ctx.tenantId, id, set))) throw errors.notFound('List not found');
+    await withTx(ctx.db, async (tx) => {
+      if (!(await repo.updateList(tx, ctx.tenantId, id, set))) throw errors.notFound('List not found');
+      await recordAudit(tx, ctx, {
+        action: 'list.updated',
+        objectType: 'list',
+        objectId: id,
+        changes: Object.keys(input).filter((k) => k === 'name' || k === 'description'),
+      });
+    });
   }
   return getList(ctx, id);
 }
@@ -129,8 +147,10 @@ export async function updateList(ctx: Ctx, id: string, input: ListUpdateT): Prom
 export async function deleteList(ctx: Ctx, id: string): Promise<void> {
   const current = await mustFind(ctx, id);
   assertStatic(current, 'Deleting a list');
-  const now = nowIso();
-  if (!(await repo.softDeleteList(ctx.db, ctx.tenantId, id, now))) throw errors.notFound('List not found');
+  await withTx(ctx.db, async (tx) => {
+    if (!(await repo.softDeleteList(tx, ctx.tenantId, id, nowIso()))) throw errors.notFound('List not found');
+    await recordAudit(tx, ctx, { action: 'list.deleted', objectType: 'list', objectId: id });
+  });
 }
 
 /** Records of one object type as their single reads return them, by id (soft-deleted ones are absent). */
@@ -192,7 +212,7 @@ export async function addMembers(ctx: Ctx, id: string, input: MembersAddT): Prom
       const record = toList(list, count);
       const order = new Map(ids.map((objectId, i) => [objectId, i]));
       for (const objectId of added.sort((a, b) => order.get(a)! - order.get(b)!)) {
-        await emitEvent(tx, ctx.tenantId, 'list.member_added', record, { objectId });
+        await recordEvent(tx, ctx, 'list.member_added', record, { objectId });
       }
     }
     return { added: added.length, memberCount: count };
@@ -208,6 +228,6 @@ export async function removeMember(ctx: Ctx, id: string, objectId: string): Prom
     const visible = await repo.isVisibleMember(tx, ctx.tenantId, list.id, list.object_type as ListObjectType, objectId);
     if (!visible) throw errors.notFound(`"${objectId}" is not a member of this list`);
     await repo.removeMember(tx, ctx.tenantId, list.id, objectId);
-    await emitEvent(tx, ctx.tenantId, 'list.member_removed', toList(list, await memberCount(c, list)), { objectId });
+    await recordEvent(tx, ctx, 'list.member_removed', toList(list, await memberCount(c, list)), { objectId });
   });
 }

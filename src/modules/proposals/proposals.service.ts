@@ -4,7 +4,8 @@ import { fromCents } from '../../domain/money.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import type { EventType } from '../../events/catalog.js';
-import { emitEvent } from '../../events/outbox.js';
+import { recordEvent } from '../shared/record-change.js';
+import { fieldsSet, recordAudit } from '../audit/audit.service.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageSizeOf, type Page } from '../../http/pagination.js';
@@ -219,7 +220,14 @@ export async function createProposal(ctx: Ctx, input: ProposalCreateT): Promise<
       });
     await guardUnique(tx, ctx.tenantId, { deal_id: dealId }, insert);
     await repo.replaceItems(tx, ctx.tenantId, id, items);
-    return getProposal(c, id);
+    const proposal = await getProposal(c, id);
+    await recordAudit(tx, ctx, {
+      action: 'proposal.created',
+      objectType: 'proposal',
+      objectId: id,
+      changes: fieldsSet(proposal as unknown as Record<string, unknown>),
+    });
+    return proposal;
   });
 }
 
@@ -303,13 +311,18 @@ async function applyUpdate(ctx: Ctx, id: string, input: ProposalUpdateT, v: Clea
   if (updated === 0) throw new ConcurrentChange();
   if (v.items !== undefined) await repo.replaceItems(ctx.db, ctx.tenantId, id, v.items);
   const proposal = await getProposal(ctx, id);
-  if (event) await emitEvent(ctx.db, ctx.tenantId, event, proposal as unknown as Record<string, unknown>, { previousStatus: from });
+  if (event) await recordEvent(ctx.db, ctx, event, proposal as unknown as Record<string, unknown>, { previousStatus: from });
+  // The fields this PATCH set beside a status move that raised its own event (and audit entry).
+  const fields = Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined && !(k === 'status' && event));
+  if (fields.length > 0) await recordAudit(ctx.db, ctx, { action: 'proposal.updated', objectType: 'proposal', objectId: id, changes: fields });
   return proposal;
 }
 
 /** Soft delete; the linked deal is untouched and free for a new proposal (partial unique index). */
 export async function deleteProposal(ctx: Ctx, id: string): Promise<void> {
-  const now = nowIso();
-  const n = await repo.softDeleteProposal(ctx.db, ctx.tenantId, id, now);
-  if (!n) throw errors.notFound('Proposal not found');
+  await withTx(ctx.db, async (tx) => {
+    const n = await repo.softDeleteProposal(tx, ctx.tenantId, id, nowIso());
+    if (!n) throw errors.notFound('Proposal not found');
+    await recordAudit(tx, ctx, { action: 'proposal.deleted', objectType: 'proposal', objectId: id });
+  });
 }

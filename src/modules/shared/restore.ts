@@ -8,7 +8,7 @@ import { guardUnique } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
 import { anyRow, clearDeadReference, restoreRow, type SoftDeleteTable } from '../../db/live-rows.js';
 import { errors } from '../../errors.js';
-import { emitEvent } from '../../events/outbox.js';
+import { recordEvent } from './record-change.js';
 import type { EventType } from '../../events/catalog.js';
 import { ctxOf, inTx, type Ctx } from '../../http/context.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
@@ -56,7 +56,7 @@ export async function restoreRecord(ctx: Ctx, r: RestorableResource, id: string)
     if (!restored) throw notFound(); // deleted longer ago than the window
     for (const { column, target } of r.references ?? []) await clearDeadReference(tx, r.path, ctx.tenantId, id, column, target);
     const record = await r.read(inTx(ctx, tx), id);
-    await emitEvent(tx, ctx.tenantId, `${r.type}.restored` as EventType, record as Record<string, unknown>);
+    await recordEvent(tx, ctx, `${r.type}.restored` as EventType, record as Record<string, unknown>);
     if (r.type === 'contact' || r.type === 'company' || r.type === 'deal') await markChanged(tx, ctx.tenantId, r.type satisfies ChangedType);
     return record;
   });

@@ -9,7 +9,7 @@ import * as repo from './tags.repo.js';
 import { DEFAULT_TAG_COLOR, type TagCreateT, type TagT, type TagUpdateT } from './tags.schema.js';
 import { forEachChunk } from '../../db/batch.js';
 import { markChanged } from '../shared/changes.js';
-import { emitEvent, emitUpdated } from '../../events/outbox.js';
+import { recordEvent, recordUpdated } from '../shared/record-change.js';
 import { sortedTagIds } from '../shared/record-tags.js';
 import { recordsOf, type RecordReaders } from '../shared/records.js';
 
@@ -55,7 +55,7 @@ export async function createTag(ctx: Ctx, input: TagCreateT): Promise<TagT> {
   return withTx(ctx.db, async (tx) => {
     await guardUnique(tx, ctx.tenantId, { name_key: row.name_key }, () => repo.insertTag(tx, row), { name_key: name });
     const tag = toTag(row);
-    await emitEvent(tx, ctx.tenantId, 'tag.created', tag);
+    await recordEvent(tx, ctx, 'tag.created', tag);
     return tag;
   });
 }
@@ -74,7 +74,7 @@ export async function updateTag(ctx: Ctx, id: string, input: TagUpdateT): Promis
     set.updated_at = nowIso();
     await guardUnique(tx, ctx.tenantId, { name_key: set.name_key }, () => repo.updateTag(tx, ctx.tenantId, id, set, current), { name_key: set.name });
     const tag = await getTag(inTx(ctx, tx), id);
-    await emitUpdated(tx, ctx.tenantId, 'tag.updated', toTag(current), tag);
+    await recordUpdated(tx, ctx, 'tag.updated', toTag(current), tag);
     return tag;
   });
 }
@@ -90,7 +90,7 @@ export async function deleteTag(ctx: Ctx, id: string, readers: RecordReaders): P
     const tagged = await repo.taggedRecords(tx, ctx.tenantId, id);
     const deleted = await repo.deleteTag(tx, ctx.tenantId, id);
     if (!deleted) throw errors.notFound('Tag not found');
-    await emitEvent(tx, ctx.tenantId, 'tag.deleted', last);
+    await recordEvent(tx, ctx, 'tag.deleted', last);
     await repo.removeTagLinks(tx, ctx.tenantId, id);
     const now = nowIso();
     for (const type of ['contact', 'company', 'deal'] as const) {
@@ -107,7 +107,7 @@ export async function deleteTag(ctx: Ctx, id: string, readers: RecordReaders): P
       const ids = tagged.filter((t) => t.object_type === type).map((t) => t.object_id);
       for (const record of (await recordsOf(readers[type], c, ids)).values()) {
         const tags = record.tags as string[];
-        await emitUpdated(tx, ctx.tenantId, `${type}.updated`, { ...record, tags: sortedTagIds([...tags, id]) }, record, ['contact', 'company']);
+        await recordUpdated(tx, ctx, `${type}.updated`, { ...record, tags: sortedTagIds([...tags, id]) }, record, ['contact', 'company']);
       }
     }
   });

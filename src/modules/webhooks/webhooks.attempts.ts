@@ -3,7 +3,8 @@ import type { Dispatcher } from 'undici';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/index.js';
 import * as deliveries from '../../events/deliveries.js';
-import { emitEvent } from '../../events/outbox.js';
+import { SYSTEM_ACTOR } from '../../http/context.js';
+import { recordEvent } from '../shared/record-change.js';
 import { webhookAttempts } from '../../metrics.js';
 import { decryptSecret } from '../../util/crypto.js';
 import { openHeaders, secretAad, toWebhook } from './webhooks.presenter.js';
@@ -123,5 +124,5 @@ export async function trackHealth(tx: Db, config: Config, tenantId: string, webh
   await deliveries.cancelWaitingDeliveries(tx, tenantId, webhookId, 'webhook disabled after failing too long', end);
   const disabled = (await repo.findWebhook(tx, tenantId, webhookId))!;
   // Emitted after the deactivation, so the outbox queues it for the tenant's other active webhooks only.
-  await emitEvent(tx, tenantId, 'webhook.disabled', toWebhook(config.secretKey(), disabled));
+  await recordEvent(tx, { tenantId, actor: SYSTEM_ACTOR }, 'webhook.disabled', toWebhook(config.secretKey(), disabled));
 }

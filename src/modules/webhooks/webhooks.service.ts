@@ -5,6 +5,7 @@ import { errors, FieldChecks, fieldRule } from '../../errors.js';
 import { EVENT_KEYS, EVENT_TYPES, TEST_EVENT } from '../../events/catalog.js';
 import * as deliveries from '../../events/deliveries.js';
 import type { EventPayload } from '../../events/outbox.js';
+import { recordAudit } from '../audit/audit.service.js';
 import type { Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
 import { pageRequestOf } from '../../http/pagination.js';
@@ -178,8 +179,12 @@ export async function createWebhook(ctx: Ctx, input: WebhookCreateT): Promise<We
     created_at: now,
     updated_at: now,
   };
-  await repo.insertWebhook(ctx.db, row);
-  return toWebhook(ctx.config.secretKey(), row, secret);
+  const webhook = toWebhook(ctx.config.secretKey(), row, secret);
+  await withTx(ctx.db, async (tx) => {
+    await repo.insertWebhook(tx, row);
+    await recordAudit(tx, ctx, { action: 'webhook.created', objectType: 'webhook', objectId: id, changes: Object.keys(input).filter((k) => k !== 'secret') });
+  });
+  return webhook;
 }
 
 export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT): Promise<WebhookT> {
@@ -199,6 +204,7 @@ export async function updateWebhook(ctx: Ctx, id: string, input: WebhookUpdateT)
   set.updated_at = now;
   return withTx(ctx.db, async (tx) => {
     if (!(await repo.updateWebhook(tx, ctx.tenantId, id, set))) throw errors.notFound('Webhook not found');
+    await recordAudit(tx, ctx, { action: 'webhook.updated', objectType: 'webhook', objectId: id, changes: Object.keys(input) });
     // NOTE: B.9 — deactivating stops the webhook at once: deliveries waiting for a first attempt or a
     // retry end as permanent_failure ("webhook deactivated") and are never sent, even after reactivation.
     if (input.isActive === false) await deliveries.cancelWaitingDeliveries(tx, ctx.tenantId, id, 'webhook deactivated', now);
@@ -217,6 +223,7 @@ export async function deleteWebhook(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
     if (!(await repo.deleteWebhook(tx, ctx.tenantId, id))) throw errors.notFound('Webhook not found');
     await deliveries.deleteDeliveriesOf(tx, ctx.tenantId, id);
+    await recordAudit(tx, ctx, { action: 'webhook.deleted', objectType: 'webhook', objectId: id });
   });
 }
 
@@ -229,7 +236,10 @@ export async function rotateSecret(ctx: Ctx, id: string): Promise<WebhookT> {
     secret_prefix: webhookSecretHint(secret),
     updated_at: nowIso(),
   };
-  if (!(await repo.updateWebhook(ctx.db, ctx.tenantId, id, set))) throw errors.notFound('Webhook not found');
+  await withTx(ctx.db, async (tx) => {
+    if (!(await repo.updateWebhook(tx, ctx.tenantId, id, set))) throw errors.notFound('Webhook not found');
+    await recordAudit(tx, ctx, { action: 'webhook.secret_rotated', objectType: 'webhook', objectId: id, changes: ['secret'] });
+  });
   return toWebhook(ctx.config.secretKey(), { ...row, ...set }, secret);
 }
 
@@ -299,7 +309,10 @@ export async function retryDelivery(ctx: Ctx, id: string, deliveryId: string): P
   }
   const dispatcher = deliveryDispatcher({ allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks, timeoutMs: ctx.config.webhookTimeoutMs });
   const result = await makeAttempt(ctx.config, leased, context.webhook, context.payload, dispatcher);
-  await withTx(ctx.db, (tx) => recordAttempt(tx, ctx.config, leased, owner, result));
+  await withTx(ctx.db, async (tx) => {
+    await recordAttempt(tx, ctx.config, leased, owner, result);
+    await recordAudit(tx, ctx, { action: 'webhook.delivery_retried', objectType: 'webhook', objectId: id, changes: ['deliveries'] });
+  });
   const after = await repo.findDelivery(ctx.db, ctx.tenantId, hook.id, deliveryId);
   if (!after) throw errors.notFound('Delivery not found'); // the webhook was deleted meanwhile
   return toDelivery(after);
@@ -314,7 +327,11 @@ export async function recoverDeliveries(ctx: Ctx, id: string, body: RecoverBodyT
   const since = fieldRule('since', () => normalizeIsoDateTime(body.since));
   const hook = await mustFind(ctx, id);
   mustBeActive(hook);
-  const scheduled = await deliveries.recoverFailed(ctx.db, ctx.tenantId, hook.id, since, nowIso(), MAX_ATTEMPTS);
+  const scheduled = await withTx(ctx.db, async (tx) => {
+    const n = await deliveries.recoverFailed(tx, ctx.tenantId, hook.id, since, nowIso(), MAX_ATTEMPTS);
+    if (n > 0) await recordAudit(tx, ctx, { action: 'webhook.deliveries_recovered', objectType: 'webhook', objectId: id, changes: ['deliveries'] });
+    return n;
+  });
   if (scheduled > 0) await deliveries.wakeWorkers(ctx.db);
   return { scheduled };
 }
