@@ -12,7 +12,7 @@ import { pageSizeOf } from '../../http/pagination.js';
 import type { JsonText } from '../../http/replies.js';
 import type { ListPage } from '../../listing/page.js';
 import { recordsPage } from '../../listing/planner.js';
-import { emitEvent, emitUpdated } from '../../events/outbox.js';
+import { recordEvent, recordUpdated } from '../shared/record-change.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
@@ -229,7 +229,7 @@ export async function createContact(ctx: Ctx, input: ContactCreateT): Promise<Co
     // The row as written is the row a read would return: no second statement to read it back.
     const { deleted_at: _live, ...written } = row;
     const record = toContact(written, sortedTagIds(tags));
-    await emitEvent(tx, tenantId, 'contact.created', record);
+    await recordEvent(tx, ctx, 'contact.created', record);
     await markChanged(tx, tenantId, 'contact');
     return record;
   });
@@ -290,7 +290,7 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
     if (tagsChanged) await replaceRecordTags(tx, tenantId, 'contact', id, input.tags!);
     // The row as updated is the row a read would return (as createContact's): no statement to read it back.
     const record = toContact({ ...current, ...set }, tagsChanged ? sortedTagIds(input.tags!) : currentTags);
-    await emitUpdated(tx, tenantId, 'contact.updated', toContact(current, currentTags), record);
+    await recordUpdated(tx, ctx, 'contact.updated', toContact(current, currentTags), record);
     await markChanged(tx, tenantId, 'contact');
     return record;
   });
@@ -305,7 +305,7 @@ export async function deleteContact(ctx: Ctx, id: string): Promise<void> {
     const last = await getContact(inTx(ctx, tx), id);
     const n = await repo.softDeleteContact(tx, ctx.tenantId, id, nowIso());
     if (!n) throw notFound();
-    await emitEvent(tx, ctx.tenantId, 'contact.deleted', last);
+    await recordEvent(tx, ctx, 'contact.deleted', last);
     await markChanged(tx, ctx.tenantId, 'contact');
   });
 }
