@@ -11,6 +11,7 @@ import { CITIES, FIRST_NAMES, LAST_NAMES, Rand, asciiSlug, mobileFor, sampleComp
 import { generateApiKey } from '../src/auth/keys.js';
 import type { Database, Db } from '../src/db/index.js';
 import SqliteDatabase from '../src/db/sqlite-driver.mjs';
+import { registerDuplicateKeyFunctions } from '../src/domain/duplicate-keys.mjs';
 import type { DB } from '../src/db/tables/schema.js';
 import { newId } from '../src/util/ids.js';
 import { withSearchText } from '../src/db/search-text.js';
@@ -136,6 +137,8 @@ const CHUNK = 20_000;
 function sqliteBulk(file: string): Bulk {
   const raw = new SqliteDatabase(file);
   raw.pragma('busy_timeout = 5000');
+  // Migration 022's expression indexes call the duplicate keys' functions on every insert.
+  registerDuplicateKeyFunctions(raw);
   // 1 GiB of page cache: the pages of indexes written in random order (ids, e-mails) stay in memory
   // between transactions instead of being read back from the file.
   raw.pragma('cache_size = -1048576');

@@ -3,6 +3,7 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite from 'better-sqlite3';
 import { Kysely } from 'kysely';
+import { registerDuplicateKeyFunctions } from '../domain/duplicate-keys.mjs';
 import { sqlFold } from '../domain/fold.mjs';
 import { readerCount, withReads, type Database, type DatabaseConfig, type DbOptions } from './database.js';
 import { FOLD_FUNCTION, sqliteDialect } from './dialect.js';
@@ -170,4 +171,6 @@ function tuneWriter(raw: BetterSqlite.Database, mmapBytes: number): void {
  */
 function registerSqliteFunctions(raw: BetterSqlite.Database): void {
   raw.function(FOLD_FUNCTION, { deterministic: true }, sqlFold);
+  // The keys of the duplicate rules (CONTRACT D.3), which expression indexes of migration 022 hold.
+  registerDuplicateKeyFunctions(raw);
 }

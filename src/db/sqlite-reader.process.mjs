@@ -2,6 +2,7 @@
 // only better-sqlite3, so the same file runs from src/ (tests) and dist/ without a TypeScript loader,
 // and a replacement process is ready in tens of milliseconds.
 import SqliteDatabase from './sqlite-driver.mjs';
+import { registerDuplicateKeyFunctions } from '../domain/duplicate-keys.mjs';
 import { sqlFold } from '../domain/fold.mjs';
 
 const file = process.argv[2];
@@ -16,6 +17,7 @@ const mmapBytes = Number(process.argv[3] ?? 0);
 if (mmapBytes > 0) db.pragma(`mmap_size = ${mmapBytes}`);
 // The SQL functions of the main connection (db/index.ts registerSqliteFunctions): search folds text here.
 db.function('crm_fold', { deterministic: true }, sqlFold);
+registerDuplicateKeyFunctions(db);
 /** @type {Map<string, import('better-sqlite3').Statement>} */
 const statements = new Map();
 

@@ -7,6 +7,7 @@ import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeCnpj } from '../../domain/cnpj.js';
 import { normalizeDomain } from '../../domain/web.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
+import { DUPLICATES_OF, registerDuplicatesRoute } from '../shared/duplicates.js';
 import { registerRestoreRoute } from '../shared/restore.js';
 import type { RecordReaders } from '../shared/records.js';
 import * as service from './companies.service.js';
@@ -52,6 +53,7 @@ export const companiesRoutes =
       unique: ['cnpj', 'domain'],
       read: service.getCompany,
     });
+    registerDuplicatesRoute(app, DUPLICATES_OF.companies);
   };
 
 /** The list and one company. */

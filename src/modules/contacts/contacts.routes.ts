@@ -7,6 +7,7 @@ import { errorResponses, IdParams, LISTING_DOC } from '../../http/schemas.js';
 import { normalizeEmail } from '../../domain/email.js';
 import { normalizePhone } from '../../domain/phone.js';
 import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
+import { DUPLICATES_OF, registerDuplicatesRoute } from '../shared/duplicates.js';
 import { registerRestoreRoute } from '../shared/restore.js';
 import * as service from './contacts.service.js';
 import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
@@ -50,6 +51,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     references: [{ column: 'company_id', target: 'companies' }],
     read: service.getContact,
   });
+  registerDuplicatesRoute(app, DUPLICATES_OF.contacts);
 };
 
 /** The list, the search and one contact. */
