@@ -48,3 +48,23 @@ test('concurrent creates with customProperties share their COMMITs: the definiti
   // The key's first lookup may read outside a transaction; no create does (one read transaction each before the fix).
   assert.ok(readTransactions <= creates / 4, `${readTransactions} read transactions for ${creates} creates`);
 });
+
+test('concurrent updates with customProperties share their COMMITs too', { skip: sqliteOnly }, async () => {
+  const t = await testApp();
+  const tenant = await newTenant(t);
+  const select = tenant.refs.contact_select;
+  const updates = 20;
+  const ids: string[] = [];
+  for (let i = 0; i < updates; i++) ids.push((await tenant.api.post('/contacts', { firstName: `U${i}` })).body.id);
+  const counts = await countStatements(() =>
+    Promise.all(
+      ids.map(async (id, i) => {
+        const r = await tenant.api.patch(`/contacts/${id}`, { customProperties: { [select]: i % 2 ? 'smb' : 'ent' } });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      }),
+    ),
+  );
+  const groups = counts.get('begin immediate') ?? 0;
+  assert.ok(groups >= 1 && groups <= updates / 4, `${updates} concurrent updates opened ${groups} groups`);
+  assert.ok((counts.get('begin') ?? 0) <= updates / 4, 'no update read its definitions outside its transaction');
+});
