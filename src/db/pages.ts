@@ -71,15 +71,21 @@ export const LIMIT = Symbol('limit');
 export const OFFSET = Symbol('offset');
 const AFTER_VALUE = Symbol('after value');
 const AFTER_ID = Symbol('after id');
-const MARKERS = [LIMIT, OFFSET, AFTER_VALUE, AFTER_ID] as const;
+/** The change version a sampled page's statement expects to see (its guard: page-samples.ts versionGuard). */
+export const VERSION = Symbol('version');
+const MARKERS = [LIMIT, OFFSET, AFTER_VALUE, AFTER_ID, VERSION] as const;
 
 /** A page's values in the order of MARKERS. */
-export function pageValues(after: Position | undefined, limit: number, offset: number | undefined): unknown[] {
-  return [limit, offset, after?.[0], after?.[1]];
+export function pageValues(after: Position | undefined, limit: number, offset: number | undefined, version?: number): unknown[] {
+  return [limit, offset, after?.[0], after?.[1], version];
 }
 
-/** A page's statement: first page by keyset, by offset, or after a position with a value or with none. */
-export type Mode = 'first' | 'offset' | 'after' | 'afterNull';
+/**
+ * A page's statement: first page by keyset, by offset, or after a position with a value or with none; `*Skip`:
+ * after a position, then an offset, under a guard on the change version (a page by number read from a sampled
+ * position: page-samples.ts).
+ */
+export type Mode = 'first' | 'offset' | 'after' | 'afterNull' | 'afterSkip' | 'afterNullSkip';
 
 export function modeOf(after: Position | undefined, offset: number | undefined): Mode {
   return after ? (after[0] === null ? 'afterNull' : 'after') : offset === undefined ? 'first' : 'offset';
@@ -111,8 +117,8 @@ export function ordering(dialect: SqlDialect, spec: PageOrder, mode: Mode) {
   // would only hide the index range from the planner.
   const byId = column.column === idColumn && !column.text && !column.nullable;
   const inOrder = (q: Selection): Selection => {
-    if (mode === 'after' || mode === 'afterNull') {
-      const pos: [unknown, unknown] = [mode === 'afterNull' ? null : AFTER_VALUE, AFTER_ID];
+    if (mode.startsWith('after')) {
+      const pos: [unknown, unknown] = [mode.startsWith('afterNull') ? null : AFTER_VALUE, AFTER_ID];
       q = q.where(byId ? sql<boolean>`${idRef} ${sql.raw(order === 'asc' ? '>' : '<')} ${AFTER_ID}` : keysetAfter(key, idRef, column.nullable, order, pos));
     }
     return sortBy(q, key, idRef);
@@ -157,15 +163,28 @@ function keysetAfter(
 /** Checks that every value of a page was compiled as a parameter, and keeps where each one goes. */
 export function slottedPage(q: Selection, mode: Mode, byId: boolean): SlottedQuery {
   const plan = slotted(kept(q.compile()), MARKERS);
-  const expected = [0, ...(mode === 'offset' ? [1] : []), ...(mode === 'after' && !byId ? [2] : []), ...(mode.startsWith('after') ? [3] : [])];
+  const skips = mode.endsWith('Skip');
+  const expected = [
+    0,
+    ...(mode === 'offset' || skips ? [1] : []),
+    ...((mode === 'after' || mode === 'afterSkip') && !byId ? [2] : []),
+    ...(mode.startsWith('after') ? [3] : []),
+    ...(skips ? [4] : []),
+  ];
   if (expected.some((m) => !plan.slots.includes(m))) throw new Error(`listing: a page's own value was not compiled as a parameter (${mode})`);
   return plan;
 }
 
-/** The rows of a list in its order (after a position in modes `after*`), with markers for the page's values. */
-export function compilePlan(dialect: SqlDialect, spec: PageOrder, built: ListingQuery, mode: Mode): SlottedQuery {
+/**
+ * The rows of a list in its order (after a position in modes `after*`), with markers for the page's values; in
+ * modes `*Skip`, only while `guard` holds (page-samples.ts versionGuard, with the VERSION marker).
+ */
+export function compilePlan(dialect: SqlDialect, spec: PageOrder, built: ListingQuery, mode: Mode, guard?: Expression<SqlBool>): SlottedQuery {
   const { key, byId, inOrder } = ordering(dialect, spec, mode);
-  let q = inOrder(built.select(built.base).select(key.as(SORT_VALUE))).limit(LIMIT as unknown as number);
-  if (mode === 'offset') q = q.offset(OFFSET as unknown as number);
+  const skips = mode.endsWith('Skip');
+  if (skips && !guard) throw new Error(`listing: a page in mode ${mode} needs its guard`);
+  const base = skips ? built.base.where(guard!) : built.base;
+  let q = inOrder(built.select(base).select(key.as(SORT_VALUE))).limit(LIMIT as unknown as number);
+  if (mode === 'offset' || skips) q = q.offset(OFFSET as unknown as number);
   return slottedPage(q, mode, byId);
 }

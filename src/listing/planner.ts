@@ -24,6 +24,7 @@ import {
   type SortColumn,
   type SortOrder,
 } from '../db/pages.js';
+import { currentSamples, PAGE_SAMPLES, sampleLater, samplesQuery, sampleStats, versionGuard } from '../db/page-samples.js';
 import { rebound, type SlottedQuery } from '../db/prepared.js';
 import { directReads } from '../db/reads.js';
 import type { Ctx } from '../http/context.js';
@@ -135,8 +136,9 @@ const MAX_OFFSET = 2 ** 48;
 /**
  * The deepest offset a page that walks its index (ListingSpec.walksIndex) reads on the main connection.
  * Skipping an index entry costs ~50 ns on SQLite (a page of 50 takes 170–200 µs at offsets 0 to 1,000, 430 µs at
- * 5,000, 2.6 ms at 50,000), so up to here a page costs what a page costs; deeper pages by number go to the read
- * pool, with its deadline (cursors stay on the main connection at any depth).
+ * 5,000, 2.6 ms at 50,000), so up to here a page costs what a page costs. Deeper pages by number are read after
+ * their list's samples (sampledRows) on the main connection or, while the list has none, on the read pool, with
+ * its deadline (cursors stay on the main connection at any depth).
  */
 export const MAIN_MAX_OFFSET = 1_000;
 /** The most a probe's row filter may cost per row (the sum of its RowCondition costs: simple comparisons). */
@@ -196,7 +198,10 @@ export async function listPage<R>(ctx: Ctx, spec: ListingSpec, req: PageRequest)
     };
   }
 
-  const { rows, total: told, json } = Number.isSafeInteger(offset) && offset <= MAX_OFFSET ? await read(pageSize, offset) : ({ rows: [] } as PageRows);
+  const inRange = Number.isSafeInteger(offset) && offset <= MAX_OFFSET;
+  // Past the pages read on the main connection or probed: from the list's samples, when it has current ones.
+  const sampled = inRange && spec.countCache && offset + pageSize > MAIN_MAX_OFFSET ? await shape.sampled(spec, pageSize, offset, asBlob) : undefined;
+  const { rows, total: told, json } = sampled ?? (inRange ? await read(pageSize, offset) : ({ rows: [] } as PageRows));
   // A partial page (or an empty first page) already tells the total; count only otherwise.
   const total = told ?? ((rows.length > 0 || offset === 0) && rows.length < pageSize ? offset + rows.length : await count());
   const totalPages = Math.ceil(total / pageSize);
@@ -324,6 +329,8 @@ interface CompiledShape {
    * then cached; undefined when the total is cached already or the list has no table to look its rows up in.
    */
   counted(type: CountedType, limit: number, offset: number): Promise<PageRows | undefined>;
+  /** A page by number read after the list's sample before it, with its total (sampledRows); undefined when it cannot be. */
+  sampled(spec: ListingSpec, limit: number, offset: number, asBlob: boolean): Promise<PageRows | undefined>;
   count(): { query: CompiledQuery<{ n: number | string | bigint }>; key: string };
   next(rows: Record<string, unknown>[], more: boolean): string | null;
 }
@@ -395,6 +402,9 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       s.countedFull = Date.now();
       return { rows };
     },
+    sampled(full, limit, offset, asBlob) {
+      return sampledRows(ctx, full, s, query, this.count().key, limit, offset, asBlob);
+    },
     count() {
       if (!s.count) {
         const compiled = kept(
@@ -412,6 +422,62 @@ function compiledShape(ctx: Ctx, spec: Omit<ListingSpec, 'countCache'>): Compile
       return cursorAfter(ctx, binding(spec.keyId), idColumn, last);
     },
   };
+}
+
+/**
+ * A page by number of a list whose total is cached, read after the sample (db/page-samples.ts) just before its
+ * offset, with the rest of the offset (under a stride) skipped: the cost of a cursor's page whatever the depth. Read
+ * on the main connection when the list walks its index (ListingSpec.walksIndex: at most a stride of entries more
+ * than a cursor's page), else on the read pool. Undefined (the page is read as before) while the total or the
+ * samples of the list's current version are missing (they are then sampled in the background), or when a write
+ * moved the version under the page's statement (its guard then returns no rows; exactness: page-samples.ts).
+ */
+async function sampledRows(
+  ctx: Ctx,
+  spec: ListingSpec,
+  s: Shape,
+  query: () => ListingQuery,
+  countKey: string,
+  limit: number,
+  offset: number,
+  asBlob: boolean,
+): Promise<PageRows | undefined> {
+  const type = spec.countCache!;
+  const peek = await peekCount(ctx.reads.db, ctx.tenantId, type, countKey);
+  if (!peek) return undefined;
+  const total = peek.total;
+  // Past the end: no row, in the state the cached total is of (as a plain OFFSET would read it).
+  if (total !== undefined && offset >= total) return { rows: [], total };
+  const adapter = ctx.db.getExecutor().adapter;
+  const key = JSON.stringify([ctx.tenantId, type, countKey, spec.sort.key, spec.sort.order, spec.idColumn ?? 'id']);
+  const samples = currentSamples(adapter, key, peek.version);
+  if (!samples) {
+    const position = (row: Record<string, unknown>): Position => [sortValueOf(row[SORT_VALUE]), String(row.__id)];
+    sampleLater(adapter, key, ctx.reads, () => samplesQuery(ctx, spec, query(), PAGE_SAMPLES.stride, ctx.tenantId, type), position);
+    return undefined;
+  }
+  // Not counted at this version yet: the plain page counts it.
+  if (total === undefined) return undefined;
+  const j = Math.floor(offset / samples.stride);
+  const at = samples.positions[j - 1];
+  if (at === undefined) return undefined;
+  const mode: Mode = at[0] === null ? 'afterNullSkip' : 'afterSkip';
+  const plan = (s.plans[mode] ??= compilePlan(ctx.dialect, spec, query(), mode, versionGuard(ctx.tenantId, type)));
+  const values = pageValues(at, limit, offset - j * samples.stride, peek.version);
+  const sqlite = sqlitePagesOf(ctx.dialect);
+  const found: PageRows =
+    spec.walksIndex && asBlob
+      ? await sqlite!.pageAsBlob(ctx.db, plan, values, spec.idColumn ?? 'id', false, spec.blobRecord)
+      : {
+          rows: (await (spec.walksIndex ? directReads(ctx.db) : ctx.reads).all({ compile: () => rebound<Record<string, unknown>>(plan, values) })) as Record<
+            string,
+            unknown
+          >[],
+        };
+  // The rows the page holds in the state of `version`; none: the guard saw another version.
+  if (found.rows.length !== Math.min(limit, total - offset)) return undefined;
+  sampleStats.pages++;
+  return { ...found, total };
 }
 
 function newShape(filtersJson: string): Shape {
