@@ -1,7 +1,8 @@
-/** Scope catalog of spec 5.5, plus `users:read` (CONTRACT C.5), `events:read` (C.4) and `audit:read` (D.4). `*` covers every scope, present and future. Scopes are literal (B.1). */
+/** Scope catalog of spec 5.5, plus `users:read` (CONTRACT C.5), `events:read` (C.4), `audit:read` (D.4) and `contacts:erase` (D.5). `*` covers every scope, present and future. Scopes are literal (B.1). */
 export const SCOPES = [
   'contacts:read',
   'contacts:write',
+  'contacts:erase',
   'companies:read',
   'companies:write',
   'deals:read',

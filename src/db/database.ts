@@ -32,6 +32,13 @@ export interface Database {
    * migrations and bulk changes, and plans reads around tables without statistics meanwhile).
    */
   optimize(onError?: (index: string, err: unknown) => void): Promise<void>;
+  /**
+   * After an erasure (CONTRACT D.5): no copy of the erased bytes is left in the database's files. SQLite zeroes what
+   * is deleted (`secure_delete`, always on) and this truncates the write-ahead log, which still holds the pages as
+   * they were (a TRUNCATE checkpoint, retried while a read holds an older snapshot). PostgreSQL: nothing to do, no
+   * table shows a row's earlier versions.
+   */
+  forgetErasedBytes(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -80,21 +80,24 @@ export async function purgeDeletedRows(db: Db, table: SoftDeleteTable, before: s
     .orderBy('deleted_at')
     .limit(limit)
     .execute();
-  const type = MEMBER_TYPES[table];
-  for (const { tenant_id, id } of rows) {
-    if (type) {
-      await db.deleteFrom('record_tags').where('tenant_id', '=', tenant_id).where('object_type', '=', type).where('object_id', '=', id).execute();
-      await db.deleteFrom('list_members').where('tenant_id', '=', tenant_id).where('object_id', '=', id).execute();
-    } else if (table === 'lists') {
-      await db.deleteFrom('list_members').where('tenant_id', '=', tenant_id).where('list_id', '=', id).execute();
-    }
-    await db
-      .deleteFrom(table as 'contacts')
-      .where('tenant_id', '=', tenant_id)
-      .where('id', '=', id)
-      .execute();
-  }
+  for (const { tenant_id, id } of rows) await deleteForGood(db, table, tenant_id, id);
   return rows;
+}
+
+/** Deletes one row of the tenant for good, whatever its state, with its tag links and list memberships (a list's own members, for lists). */
+export async function deleteForGood(db: Db, table: SoftDeleteTable, tenantId: string, id: string): Promise<void> {
+  const type = MEMBER_TYPES[table];
+  if (type) {
+    await db.deleteFrom('record_tags').where('tenant_id', '=', tenantId).where('object_type', '=', type).where('object_id', '=', id).execute();
+    await db.deleteFrom('list_members').where('tenant_id', '=', tenantId).where('object_id', '=', id).execute();
+  } else if (table === 'lists') {
+    await db.deleteFrom('list_members').where('tenant_id', '=', tenantId).where('list_id', '=', id).execute();
+  }
+  await db
+    .deleteFrom(table as 'contacts')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute();
 }
 
 /**

@@ -71,6 +71,7 @@ export function openPostgres(url: string, config: DatabaseConfig, opts: DbOption
       await withDeadline(pool.query('select 1'), PING_TIMEOUT_MS, () => new DatabaseUnavailable('no answer to a ping'));
     },
     optimize: pgOptimizer(db, url),
+    forgetErasedBytes: async () => {},
     close: async () => {
       await health.close();
       await readPool.close();

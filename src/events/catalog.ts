@@ -1,12 +1,13 @@
 /**
  * Event catalog: spec 6.1, CONTRACT B.8/B.9 (the four proposal status events), C.4 (every change an
- * integrator syncs) and D.1 (`<type>.restored`). `data.<dataKey ?? objectType>` holds the record.
+ * integrator syncs), D.1 (`<type>.restored`) and D.5 (`contact.erased`, whose `data` is `{ id }` alone). `data.<dataKey ?? objectType>` holds the record.
  */
 export const EVENT_TYPES = [
   { key: 'contact.created', label: 'Contact created', objectType: 'contact' },
   { key: 'contact.updated', label: 'Contact updated', objectType: 'contact' },
   { key: 'contact.deleted', label: 'Contact deleted', objectType: 'contact' },
   { key: 'contact.restored', label: 'Contact restored', objectType: 'contact' },
+  { key: 'contact.erased', label: 'Contact erased for good', objectType: 'contact', dataKey: '' },
   { key: 'company.created', label: 'Company created', objectType: 'company' },
   { key: 'company.updated', label: 'Company updated', objectType: 'company' },
   { key: 'company.deleted', label: 'Company deleted', objectType: 'company' },
@@ -40,7 +41,7 @@ export type EventType = (typeof EVENT_TYPES)[number]['key'];
 export const EVENT_KEYS: ReadonlySet<string> = new Set(EVENT_TYPES.map((e) => e.key));
 export const TEST_EVENT = 'webhook.test';
 
-/** The key of `data` that holds the event's record (`contact`, `deal`, `submission`…). */
+/** The key of `data` that holds the event's record (`contact`, `deal`, `submission`…); `''`: no record, `data` is the event's fields alone (`contact.erased`: `{ id }`). */
 export function dataKeyOf(event: string): string {
   const e = EVENT_TYPES.find((x) => x.key === event) as { objectType: string; dataKey?: string } | undefined;
   return e ? (e.dataKey ?? e.objectType) : 'webhook';

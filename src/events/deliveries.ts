@@ -224,3 +224,19 @@ export async function deleteOldDeliveries(db: Db, cutoff: string, batch: number)
     .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/**
+ * D.5: what the receivers of these events answered is forgotten (a receiver may echo the body it got, which held an
+ * erased person): their deliveries' `response_snippet` is cleared. The deliveries themselves stay; pending ones
+ * send the events' payloads as they are now, without the erased values.
+ */
+export async function forgetResponses(db: Db, tenantId: string, eventIds: readonly string[]): Promise<void> {
+  for (let i = 0; i < eventIds.length; i += 500) {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ response_snippet: null })
+      .where('tenant_id', '=', tenantId)
+      .where('event_id', 'in', eventIds.slice(i, i + 500))
+      .execute();
+  }
+}

@@ -123,7 +123,8 @@ export async function emitEvent(
 ): Promise<string> {
   const id = newId('evt');
   const now = nowIso();
-  const payload: EventPayload = { event: type, tenantId, timestamp: now, data: { [dataKeyOf(type)]: record, ...extra } };
+  const key = dataKeyOf(type);
+  const payload: EventPayload = { event: type, tenantId, timestamp: now, data: key === '' ? { ...record, ...extra } : { [key]: record, ...extra } };
   await deferWrite(tx, eventWrites, { tenantId, id, type, payload: JSON.stringify(payload), createdAt: now });
   return id;
 }

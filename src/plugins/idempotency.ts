@@ -7,7 +7,7 @@ import { rollbackToSavepoint, savepoint, tryAdvisoryXactLock } from '../db/locks
 import * as repo from '../modules/shared/idempotency.repo.js';
 import { errorBody, errors } from '../errors.js';
 import { clientErrorOf } from '../db/errors.js';
-import { decryptSecret, encryptSecret, subkey } from '../util/crypto.js';
+import { answerKeyOf, openAnswer, sealAnswer } from '../modules/shared/idempotency-answers.js';
 import { canonicalJson } from '../util/json.js';
 import { routeHooks } from '../http/route-hooks.js';
 
@@ -99,47 +99,6 @@ function fingerprint(req: FastifyRequest): string {
 export function lockId(keyId: string, idemKey: string): string {
   const h = createHash('sha256').update(`crm-idempotency\0${keyId}\0${idemKey}`).digest();
   return h.readBigInt64BE(0).toString();
-}
-
-/**
- * Stored answers are sealed at rest: a POST /webhooks or rotate-secret answer holds the whole `whsec_…`, and any
- * answer may hold personal data, kept for IDEMPOTENCY_TTL_HOURS. AES-256-GCM (`encryptSecret`) under a key of
- * its own derived from CRM_SECRET_KEY; the additional data binds the text to its row (tenant, API key,
- * idempotency key) and to the row's request and status, so a sealed answer copied into another row, or a row
- * whose fingerprint or status was edited, does not open.
- */
-const SEAL_LABEL = 'crm/idempotency-answer/v1';
-const SEALED_PREFIX = 'v1.';
-
-function answerAad(tenantId: string, keyId: string, idemKey: string, fingerprint: string, status: number): string {
-  return `${SEAL_LABEL}\0${tenantId}\0${keyId}\0${idemKey}\0${fingerprint}\0${status}`;
-}
-
-export class StoredAnswerUnreadable extends Error {}
-
-/** `body` as stored: sealed. A missing body (no content) stays null: there is nothing to hide. */
-export function sealAnswer(key: Buffer, run: Pick<Run, 'tenantId' | 'keyId' | 'idemKey' | 'fingerprint'>, status: number, body: string | null): string | null {
-  if (body === null) return null;
-  return encryptSecret(key, body, answerAad(run.tenantId, run.keyId, run.idemKey, run.fingerprint, status));
-}
-
-/**
- * The answer's body from its stored form. Rows stored before sealing (plain JSON, which never begins with
- * `v1.`) are replayed as they are: they expire with the TTL. A sealed body that does not open (another
- * CRM_SECRET_KEY, or an edited row) cannot be replayed, and running the request again could repeat its change
- * (a second contact): the replay fails (500) rather than guess, until the row expires.
- */
-export function openAnswer(
-  key: Buffer,
-  row: { tenantId: string; keyId: string; idemKey: string; fingerprint: string; status: number },
-  stored: string,
-): string {
-  if (!stored.startsWith(SEALED_PREFIX)) return stored;
-  try {
-    return decryptSecret(key, stored, answerAad(row.tenantId, row.keyId, row.idemKey, row.fingerprint, row.status));
-  } catch {
-    throw new StoredAnswerUnreadable('the stored answer of an Idempotency-Key cannot be decrypted with the configured CRM_SECRET_KEY');
-  }
 }
 
 interface Run {
@@ -237,7 +196,7 @@ class IdempotentRuns {
 
   // Derived at first use: the key is the configuration's to load (and to refuse when missing).
   private answerKey(): Buffer {
-    return (this.sealKey ??= subkey(this.secretKey(), SEAL_LABEL));
+    return (this.sealKey ??= answerKeyOf(this.secretKey()));
   }
 
   private isLive(stored: repo.StoredAnswer): boolean {

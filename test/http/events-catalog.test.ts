@@ -82,6 +82,8 @@ test('every event type of the catalog is raised by its operation (the raising op
   for (const path of [`contacts/${contactId}`, `companies/${companyId}`, `deals/${dealId}`, `lists/${listId}`, `proposals/${p3}`]) {
     await track(() => ok(api.post(`/${path}/restore`)));
   }
+  // D.5: an erasure raises contact.erased.
+  await track(() => ok(api.post(`/contacts/${contactId}/erase`), 204));
   const missing = EVENT_TYPES.map((e) => e.key).filter((k) => !raised.has(k) && k !== 'webhook.disabled');
   assert.deepEqual(missing, [], 'every catalog type but webhook.disabled (covered by the delivery tests) was raised');
 });

@@ -40,6 +40,7 @@ test('event types: the catalog of spec 6.1, the proposal status events and the c
       'contact.updated',
       'contact.deleted',
       'contact.restored',
+      'contact.erased',
       'company.created',
       'company.updated',
       'company.deleted',

@@ -171,3 +171,8 @@ export async function setAssignee(db: Db, tenantId: string, ids: string[], assig
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }
+
+/** D.5: an erased contact leaves every activity it was linked to (the activities stay, with their other links). */
+export async function unlinkContact(db: Db, tenantId: string, contactId: string): Promise<void> {
+  await db.deleteFrom('activity_links').where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').where('object_id', '=', contactId).execute();
+}

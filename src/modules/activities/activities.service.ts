@@ -1,4 +1,4 @@
-import { withTx } from '../../db/index.js';
+import { withTx, type Db } from '../../db/index.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
 import { DomainError } from '../../domain/errors.js';
 import { sanitizeHtml } from '../../domain/html.js';
@@ -263,4 +263,9 @@ export async function bulkAssign(ctx: Ctx, input: BulkAssignT): Promise<{ update
   }
   const ids = bulkIds(input.ids);
   return bulkUpdate(ctx, ids, (tx, now) => repo.setAssignee(tx, ctx.tenantId, ids, assignedToId, now));
+}
+
+/** D.5: an erased contact leaves every activity it was linked to. */
+export function forgetContact(db: Db, tenantId: string, contactId: string): Promise<void> {
+  return repo.unlinkContact(db, tenantId, contactId);
 }

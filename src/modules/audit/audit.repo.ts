@@ -70,3 +70,24 @@ export async function deleteOldAuditEntries(db: Db, cutoff: string, batch: numbe
     .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/**
+ * D.5: the entries of the requests that were an erased contact's form submissions (actor public_form, the
+ * contact's own entries first, then every entry of those requests) lose the submitter's address and agent.
+ */
+export async function forgetSubmitter(db: Db, tenantId: string, contactId: string): Promise<void> {
+  const requests = db
+    .selectFrom('audit_log')
+    .select('request_id')
+    .where('tenant_id', '=', tenantId)
+    .where('object_id', '=', contactId)
+    .where('actor_type', '=', 'public_form')
+    .where('request_id', 'is not', null);
+  await db
+    .updateTable('audit_log')
+    .set({ ip: null, user_agent: null })
+    .where('tenant_id', '=', tenantId)
+    .where('actor_type', '=', 'public_form')
+    .where('request_id', 'in', requests)
+    .execute();
+}

@@ -110,3 +110,8 @@ export async function listAudit(ctx: Ctx, q: AuditListQueryT, keyId: string): Pr
     pagination: { page: null, pageSize, total: null, totalPages: null, hasNext, hasPrev: null, nextCursor },
   };
 }
+
+/** D.5: entries made by an erased contact's form submissions keep their action and ids, not the submitter's address and agent. */
+export function forgetSubmitter(db: Db, tenantId: string, contactId: string): Promise<void> {
+  return repo.forgetSubmitter(db, tenantId, contactId);
+}

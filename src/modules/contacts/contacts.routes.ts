@@ -10,6 +10,7 @@ import { registerBatchRoutes, type BatchResource } from '../shared/batch.js';
 import { DUPLICATES_OF, registerDuplicatesRoute } from '../shared/duplicates.js';
 import { registerRestoreRoute } from '../shared/restore.js';
 import * as service from './contacts.service.js';
+import { eraseContact } from './contacts.erase.js';
 import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
@@ -52,7 +53,36 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     read: service.getContact,
   });
   registerDuplicatesRoute(app, DUPLICATES_OF.contacts);
+  eraseRoute(app);
 };
+
+/** CONTRACT D.5: erasure on request of the person. */
+function eraseRoute(app: App): void {
+  app.post(
+    '/contacts/:id/erase',
+    {
+      config: { scopes: ['contacts:erase'] },
+      schema: {
+        operationId: 'eraseContact',
+        tags,
+        summary: 'Erase a contact for good (the person’s right to erasure)',
+        description:
+          'Requires scope `contacts:erase` (`*` covers it; `contacts:write` does not). Erases a live or deleted contact for good, for a request under the LGPD (art. 18) or the GDPR (art. 17): 204, and afterwards its id is 404 everywhere, `includeDeleted` and restore included. ' +
+          'Gone with it: its fields and custom property values; its values inside every stored event (`GET /events`, and the webhook deliveries of those events, pending ones included: they are sent without them) and what receivers answered to them; ' +
+          'its form submissions’ `values` and `metadata` (`null`; the submission stays, with `contactId` `null`); the address and agent of the audit entries its form submissions made; stored idempotent answers that held it (a replay answers 404). ' +
+          'Deals, proposals, activities and lists that named it stay, without it. What remains is one `contact.erased` event (`data: { id }`) and audit entries of ids and field names. Cannot be undone.',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Erased; no body' }), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await eraseContact(ctxOf(req), req.params.id);
+      // The files too: SQLite's write-ahead log still holds the pages as they were (Database.forgetErasedBytes).
+      await req.server.database.forgetErasedBytes();
+      return reply.code(204).send(null);
+    },
+  );
+}
 
 /** The list, the search and one contact. */
 function readRoutes(app: App): void {

@@ -307,3 +307,15 @@ export function findStage(db: Db, tenantId: string, stageId: string): Promise<St
     .where('id', '=', stageId)
     .executeTakeFirst();
 }
+
+/** D.5: the tenant's deals (deleted ones too) that named an erased contact lose it (their updatedAt moves); their ids. */
+export async function clearContactReferences(db: Db, tenantId: string, contactId: string, now: string): Promise<string[]> {
+  const rows = await db
+    .updateTable('deals')
+    .set({ contact_id: null, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('contact_id', '=', contactId)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -1,5 +1,5 @@
 import Big from 'big.js';
-import { withTx } from '../../db/index.js';
+import { withTx, type Db } from '../../db/index.js';
 import { normalizeIsoDateTime, isIsoDate } from '../../domain/dates.js';
 import { fromCents, isIsoCurrency, MAX_AMOUNT, toCents } from '../../domain/money.js';
 import { errors, FieldChecks, fieldRule } from '../../errors.js';
@@ -496,4 +496,9 @@ export async function deleteDeal(ctx: Ctx, id: string): Promise<void> {
     await recordEvent(tx, ctx, 'deal.deleted', last);
     await markChanged(tx, ctx.tenantId, 'deal');
   });
+}
+
+/** D.5: deals that named an erased contact keep their other fields, without it. Their ids. */
+export function forgetContact(db: Db, tenantId: string, contactId: string, now: string): Promise<string[]> {
+  return repo.clearContactReferences(db, tenantId, contactId, now);
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { Listing } from '../../listing/descriptor.js';
 import { TEST_EVENT } from '../../events/catalog.js';
@@ -52,3 +53,21 @@ export const EVENT_LISTING: Listing<EventFilter, 'position'> = {
   query: eventListing,
   idColumn: 'seq',
 };
+
+/** `text` as a LIKE pattern that matches it anywhere, its wildcards escaped (with `\\`). */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The tenant's events whose payload holds one of `needles` (D.5: an erased contact's id, e-mail, phone). */
+export function eventsMentioning(db: Db, tenantId: string, needles: readonly string[]) {
+  return db
+    .selectFrom('events')
+    .select(['id', 'payload'])
+    .where('tenant_id', '=', tenantId)
+    .where(({ or }) => or(needles.map((n) => sql<boolean>`payload like ${containing(n)} escape '\\'`)))
+    .execute();
+}
+
+/** Replaces an event's payload (D.5: the same event, its erased values gone). */
+export async function rewritePayload(db: Db, tenantId: string, id: string, payload: string): Promise<void> {
+  await db.updateTable('events').set({ payload }).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}

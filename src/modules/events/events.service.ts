@@ -1,3 +1,4 @@
+import type { Db } from '../../db/index.js';
 import { errors } from '../../errors.js';
 import type { Ctx } from '../../http/context.js';
 import type { AbortSource } from '../../db/reads.js';
@@ -138,4 +139,20 @@ export async function listEvents(ctx: Ctx, q: EventListQueryT, keyId: string, wa
     unsubscribe?.();
     waiter.leave();
   }
+}
+
+/**
+ * D.5: rewrites every event of the tenant whose payload holds one of `needles` with `rewrite(payload)` (the same
+ * event without the erased values; the deliveries of an event send its payload, so they follow). Returns the ids of
+ * the events rewritten.
+ */
+export async function rewriteEventsMentioning(db: Db, tenantId: string, needles: readonly string[], rewrite: (payload: string) => string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const e of await repo.eventsMentioning(db, tenantId, needles)) {
+    const payload = rewrite(e.payload);
+    if (payload === e.payload) continue;
+    await repo.rewritePayload(db, tenantId, e.id, payload);
+    ids.push(e.id);
+  }
+  return ids;
 }

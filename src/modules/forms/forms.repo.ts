@@ -83,3 +83,15 @@ export async function insertSubmission(db: Db, row: FormSubmissionsTable): Promi
 export async function insertForm(db: Db, row: FormsTable): Promise<void> {
   await db.insertInto('forms').values(row).execute();
 }
+
+/** D.5: an erased contact's submissions: values and metadata JSON null, no contact; their ids. */
+export async function forgetContactSubmissions(db: Db, tenantId: string, contactId: string): Promise<string[]> {
+  const rows = await db
+    .updateTable('form_submissions')
+    .set({ submitted_values: 'null', metadata: 'null', contact_id: null })
+    .where('tenant_id', '=', tenantId)
+    .where('contact_id', '=', contactId)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}

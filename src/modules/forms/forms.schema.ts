@@ -87,12 +87,21 @@ export const Submission = Type.Object(
     id: Type.String(),
     formId: Type.String(),
     contactId: Nullable(Type.String({ description: 'Contact created or updated by the submission' })),
-    values: Type.Record(Type.String(), Type.Unknown(), { description: 'Field name → submitted value, normalized as its field type' }),
-    metadata: Type.Object({
-      ipAddress: Nullable(Type.String()),
-      userAgent: Nullable(Type.String()),
-      referrer: Nullable(Type.String()),
-    }),
+    values: Nullable(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'Field name → submitted value, normalized as its field type; `null` once its contact was erased (POST /contacts/:id/erase)',
+      }),
+    ),
+    metadata: Nullable(
+      Type.Object(
+        {
+          ipAddress: Nullable(Type.String()),
+          userAgent: Nullable(Type.String()),
+          referrer: Nullable(Type.String()),
+        },
+        { description: 'Where the submission came from; `null` once its contact was erased' },
+      ),
+    ),
     createdAt: Timestamp,
   },
   {

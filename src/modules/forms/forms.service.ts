@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { withTx } from '../../db/index.js';
+import { withTx, type Db } from '../../db/index.js';
 import { recordEvent } from '../shared/record-change.js';
 import { DomainError } from '../../domain/errors.js';
 import { normalizePropertyValue } from '../../domain/properties.js';
@@ -56,15 +56,24 @@ export function toFormDetail(row: repo.FormRow, baseUrl: string): FormDetailT {
 }
 
 function toSubmission(r: repo.SubmissionRow): SubmissionT {
-  const meta = parseJson<Record<string, string | null>>(r.metadata, {});
+  // Both `null` (stored as JSON null) once the submission's contact was erased (D.5).
+  const meta = parseJson<Record<string, string | null> | null>(r.metadata, {});
   return {
     id: r.id,
     formId: r.form_id,
     contactId: r.contact_id,
-    values: parseJson<Record<string, unknown>>(r.submitted_values, {}),
-    metadata: { ipAddress: meta.ipAddress ?? null, userAgent: meta.userAgent ?? null, referrer: meta.referrer ?? null },
+    values: parseJson<Record<string, unknown> | null>(r.submitted_values, {}),
+    metadata: meta && { ipAddress: meta.ipAddress ?? null, userAgent: meta.userAgent ?? null, referrer: meta.referrer ?? null },
     createdAt: r.created_at,
   };
+}
+
+/**
+ * D.5: the submissions of an erased contact keep their form and time, and lose their values, their metadata and
+ * the contact. Returns their ids.
+ */
+export function forgetContactSubmissions(db: Db, tenantId: string, contactId: string): Promise<string[]> {
+  return repo.forgetContactSubmissions(db, tenantId, contactId);
 }
 
 export async function listForms(ctx: Ctx, baseUrl: string): Promise<FormT[]> {

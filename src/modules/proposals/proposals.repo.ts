@@ -158,3 +158,8 @@ export async function replaceItems(
       .execute();
   }
 }
+
+/** D.5: the tenant's proposals (deleted ones too) that named an erased contact lose it (their updatedAt moves). */
+export async function clearContactReferences(db: Db, tenantId: string, contactId: string, now: string): Promise<void> {
+  await db.updateTable('proposals').set({ contact_id: null, updated_at: now }).where('tenant_id', '=', tenantId).where('contact_id', '=', contactId).execute();
+}

@@ -1,4 +1,4 @@
-import { withTx } from '../../db/index.js';
+import { withTx, type Db } from '../../db/index.js';
 import { guardUnique } from '../../db/errors.js';
 import { fromCents } from '../../domain/money.js';
 import { normalizeIsoDateTime } from '../../domain/dates.js';
@@ -325,4 +325,9 @@ export async function deleteProposal(ctx: Ctx, id: string): Promise<void> {
     if (!n) throw errors.notFound('Proposal not found');
     await recordAudit(tx, ctx, { action: 'proposal.deleted', objectType: 'proposal', objectId: id });
   });
+}
+
+/** D.5: proposals that named an erased contact keep their other fields, without it. */
+export function forgetContact(db: Db, tenantId: string, contactId: string, now: string): Promise<void> {
+  return repo.clearContactReferences(db, tenantId, contactId, now);
 }

@@ -100,3 +100,25 @@ export async function deleteExpiredIdempotencyKeys(database: Pick<Database, 'db'
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
+
+/** The stored answers of a tenant that have a body (claims aside): erasure (D.5) looks into them. */
+export function answersOfTenant(db: Db, tenantId: string) {
+  return db
+    .selectFrom('idempotency_keys')
+    .select(['key_id', 'idem_key', 'fingerprint', 'status_code', 'body'])
+    .where('tenant_id', '=', tenantId)
+    .where('status_code', '<>', PENDING)
+    .where('body', 'is not', null)
+    .execute();
+}
+
+/** A stored answer replaced (`body` sealed for its new status): an erased record's answer becomes its 404 (D.5). */
+export async function replaceAnswer(db: Db, k: AnswerKey, status: number, body: string | null): Promise<void> {
+  await db
+    .updateTable('idempotency_keys')
+    .where('tenant_id', '=', k.tenantId)
+    .where('key_id', '=', k.keyId)
+    .where('idem_key', '=', k.idemKey)
+    .set({ status_code: status, body })
+    .execute();
+}

@@ -45,8 +45,9 @@ const WHEN: Record<string, string> = {
     'A contact was changed (PATCH /contacts/:id, a batch input, its tags, a form submission that updated it, or the deletion of its company or of one of its tags).',
   ),
   'contact.deleted': 'A contact was deleted; `data.contact` is the contact as it was last read.',
-  'contact.restored':
-    'A deleted contact was restored (POST /contacts/:id/restore); `data.contact` is the contact as GET /contacts/:id answers it afterwards.',
+  'contact.restored': 'A deleted contact was restored (POST /contacts/:id/restore); `data.contact` is the contact as GET /contacts/:id answers it afterwards.',
+  'contact.erased':
+    'A contact was erased for good (POST /contacts/:id/erase): its fields are gone from the service, this event and the earlier ones included; `data` holds its `id` alone.',
   'company.created': 'A company was created (POST /companies or a batch input).',
   'company.updated': updated('A company was changed (PATCH, a batch input, or the deletion of one of its tags).'),
   'company.deleted': 'A company was deleted; its contacts and deals lose the reference and raise their own `*.updated`.',
@@ -111,6 +112,9 @@ const HEADERS = [
 ];
 
 function dataSchema(key: string, dataKey: string) {
+  if (dataKey === '') {
+    return { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The id of the record, all that is left of it' } } };
+  }
   const record =
     key === TEST_EVENT
       ? {
@@ -144,6 +148,7 @@ const EXAMPLE_CHANGE: Record<string, [string, unknown]> = {
 };
 
 function exampleData(key: string, dataKey: string): Record<string, unknown> {
+  if (dataKey === '') return { id: 'con_3kT9xW2mQ8rL5vN1pB7z' };
   const record = exampleOf(dataKey) as Record<string, unknown>;
   const data: Record<string, unknown> = { [dataKey]: record };
   if (key === 'deal.stage_changed') data.previousStageId = 'stg_2bN8kQ1wR5tY7uI3oP9a';
