@@ -147,6 +147,8 @@ export const errors = {
     }),
   invalidStatus: (message: string) => new ApiError(400, 'invalid_status', message),
   notFound: (what: string) => new ApiError(404, 'not_found', what),
+  /** D.2: a record a merge folded into another: 404 naming the one it lives on in. */
+  mergedAway: (what: string, mergedIntoId: string) => new ApiError(404, 'not_found', `${what} (merged into ${mergedIntoId})`, { mergedIntoId }),
   /** Static lists: members to add that are not in the tenant (all of them named in `ids`; nothing is added). */
   missingMembers: (type: string, missing: string[]) => {
     const shown =

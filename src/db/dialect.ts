@@ -59,7 +59,7 @@ export interface SqlDialect {
    * The JSON object text in `column` with `key` appended last, its value `value` (text → JSON string, NULL → null):
    * a stored record (`doc`, migration 014) with a field only some reads answer (modules/shared/record-json.ts).
    */
-  jsonAppend(column: string, key: string, value: Expression<unknown> | RawBuilder<unknown>): RawBuilder<string>;
+  jsonAppend(column: string | RawBuilder<string>, key: string, value: Expression<unknown> | RawBuilder<unknown>): RawBuilder<string>;
 }
 
 /** True when `db` (a Kysely instance or one of its transactions) runs on PostgreSQL. */
@@ -103,7 +103,7 @@ export const sqliteDialect: SqlDialect = {
     sql<boolean>`exists (select 1 from json_each(${sql.ref(column)}, ${quotePath(key)}) where ${sqliteDialect.inStrings(sql.raw('json_each.value'), values)})`,
   jsonHasKey: (column, key) => sql<boolean>`(json_type(${sql.ref(column)}, ${quotePath(key)}) is not null)`,
   // json_insert adds a key at the end of the object, and minifies it as json_object wrote it.
-  jsonAppend: (column, key, value) => sql<string>`json_insert(${sql.ref(column)}, ${sql.lit('$.' + key)}, ${value})`,
+  jsonAppend: (column, key, value) => sql<string>`json_insert(${typeof column === 'string' ? sql.ref(column) : column}, ${sql.lit('$.' + key)}, ${value})`,
 };
 
 export const postgresDialect: SqlDialect = {
@@ -134,7 +134,7 @@ export const postgresDialect: SqlDialect = {
   // NOTE: text surgery, not jsonb: jsonb would reorder the keys (shortest first), and the API's order is the mapper's.
   // A stored doc is never empty (`{}`), so the new key always follows a comma.
   jsonAppend: (column, key, value) =>
-    sql<string>`(left(${sql.ref(column)}, -1) || ${sql.lit(`, ${JSON.stringify(key)} : `)} || coalesce(to_json(${value})::text, 'null') || '}')`,
+    sql<string>`(left(${typeof column === 'string' ? sql.ref(column) : column}, -1) || ${sql.lit(`, ${JSON.stringify(key)} : `)} || coalesce(to_json(${value})::text, 'null') || '}')`,
 };
 
 /** `%needle%` for LIKE … ESCAPE with a backslash: the needle's own `%`, `_` and backslashes match themselves. */

@@ -117,3 +117,19 @@ export async function clearDeadReference(db: Db, table: SoftDeleteTable, tenantI
     )
     .execute();
 }
+
+/** The record a merge folded this row into (D.2, migration 023), or undefined. Contacts and companies only. */
+export async function mergedInto(db: Db, table: 'contacts' | 'companies', tenantId: string, id: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom(table as 'contacts')
+    .select(sql<string | null>`merged_into_id`.as('into'))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.into ?? undefined;
+}
+
+/** D.2: the merged row is soft-deleted as folded into `into`, in the merge's transaction; returns 1, or 0 when not live. */
+export async function markMerged(db: Db, table: 'contacts' | 'companies', tenantId: string, id: string, into: string, now: string): Promise<number> {
+  return updateLiveRow(db, table, tenantId, id, { deleted_at: now, updated_at: now, merged_into_id: into } as never);
+}

@@ -1,6 +1,6 @@
 /**
  * Event catalog: spec 6.1, CONTRACT B.8/B.9 (the four proposal status events), C.4 (every change an
- * integrator syncs), D.1 (`<type>.restored`) and D.5 (`contact.erased`, whose `data` is `{ id }` alone). `data.<dataKey ?? objectType>` holds the record.
+ * integrator syncs), D.1 (`<type>.restored`), D.2 (`*.merged`) and D.5 (`contact.erased`, whose `data` is `{ id }` alone). `data.<dataKey ?? objectType>` holds the record.
  */
 export const EVENT_TYPES = [
   { key: 'contact.created', label: 'Contact created', objectType: 'contact' },
@@ -8,10 +8,12 @@ export const EVENT_TYPES = [
   { key: 'contact.deleted', label: 'Contact deleted', objectType: 'contact' },
   { key: 'contact.restored', label: 'Contact restored', objectType: 'contact' },
   { key: 'contact.erased', label: 'Contact erased for good', objectType: 'contact', dataKey: '' },
+  { key: 'contact.merged', label: 'Contacts merged', objectType: 'contact' },
   { key: 'company.created', label: 'Company created', objectType: 'company' },
   { key: 'company.updated', label: 'Company updated', objectType: 'company' },
   { key: 'company.deleted', label: 'Company deleted', objectType: 'company' },
   { key: 'company.restored', label: 'Company restored', objectType: 'company' },
+  { key: 'company.merged', label: 'Companies merged', objectType: 'company' },
   { key: 'deal.created', label: 'Deal created', objectType: 'deal' },
   { key: 'deal.updated', label: 'Deal updated', objectType: 'deal' },
   { key: 'deal.stage_changed', label: 'Deal moved to another stage', objectType: 'deal' },

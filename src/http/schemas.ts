@@ -36,6 +36,7 @@ export const ErrorBody = Type.Object(
     existingCompanyId: Type.Optional(Type.String({ description: 'On a duplicate CNPJ or domain: the company holding it' })),
     existingTagId: Type.Optional(Type.String({ description: 'On a duplicate tag name: the tag holding it' })),
     existingProposalId: Type.Optional(Type.String({ description: "On `duplicate_proposal_for_deal`: the deal's live proposal" })),
+    mergedIntoId: Type.Optional(Type.String({ description: 'On `not_found` for a contact or company a merge folded into another: the one it lives on in' })),
     ids: Type.Optional(Type.Array(Type.String())),
     limit: Type.Optional(Type.Number()),
     retryAfterSeconds: Type.Optional(Type.Number()),

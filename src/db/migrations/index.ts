@@ -19,8 +19,9 @@ import * as m016 from './016_deals_pipeline_updated.js';
 import * as m017 from './017_deal_doc.js';
 import * as m018 from './018_finite_scores.js';
 import * as m020 from './020_deleted_rows.js';
-import * as m022 from './022_duplicate_keys.js';
 import * as m021 from './021_audit_log.js';
+import * as m022 from './022_duplicate_keys.js';
+import * as m023 from './023_merged_into.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -47,6 +48,7 @@ export const migrations: Record<string, DialectMigration> = {
   '017_deal_doc': m017,
   '018_finite_scores': m018,
   '020_deleted_rows': m020,
-  '022_duplicate_keys': m022,
   '021_audit_log': m021,
+  '022_duplicate_keys': m022,
+  '023_merged_into': m023,
 };

@@ -176,3 +176,48 @@ export async function setAssignee(db: Db, tenantId: string, ids: string[], assig
 export async function unlinkContact(db: Db, tenantId: string, contactId: string): Promise<void> {
   await db.deleteFrom('activity_links').where('tenant_id', '=', tenantId).where('object_type', '=', 'contact').where('object_id', '=', contactId).execute();
 }
+
+/**
+ * D.2: activities linked to `from` are linked to `to` instead, in the same place of their list (one linked to both
+ * keeps `to` once); their updatedAt moves.
+ */
+export async function relinkActivities(db: Db, tenantId: string, objectType: 'contact' | 'company', from: string, to: string, now: string): Promise<void> {
+  const linked = (
+    await db
+      .selectFrom('activity_links')
+      .select('activity_id')
+      .where('tenant_id', '=', tenantId)
+      .where('object_type', '=', objectType)
+      .where('object_id', '=', from)
+      .execute()
+  ).map((r) => r.activity_id);
+  if (linked.length === 0) return;
+  const both = db
+    .selectFrom('activity_links')
+    .select('activity_id')
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', objectType)
+    .where('object_id', '=', to);
+  await db
+    .deleteFrom('activity_links')
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', objectType)
+    .where('object_id', '=', from)
+    .where('activity_id', 'in', both)
+    .execute();
+  await db
+    .updateTable('activity_links')
+    .set({ object_id: to })
+    .where('tenant_id', '=', tenantId)
+    .where('object_type', '=', objectType)
+    .where('object_id', '=', from)
+    .execute();
+  for (let i = 0; i < linked.length; i += 500) {
+    await db
+      .updateTable('activities')
+      .set({ updated_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', linked.slice(i, i + 500))
+      .execute();
+  }
+}

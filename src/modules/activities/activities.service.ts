@@ -269,3 +269,8 @@ export async function bulkAssign(ctx: Ctx, input: BulkAssignT): Promise<{ update
 export function forgetContact(db: Db, tenantId: string, contactId: string): Promise<void> {
   return repo.unlinkContact(db, tenantId, contactId);
 }
+
+/** D.2: activities linked to a merged contact or company are linked to the primary. */
+export function relinkActivities(db: Db, tenantId: string, objectType: 'contact' | 'company', from: string, to: string, now: string): Promise<void> {
+  return repo.relinkActivities(db, tenantId, objectType, from, to, now);
+}

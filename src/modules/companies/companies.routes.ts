@@ -11,6 +11,8 @@ import { DUPLICATES_OF, registerDuplicatesRoute } from '../shared/duplicates.js'
 import { registerRestoreRoute } from '../shared/restore.js';
 import type { RecordReaders } from '../shared/records.js';
 import * as service from './companies.service.js';
+import { COMPANY_MERGE, mergeCompanies } from './companies.merge.js';
+import { registerMergeRoute } from '../shared/merge.js';
 import { Company, CompanyCreate, CompanyListQuery, CompanyPage, CompanyUpdate } from './companies.schema.js';
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
@@ -54,6 +56,7 @@ export const companiesRoutes =
       read: service.getCompany,
     });
     registerDuplicatesRoute(app, DUPLICATES_OF.companies);
+    registerMergeRoute(app, COMPANY_MERGE, mergeCompanies);
   };
 
 /** The list and one company. */

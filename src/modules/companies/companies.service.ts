@@ -18,6 +18,7 @@ import { checkCustomProperties, customPropertiesJson, customPropertiesRules, rea
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
 import { recordEvent, recordUpdated } from '../shared/record-change.js';
+import { notFoundOrMerged } from '../shared/merge.js';
 import { recordsOf, type RecordReaders } from '../shared/records.js';
 import { onlyId } from '../../db/batch.js';
 import * as repo from './companies.repo.js';
@@ -95,7 +96,7 @@ async function assertReferences(ctx: Ctx, input: CompanyCreateT | CompanyUpdateT
 
 export async function getCompany(ctx: Ctx, id: string): Promise<CompanyT> {
   const row = await repo.findCompany(ctx.db, ctx.tenantId, id);
-  if (!row) throw errors.notFound('Company not found');
+  if (!row) throw await notFoundOrMerged(ctx.db, 'companies', ctx.tenantId, id, 'Company not found');
   return toCompany(row, parseTagIds(row.tag_ids));
 }
 
@@ -123,7 +124,7 @@ export function companyIdByUnique(ctx: Ctx, column: 'cnpj' | 'domain', value: st
 /** GET /companies/:id: the company as JSON text built by the database (http/replies.ts sendJsonText). */
 export async function getCompanyJson(ctx: Ctx, id: string): Promise<JsonText<CompanyT>> {
   const json = await repo.findCompanyJson(ctx.db, ctx.tenantId, id);
-  if (json === undefined) throw errors.notFound('Company not found');
+  if (json === undefined) throw await notFoundOrMerged(ctx.db, 'companies', ctx.tenantId, id, 'Company not found');
   return json as JsonText<CompanyT>;
 }
 
@@ -181,7 +182,7 @@ export async function updateCompany(ctx: Ctx, id: string, input: CompanyUpdateT)
   return withTx(ctx.db, async (tx) => {
     const c = inTx(ctx, tx);
     const current = await repo.findCompany(tx, ctx.tenantId, id);
-    if (!current) throw errors.notFound('Company not found');
+    if (!current) throw await notFoundOrMerged(tx, 'companies', ctx.tenantId, id, 'Company not found');
     const before = toCompany(current, parseTagIds(current.tag_ids));
     await assertReferences(c, input);
     const set: repo.CompanyChanges = { ...fields };
@@ -210,7 +211,7 @@ export async function deleteCompany(ctx: Ctx, id: string, readers: Pick<RecordRe
     const last = await getCompany(c, id);
     const now = nowIso();
     const deleted = await repo.softDeleteCompany(tx, ctx.tenantId, id, now);
-    if (!deleted) throw errors.notFound('Company not found');
+    if (!deleted) throw await notFoundOrMerged(tx, 'companies', ctx.tenantId, id, 'Company not found');
     const cleared = await repo.clearCompanyReferences(tx, ctx.tenantId, id, now);
     await recordEvent(tx, ctx, 'company.deleted', last);
     await markChanged(tx, ctx.tenantId, 'company');

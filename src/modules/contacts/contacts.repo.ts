@@ -176,3 +176,14 @@ export const CONTACT_LISTING: Listing<ContactFilter, ContactSortKey> & { json: J
   timeIndexes: { equality: OWNER_WALK },
   json: {},
 };
+
+/** D.2: contacts (deleted ones too) of a merged company belong to the primary (their updatedAt moves); how many. */
+export async function repointCompany(db: Db, tenantId: string, from: string, to: string, now: string): Promise<number> {
+  const r = await db
+    .updateTable('contacts')
+    .set({ company_id: to, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('company_id', '=', from)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

@@ -11,6 +11,8 @@ import { DUPLICATES_OF, registerDuplicatesRoute } from '../shared/duplicates.js'
 import { registerRestoreRoute } from '../shared/restore.js';
 import * as service from './contacts.service.js';
 import { eraseContact } from './contacts.erase.js';
+import { CONTACT_MERGE, mergeContacts } from './contacts.merge.js';
+import { registerMergeRoute } from '../shared/merge.js';
 import { Contact, ContactCreate, ContactListQuery, ContactPage, ContactSearchBody, ContactUpdate } from './contacts.schema.js';
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0];
@@ -53,6 +55,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     read: service.getContact,
   });
   registerDuplicatesRoute(app, DUPLICATES_OF.contacts);
+  registerMergeRoute(app, CONTACT_MERGE, mergeContacts);
   eraseRoute(app);
 };
 

@@ -16,6 +16,7 @@ import { recordEvent, recordUpdated } from '../shared/record-change.js';
 import { newId } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { markChanged } from '../shared/changes.js';
+import { notFoundOrMerged } from '../shared/merge.js';
 import { checkCustomPropertiesIn, customPropertiesJson, customPropertiesRules, propertyDefs, readCustomProperties } from '../shared/custom-properties.js';
 import { assertRef, assertRefArray } from '../shared/refs.js';
 import { parseTagIds, replaceRecordTags, sortedTagIds } from '../shared/record-tags.js';
@@ -52,14 +53,14 @@ export function toContact(r: repo.ContactRow, tags: string[]): ContactT {
 /** A live contact as the single read answers it; 404 when missing or soft-deleted (writes and events read it so). */
 export async function getContact(ctx: Ctx, id: string): Promise<ContactT> {
   const row = await repo.findContact(ctx.db, ctx.tenantId, id);
-  if (!row) throw notFound();
+  if (!row) throw await notFoundOrMerged(ctx.db, 'contacts', ctx.tenantId, id, 'Contact not found');
   return toContact(row, parseTagIds(row.tag_ids));
 }
 
 /** GET /contacts/:id: the contact as JSON text built by the database (http/replies.ts sendJsonText). */
 export async function getContactJson(ctx: Ctx, id: string): Promise<JsonText<ContactT>> {
   const json = await repo.findContactJson(ctx.db, ctx.tenantId, id);
-  if (json === undefined) throw notFound();
+  if (json === undefined) throw await notFoundOrMerged(ctx.db, 'contacts', ctx.tenantId, id, 'Contact not found');
   return json as JsonText<ContactT>;
 }
 
@@ -260,7 +261,7 @@ export async function updateContact(ctx: Ctx, id: string, input: ContactUpdateT)
     const customValues = await checkCustomPropertiesIn(tx, tenantId, 'contact', input.customProperties, checks);
     checks.assert();
     const found = await repo.findContactForUpdate(tx, tenantId, id);
-    if (!found) throw notFound();
+    if (!found) throw await notFoundOrMerged(tx, 'contacts', ctx.tenantId, id, 'Contact not found');
     const { row: current, tags: currentTags } = found;
     if (input.companyId !== undefined) {
       await assertRef(tx, tenantId, 'company', 'companyId', input.companyId);
@@ -304,8 +305,13 @@ export async function deleteContact(ctx: Ctx, id: string): Promise<void> {
   await withTx(ctx.db, async (tx) => {
     const last = await getContact(inTx(ctx, tx), id);
     const n = await repo.softDeleteContact(tx, ctx.tenantId, id, nowIso());
-    if (!n) throw notFound();
+    if (!n) throw await notFoundOrMerged(tx, 'contacts', ctx.tenantId, id, 'Contact not found');
     await recordEvent(tx, ctx, 'contact.deleted', last);
     await markChanged(tx, ctx.tenantId, 'contact');
   });
+}
+
+/** D.2: contacts of a merged company belong to the primary. How many moved. */
+export function repointCompany(db: Db, tenantId: string, from: string, to: string, now: string): Promise<number> {
+  return repo.repointCompany(db, tenantId, from, to, now);
 }

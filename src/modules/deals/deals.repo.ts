@@ -319,3 +319,14 @@ export async function clearContactReferences(db: Db, tenantId: string, contactId
     .execute();
   return rows.map((r) => r.id);
 }
+
+/** D.2: deals (deleted ones too) that named `from` in `column` name `to` (their updatedAt moves); how many. */
+export async function repointDeals(db: Db, tenantId: string, column: 'contact_id' | 'company_id', from: string, to: string, now: string): Promise<number> {
+  const r = await db
+    .updateTable('deals')
+    .set({ [column]: to, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where(column, '=', from)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

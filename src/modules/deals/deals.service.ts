@@ -502,3 +502,8 @@ export async function deleteDeal(ctx: Ctx, id: string): Promise<void> {
 export function forgetContact(db: Db, tenantId: string, contactId: string, now: string): Promise<string[]> {
   return repo.clearContactReferences(db, tenantId, contactId, now);
 }
+
+/** D.2: deals that named a merged contact or company name the primary. How many moved. */
+export function repointDeals(db: Db, tenantId: string, column: 'contact_id' | 'company_id', from: string, to: string, now: string): Promise<number> {
+  return repo.repointDeals(db, tenantId, column, from, to, now);
+}

@@ -95,3 +95,8 @@ export async function forgetContactSubmissions(db: Db, tenantId: string, contact
     .execute();
   return rows.map((r) => r.id);
 }
+
+/** D.2: submissions that created or updated a merged contact name the primary. */
+export async function repointSubmissions(db: Db, tenantId: string, from: string, to: string): Promise<void> {
+  await db.updateTable('form_submissions').set({ contact_id: to }).where('tenant_id', '=', tenantId).where('contact_id', '=', from).execute();
+}

@@ -245,3 +245,8 @@ function renameContactIssues(err: unknown, fields: StoredField[]): unknown {
   const details = (err.extra.details as FieldIssue[]).map((d) => ({ field: byTarget.get(d.field) ?? d.field, message: d.message }));
   return errors.withDetails(err, details);
 }
+
+/** D.2: submissions of a merged contact belong to the primary. */
+export function repointSubmissions(db: Db, tenantId: string, from: string, to: string): Promise<void> {
+  return repo.repointSubmissions(db, tenantId, from, to);
+}

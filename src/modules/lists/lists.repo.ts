@@ -119,3 +119,10 @@ export async function removeMember(db: Db, tenantId: string, listId: string, obj
     .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/** D.2: the static lists `from` belongs to hold `to` instead (a list holding both keeps `to`, once). */
+export async function moveMemberships(db: Db, tenantId: string, from: string, to: string): Promise<void> {
+  const both = db.selectFrom('list_members').select('list_id').where('tenant_id', '=', tenantId).where('object_id', '=', to);
+  await db.deleteFrom('list_members').where('tenant_id', '=', tenantId).where('object_id', '=', from).where('list_id', 'in', both).execute();
+  await db.updateTable('list_members').set({ object_id: to }).where('tenant_id', '=', tenantId).where('object_id', '=', from).execute();
+}

@@ -1,4 +1,4 @@
-import { withTx } from '../../db/index.js';
+import { withTx, type Db } from '../../db/index.js';
 import { errors, FieldChecks } from '../../errors.js';
 import { inTx, type Ctx } from '../../http/context.js';
 import type { ValueRules } from '../../http/validation.js';
@@ -230,4 +230,9 @@ export async function removeMember(ctx: Ctx, id: string, objectId: string): Prom
     await repo.removeMember(tx, ctx.tenantId, list.id, objectId);
     await recordEvent(tx, ctx, 'list.member_removed', toList(list, await memberCount(c, list)), { objectId });
   });
+}
+
+/** D.2: a merged record's list memberships go to the primary. */
+export function moveMemberships(db: Db, tenantId: string, from: string, to: string): Promise<void> {
+  return repo.moveMemberships(db, tenantId, from, to);
 }

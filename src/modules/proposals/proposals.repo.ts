@@ -163,3 +163,13 @@ export async function replaceItems(
 export async function clearContactReferences(db: Db, tenantId: string, contactId: string, now: string): Promise<void> {
   await db.updateTable('proposals').set({ contact_id: null, updated_at: now }).where('tenant_id', '=', tenantId).where('contact_id', '=', contactId).execute();
 }
+
+/** D.2: proposals (deleted ones too) that named `from` in `column` name `to` (their updatedAt moves). */
+export async function repointProposals(db: Db, tenantId: string, column: 'contact_id' | 'client_id', from: string, to: string, now: string): Promise<void> {
+  await db
+    .updateTable('proposals')
+    .set({ [column]: to, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where(column, '=', from)
+    .execute();
+}

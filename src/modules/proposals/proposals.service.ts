@@ -331,3 +331,8 @@ export async function deleteProposal(ctx: Ctx, id: string): Promise<void> {
 export function forgetContact(db: Db, tenantId: string, contactId: string, now: string): Promise<void> {
   return repo.clearContactReferences(db, tenantId, contactId, now);
 }
+
+/** D.2: proposals that named a merged contact (`contact_id`) or company (`client_id`) name the primary. */
+export function repointProposals(db: Db, tenantId: string, column: 'contact_id' | 'client_id', from: string, to: string, now: string): Promise<void> {
+  return repo.repointProposals(db, tenantId, column, from, to, now);
+}

@@ -13,11 +13,15 @@ export type DocTable = 'contacts' | 'companies' | 'deals';
 /**
  * A record of `table` as the API answers it: the JSON object its row stores (`doc`, a generated column the
  * database keeps on every write, migration 014; http/replies.ts sendJsonText), with `deletedAt` appended in
- * listings with includeDeleted (C.1). test/db/json-records.test.ts reads it against the resource's mapper.
+ * listings with includeDeleted (C.1), and `mergedIntoId` for a merged contact or company (D.2). test/db/json-records.test.ts reads it against the resource's mapper.
  */
 export function recordJson(dialect: SqlDialect, table: DocTable, withDeleted: boolean) {
   if (!withDeleted) return sql<string>`${sql.ref(`${table}.doc`)}`;
-  return dialect.jsonAppend(`${table}.doc`, 'deletedAt', sql.ref(`${table}.deleted_at`));
+  const deleted = dialect.jsonAppend(`${table}.doc`, 'deletedAt', sql.ref(`${table}.deleted_at`));
+  if (table === 'deals') return deleted;
+  // A contact or company a merge folded into another (D.2) shows `mergedIntoId` too (migration 023).
+  const merged = sql.ref(`${table}.merged_into_id`);
+  return sql<string>`(case when ${merged} is null then ${deleted} else ${dialect.jsonAppend(deleted, 'mergedIntoId', merged)} end)`;
 }
 
 /**

@@ -68,3 +68,14 @@ export async function replaceRecordTags(db: Db, tenantId: string, objectType: Ta
     .values(unique.map((tag_id) => ({ tenant_id: tenantId, object_type: objectType, object_id: objectId, tag_id })))
     .execute();
 }
+
+/** D.2: `to` carries every tag `from` carries too (the union; `from` keeps its own). */
+export async function uniteRecordTags(db: Db, tenantId: string, objectType: TaggableType, from: string, to: string): Promise<void> {
+  const have = new Set((await tagIdsOf(db, tenantId, objectType, [to])).get(to) ?? []);
+  const add = ((await tagIdsOf(db, tenantId, objectType, [from])).get(from) ?? []).filter((t) => !have.has(t));
+  if (add.length === 0) return;
+  await db
+    .insertInto('record_tags')
+    .values(add.map((tag_id) => ({ tenant_id: tenantId, object_type: objectType, object_id: to, tag_id })))
+    .execute();
+}

@@ -6,7 +6,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { guardUnique } from '../../db/errors.js';
 import { withTx } from '../../db/index.js';
-import { anyRow, clearDeadReference, restoreRow, type SoftDeleteTable } from '../../db/live-rows.js';
+import { anyRow, clearDeadReference, mergedInto, restoreRow, type SoftDeleteTable } from '../../db/live-rows.js';
 import { errors } from '../../errors.js';
 import { recordEvent } from './record-change.js';
 import type { EventType } from '../../events/catalog.js';
@@ -51,6 +51,8 @@ export async function restoreRecord(ctx: Ctx, r: RestorableResource, id: string)
     const row = await anyRow(tx, r.path, ctx.tenantId, id, unique);
     if (!row) throw notFound();
     if (row.deleted_at === null) throw errors.notDeleted(r.noun.toLowerCase());
+    // A record a merge folded into another (D.2) can never come back.
+    if ((r.path === 'contacts' || r.path === 'companies') && (await mergedInto(tx, r.path, ctx.tenantId, id))) throw notFound();
     const values = Object.fromEntries(unique.map((c) => [c, row[c] as string | null]));
     const restored = await guardUnique(tx, ctx.tenantId, values, () => restoreRow(tx, r.path, ctx.tenantId, id, since, nowIso()));
     if (!restored) throw notFound(); // deleted longer ago than the window

@@ -48,6 +48,10 @@ const WHEN: Record<string, string> = {
   'contact.restored': 'A deleted contact was restored (POST /contacts/:id/restore); `data.contact` is the contact as GET /contacts/:id answers it afterwards.',
   'contact.erased':
     'A contact was erased for good (POST /contacts/:id/erase): its fields are gone from the service, this event and the earlier ones included; `data` holds its `id` alone.',
+  'contact.merged':
+    'Two contacts were merged (POST /contacts/merge): `data.contact` is the primary after the merge, `data.mergedId` the contact folded into it (now deleted, with `mergedIntoId`), `data.merged` that contact as it was, and `data.changes` / `data.previous` what the merge changed on the primary.',
+  'company.merged':
+    'Two companies were merged (POST /companies/merge): `data.company` is the primary after the merge, `data.mergedId` the company folded into it, `data.merged` that company as it was, and `data.changes` / `data.previous` what the merge changed on the primary.',
   'company.created': 'A company was created (POST /companies or a batch input).',
   'company.updated': updated('A company was changed (PATCH, a batch input, or the deletion of one of its tags).'),
   'company.deleted': 'A company was deleted; its contacts and deals lose the reference and raise their own `*.updated`.',
@@ -132,7 +136,11 @@ function dataSchema(key: string, dataKey: string) {
   const props: Record<string, unknown> = { [dataKey]: record };
   if (key === 'deal.stage_changed') props.previousStageId = { type: 'string', description: 'The stage the deal left' };
   if (key.startsWith('list.member_')) props.objectId = { type: 'string', description: 'The record that joined or left the list' };
-  if (key.endsWith('.updated')) {
+  if (key.endsWith('.merged')) {
+    props.mergedId = { type: 'string', description: 'The record folded into the primary (now deleted, with `mergedIntoId`)' };
+    props.merged = { ...recordRef(dataKey), description: 'The merged record as it was before the merge' };
+  }
+  if (key.endsWith('.updated') || key.endsWith('.merged')) {
     props.changes = { type: 'array', items: { type: 'string' }, description: 'Names of the fields that changed (never `updatedAt` alone)' };
     props.previous = { type: 'object', description: 'The values of those fields before the change' };
   }
@@ -153,7 +161,11 @@ function exampleData(key: string, dataKey: string): Record<string, unknown> {
   const data: Record<string, unknown> = { [dataKey]: record };
   if (key === 'deal.stage_changed') data.previousStageId = 'stg_2bN8kQ1wR5tY7uI3oP9a';
   if (key.startsWith('list.member_')) data.objectId = 'con_3kT9xW2mQ8rL5vN1pB7z';
-  if (key.endsWith('.updated')) {
+  if (key.endsWith('.merged')) {
+    data.mergedId = dataKey === 'contact' ? 'con_9xQ2mW7kT3rL8vN1pB5z' : 'com_9xQ2mW7kT3rL8vN1pB5z';
+    data.merged = { ...record, id: data.mergedId };
+  }
+  if (key.endsWith('.updated') || key.endsWith('.merged')) {
     const [field, before] = EXAMPLE_CHANGE[dataKey] ?? ['name', 'Earlier name'];
     data.changes = [field];
     data.previous = { [field]: before };
