@@ -4,6 +4,7 @@
 // with a < b, paged by cursor; `reason` narrows to one rule; a deleted (or merged: soft-deleted) record leaves.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { newTenant, testApp, type Client } from '../helpers/app.js';
 import { cnpjCheckDigits } from '../../src/domain/cnpj.js';
 
@@ -128,4 +129,79 @@ test('cursor pages walk every pair once in order; a cursor is bound to its reaso
   assert.equal((await as('ro').get(`/contacts/duplicates?pageSize=3&cursor=${cursor}`)).body.error, 'invalid_cursor');
   assert.equal((await as('ro').get('/contacts/duplicates')).status, 200);
   assert.equal((await as('ro').get('/companies/duplicates')).status, 403);
+});
+
+/** What the triggers keep (duplicate_keys, duplicate_key_counts) against the live records' keys computed now. */
+async function assertKeysRight(tenantId: string): Promise<number> {
+  const db = t.database.db;
+  const holders = await sql<{
+    kind: string;
+    k1: string;
+    k2: string;
+    id: string;
+  }>`select kind, k1, k2, record_id as id from duplicate_keys where tenant_id = ${tenantId}`.execute(db);
+  const counts = await sql<{
+    kind: string;
+    k1: string;
+    k2: string;
+    n: number;
+  }>`select kind, k1, k2, n from duplicate_key_counts where tenant_id = ${tenantId}`.execute(db);
+  const live = (table: string, cond: string) => sql.raw(`from ${table} where deleted_at is null and ${cond} and tenant_id = `);
+  const person = 'crm_dup_person(first_name, last_name)';
+  const recount = await sql<{ kind: string; k1: string; k2: string; id: string }>`
+    select 'contacts.email' as kind, crm_dup_email(email) as k1, '' as k2, id ${live('contacts', 'email is not null')}${tenantId}
+    union all select 'contacts.name_company', ${sql.raw(person)}, company_id, id ${live('contacts', `company_id is not null and ${person} is not null`)}${tenantId}
+    union all select 'contacts.name_domain', ${sql.raw(person)}, crm_dup_email_domain(email), id ${live('contacts', `email is not null and ${person} is not null`)}${tenantId}
+    union all select 'companies.name', crm_dup_company_name(name), '', id ${live('companies', 'crm_dup_company_name(name) is not null')}${tenantId}
+    union all select 'companies.domain', crm_dup_domain(domain), '', id ${live('companies', 'domain is not null')}${tenantId}
+    union all select 'companies.cnpj', substr(cnpj, 1, 8), '', id ${live('companies', 'cnpj is not null')}${tenantId}
+    union all select 'companies.phone', phone, '', id ${live('companies', 'phone is not null')}${tenantId}`.execute(db);
+  const lines = (rows: { kind: string; k1: string; k2: string; id: string }[]) => rows.map((r) => `${r.kind} ${r.k1} ${r.k2} ${r.id}`).sort();
+  assert.deepEqual(lines(holders.rows), lines(recount.rows));
+  const n = new Map<string, number>();
+  for (const r of recount.rows) n.set(`${r.kind} ${r.k1} ${r.k2}`, (n.get(`${r.kind} ${r.k1} ${r.k2}`) ?? 0) + 1);
+  assert.deepEqual(counts.rows.map((r) => `${r.kind} ${r.k1} ${r.k2} ${Number(r.n)}`).sort(), [...n].map(([k, c]) => `${k} ${c}`).sort());
+  return holders.rows.length;
+}
+
+test('the keys follow batches, updates, deletes and restores in their transaction: the kept keys and counts equal a recount', async () => {
+  const { api, tenantId } = await newTenant(t);
+  const co1 = await post(api, '/companies', { name: 'Zeta Ltda', domain: 'zeta.com', phone: '+55 11 2222-3333' });
+  const co2 = await post(api, '/companies', { name: 'ZETA S.A.', domain: 'www.zeta.com.br', phone: '+55 11 2222-3333' });
+  const batch = await api.post('/contacts/batch/create', {
+    inputs: [
+      { firstName: 'Lia', lastName: 'Reis', email: 'lia+a@zeta.com', companyId: co1.id },
+      { firstName: 'LIA', lastName: 'Réis', email: 'lia+b@zeta.com', companyId: co1.id },
+      { firstName: 'Lia', lastName: 'Reis', email: 'lia@zeta.com', companyId: co2.id },
+    ],
+  });
+  assert.equal(batch.status, 200, JSON.stringify(batch.body));
+  const [x, y, z] = batch.body.results.map((r: any) => r.id);
+  assert.ok(x && y && z, JSON.stringify(batch.body.results[0]));
+  assert.ok((await assertKeysRight(tenantId)) > 0);
+  // One batch, one key held three times: three pairs, each by e-mail and name.
+  const pairs = (await duplicates(api, '/contacts/duplicates')).data;
+  assert.deepEqual(
+    pairs.map((p: any) => [p.ids, p.reasons]),
+    [
+      [pairOf(x, y), ['email', 'name']],
+      [pairOf(x, z), ['email', 'name']],
+      [pairOf(y, z), ['email', 'name']],
+    ].sort((a: any, b: any) => (a[0][0] + a[0][1] < b[0][0] + b[0][1] ? -1 : 1)),
+  );
+  assert.equal((await api.patch(`/contacts/${z}`, { email: 'lia@elsewhere.test', firstName: 'Lea' })).status, 200);
+  assert.equal((await api.patch(`/contacts/${y}`, { companyId: null })).status, 200);
+  await assertKeysRight(tenantId);
+  assert.deepEqual((await duplicates(api, '/contacts/duplicates')).data, [{ ids: pairOf(x, y), score: 0.96, reasons: ['email', 'name'] }]);
+  assert.equal((await api.post('/contacts/batch/delete', { ids: [x, z] })).status, 200);
+  await assertKeysRight(tenantId);
+  assert.deepEqual((await duplicates(api, '/contacts/duplicates')).data, []);
+  assert.equal((await api.post(`/contacts/${x}/restore`)).status, 200);
+  await assertKeysRight(tenantId);
+  assert.equal((await duplicates(api, '/contacts/duplicates')).data.length, 1);
+
+  assert.deepEqual((await duplicates(api, '/companies/duplicates')).data, [{ ids: pairOf(co1.id, co2.id), score: 0.88, reasons: ['phone', 'name'] }]);
+  assert.equal((await api.patch(`/companies/${co2.id}`, { name: 'Eta', phone: null })).status, 200);
+  await assertKeysRight(tenantId);
+  assert.deepEqual((await duplicates(api, '/companies/duplicates')).data, []);
 });

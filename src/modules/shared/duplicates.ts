@@ -2,10 +2,10 @@
  * CONTRACT D.3: `GET /contacts/duplicates` and `GET /companies/duplicates`, one piece for both: each resource's
  * routes file registers it with its descriptor (DUPLICATES_OF).
  *
- * Computed from indexes, never by comparing every pair: per rule, the keys held by two or more live records (an
- * index-only GROUP BY over migration 022's partial expression indexes, which the database keeps in every write's
- * transaction), then those records; the pairs are made from these groups only, so the cost follows the number
- * of duplicates, not of records. Every page reads them all (cheap: 1 % duplicates of 100,000 contacts is about
+ * Computed from keys, never by comparing every pair: per rule, the keys held by two or more live records and
+ * their records, from the tables that migration 022's triggers keep in every write's transaction
+ * (db/duplicate-keys.ts); the pairs are made from these groups only, so the cost follows the number of
+ * duplicates, not of records. Every page reads them all (cheap: 1 % duplicates of 100,000 contacts is about
  * a thousand records) and sorts the pairs: score descending, then ids; the cursor holds the last (score, a, b).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
@@ -14,12 +14,13 @@ import { ctxOf, type Ctx } from '../../http/context.js';
 import { pageSizeOf } from '../../http/pagination.js';
 import { CursorParam, Envelope, errorResponses, PageSizeParams, type PaginationT } from '../../http/schemas.js';
 import { cursorBinding, decodeCursor, encodeCursor, filtersDigest, stableJson } from '../../listing/cursor.js';
-import { keyHolders, MAX_GROUP, type DuplicateKey } from './duplicates.repo.js';
+import { keyHolders, MAX_GROUP } from '../../db/duplicate-keys.js';
 
 /** A rule: its weight (how sure a match alone makes us) and the indexes whose keys it compares. */
 interface DuplicateRule {
   weight: number;
-  keys: readonly DuplicateKey[];
+  /** Its keys' kinds in migration 022's tables (the name of contacts has two: with the company, with the e-mail domain). */
+  keys: readonly string[];
   doc: string;
 }
 
@@ -31,9 +32,6 @@ export interface DuplicatesResource {
   prefix: string;
   rules: Readonly<Record<string, DuplicateRule>>;
 }
-
-const contactKey = (keys: string[], where: string): DuplicateKey => ({ table: 'contacts', keys, where });
-const companyKey = (keys: string[], where: string): DuplicateKey => ({ table: 'companies', keys, where });
 
 // Weights: an e-mail address is a person's (0.9); a CNPJ root is one company's, though branches may be kept apart
 // on purpose (0.8); a registrable domain or a phone is usually one company's, sometimes a group's or a shared
@@ -48,15 +46,12 @@ export const DUPLICATES_OF: Record<'contacts' | 'companies', DuplicatesResource>
     rules: {
       email: {
         weight: 0.9,
-        keys: [contactKey(['crm_dup_email(email)'], 'deleted_at is null and email is not null')],
+        keys: ['contacts.email'],
         doc: 'the same address once the local part’s `+tag` is dropped (and, for gmail.com and googlemail.com, its dots)',
       },
       name: {
         weight: 0.6,
-        keys: [
-          contactKey(['crm_dup_person(first_name, last_name)', 'company_id'], 'deleted_at is null and company_id is not null'),
-          contactKey(['crm_dup_person(first_name, last_name)', 'crm_dup_email_domain(email)'], 'deleted_at is null and email is not null'),
-        ],
+        keys: ['contacts.name_company', 'contacts.name_domain'],
         doc: 'the same first and last name ignoring case, accents and spacing, with the same `companyId` or the same e-mail domain',
       },
     },
@@ -69,18 +64,18 @@ export const DUPLICATES_OF: Record<'contacts' | 'companies', DuplicatesResource>
     rules: {
       cnpj: {
         weight: 0.8,
-        keys: [companyKey(['substr(cnpj, 1, 8)'], 'deleted_at is null and cnpj is not null')],
+        keys: ['companies.cnpj'],
         doc: 'the same CNPJ root (its first 8 characters: the branches of one company)',
       },
       domain: {
         weight: 0.7,
-        keys: [companyKey(['crm_dup_domain(domain)'], 'deleted_at is null and domain is not null')],
+        keys: ['companies.domain'],
         doc: 'the same registrable domain (`sales.acme.com` and `acme.com`; `acme.com.br` is one, not `com.br`)',
       },
-      phone: { weight: 0.7, keys: [companyKey(['phone'], 'deleted_at is null and phone is not null')], doc: 'the same phone' },
+      phone: { weight: 0.7, keys: ['companies.phone'], doc: 'the same phone' },
       name: {
         weight: 0.6,
-        keys: [companyKey(['crm_dup_company_name(name)'], 'deleted_at is null')],
+        keys: ['companies.name'],
         doc: 'the same name ignoring case, accents, punctuation and legal suffixes (Ltda, S.A., SA, ME, EPP, EIRELI, Inc, LLC, Ltd, GmbH)',
       },
     },

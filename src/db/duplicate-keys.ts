@@ -1,0 +1,32 @@
+/**
+ * The SQL of the duplicates (CONTRACT D.3), over the tables that migration 022's triggers keep:
+ * `duplicate_key_counts` (how many live records hold each key of each rule) names the keys held twice or more,
+ * through its partial index, and `duplicate_keys` their holders. O(duplicates): no scan of the tenant's records.
+ * Raw SQL: both tables are written by triggers only, and have no table type.
+ */
+import { sql } from 'kysely';
+import type { Reads } from './reads.js';
+
+/**
+ * The largest group read: a key held by more live records than this is left out. Its n records would give
+ * n(n-1)/2 pairs (1,000 records: 499,500), which no one reviews pair by pair, and which would make every page
+ * cost that many; such a key is a pattern (a chain's CNPJ root, a shared switchboard, a common name at a
+ * webmail domain), not a duplicate. 50 records give at most 1,225 pairs.
+ */
+export const MAX_GROUP = 50;
+
+/** A live record holding a shared key: its id and the key. */
+export interface KeyHolder {
+  id: string;
+  key: string;
+}
+
+/** The tenant's live records whose key of `kind` (`contacts.email`, …: migration 022) 2 to MAX_GROUP live records hold. */
+export async function keyHolders(reads: Reads, tenantId: string, kind: string): Promise<KeyHolder[]> {
+  const rows = await reads.all(
+    sql<{ id: string; k1: string; k2: string }>`select h.record_id as id, h.k1, h.k2 from duplicate_key_counts d
+      join duplicate_keys h on h.tenant_id = d.tenant_id and h.kind = d.kind and h.k1 = d.k1 and h.k2 = d.k2
+      where d.tenant_id = ${tenantId} and d.kind = ${kind} and d.n > 1 and d.n <= ${sql.lit(MAX_GROUP)}`,
+  );
+  return rows.map((r) => ({ id: String(r.id), key: `${r.k1}\u001f${r.k2}` }));
+}
