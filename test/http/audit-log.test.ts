@@ -137,6 +137,8 @@ test('filters (objectType, objectId, actorId, action, since, until) and cursor p
   const { api } = ten;
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push((await post(api, '/tags', { name: `t${++seq}` })).id);
+  // `since` and `until` are inclusive, to the millisecond: `mid` is a millisecond of its own.
+  await new Promise((r) => setTimeout(r, 5));
   const mid = new Date().toISOString();
   await new Promise((r) => setTimeout(r, 5));
   const other = await post(ten.as('wo'), '/contacts', { firstName: 'By wo' });

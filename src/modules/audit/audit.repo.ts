@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
+import { prepared } from '../../db/prepared.js';
 import type { Listing } from '../../listing/descriptor.js';
 import type { AuditLogTable } from '../../db/tables/audit.js';
 
@@ -8,7 +9,50 @@ export type AuditRow = AuditLogTable;
 /** Entries written at once (a batch of 100 creates writes 100): a few statements, far under every engine's limit on parameters. */
 const CHUNK = 50;
 
+// Compiled once: every change writes one entry (building and compiling the insert cost ~8 % of a create's CPU).
+const insertOne = prepared(
+  (
+    q: Db,
+    tenant_id: string,
+    id: string,
+    occurred_at: string,
+    action: string,
+    object_type: string,
+    object_id: string | null,
+    actor_type: string,
+    actor_id: string | null,
+    actor_name: string | null,
+    request_id: string | null,
+    ip: string | null,
+    user_agent: string | null,
+    changes: string,
+  ) =>
+    q
+      .insertInto('audit_log')
+      .values({ tenant_id, id, occurred_at, action, object_type, object_id, actor_type, actor_id, actor_name, request_id, ip, user_agent, changes }),
+);
+
 export async function insertAuditRows(db: Db, rows: AuditRow[]): Promise<void> {
+  if (rows.length === 1) {
+    const r = rows[0];
+    await insertOne(
+      db,
+      r.tenant_id,
+      r.id,
+      r.occurred_at,
+      r.action,
+      r.object_type,
+      r.object_id,
+      r.actor_type,
+      r.actor_id,
+      r.actor_name,
+      r.request_id,
+      r.ip,
+      r.user_agent,
+      r.changes,
+    );
+    return;
+  }
   for (let i = 0; i < rows.length; i += CHUNK)
     await db
       .insertInto('audit_log')

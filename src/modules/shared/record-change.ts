@@ -32,10 +32,13 @@ function changesOf(type: EventType, record: Record<string, unknown>, extra: Reco
 
 /** Raises `type` with `record` (and `extra` beside it in `data`), and records the change in the audit log. */
 export async function recordEvent(tx: Db, who: AuditWho, type: EventType, record: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
-  await emitEvent(tx, who.tenantId, type, record, extra);
   // A submission is a change of its form's data: the entry names the form (its contact has an entry of its own).
   const objectId = type === 'form.submitted' ? (record.formId as string) : (record.id as string);
+  // NOTE: the entry is queued before the event, so that it is written before it at the commit: the event takes the
+  // tenant's log lock, which every writer of the tenant waits for, and holds it to the commit (db/event-log.ts;
+  // test/db/write-statements.test.ts).
   await recordAudit(tx, who, { action: type, objectType: OBJECT_TYPES.get(type) ?? type.split('.')[0], objectId, changes: changesOf(type, record, extra) });
+  await emitEvent(tx, who.tenantId, type, record, extra);
 }
 
 /**
