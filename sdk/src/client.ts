@@ -54,6 +54,16 @@ export interface Restorable<P extends RestorePath> {
   restore(id: string): Promise<Restored<P>>;
 }
 
+type DuplicatesPath = '/api/v1/contacts/duplicates' | '/api/v1/companies/duplicates';
+type DuplicatesQuery<P extends DuplicatesPath> = NonNullable<paths[P]['get']['parameters']['query']>;
+type DuplicatesPage<P extends DuplicatesPath> = paths[P]['get']['responses'][200]['content']['application/json'];
+
+/** Probable duplicates of contacts or companies (CONTRACT D.3). */
+export interface WithDuplicates<P extends DuplicatesPath> {
+  /** One page of pairs of records that are probably the same, most likely first; pass `pagination.nextCursor` back as `cursor` (with the same `reason`) for the next. */
+  duplicates(query?: DuplicatesQuery<P>): Promise<DuplicatesPage<P>>;
+}
+
 export interface CrmClient {
   GET: CrmMethod<'get'>;
   POST: CrmMethod<'post'>;
@@ -63,8 +73,8 @@ export interface CrmClient {
   paginate: Paginate;
   /** Adds openapi-fetch middleware (runs before the answer is turned into a `CrmApiError`). */
   use(...middleware: Middleware[]): void;
-  contacts: Restorable<'/api/v1/contacts/{id}/restore'>;
-  companies: Restorable<'/api/v1/companies/{id}/restore'>;
+  contacts: Restorable<'/api/v1/contacts/{id}/restore'> & WithDuplicates<'/api/v1/contacts/duplicates'>;
+  companies: Restorable<'/api/v1/companies/{id}/restore'> & WithDuplicates<'/api/v1/companies/duplicates'>;
   deals: Restorable<'/api/v1/deals/{id}/restore'>;
   proposals: Restorable<'/api/v1/proposals/{id}/restore'>;
   lists: Restorable<'/api/v1/lists/{id}/restore'>;
@@ -99,11 +109,17 @@ export function createClient(options: ClientOptions): CrmClient {
       return data;
     },
   });
+  const withDuplicates = <P extends DuplicatesPath>(path: P): WithDuplicates<P> => ({
+    duplicates: async (query) => {
+      const { data } = await (crm.GET as unknown as (p: string, init: unknown) => Promise<{ data: DuplicatesPage<P> }>)(path, { params: { query } });
+      return data;
+    },
+  });
   return {
     ...crm,
     paginate: paginator(crm),
-    contacts: restorable('/api/v1/contacts/{id}/restore'),
-    companies: restorable('/api/v1/companies/{id}/restore'),
+    contacts: { ...restorable('/api/v1/contacts/{id}/restore'), ...withDuplicates('/api/v1/contacts/duplicates') },
+    companies: { ...restorable('/api/v1/companies/{id}/restore'), ...withDuplicates('/api/v1/companies/duplicates') },
     deals: restorable('/api/v1/deals/{id}/restore'),
     proposals: restorable('/api/v1/proposals/{id}/restore'),
     lists: restorable('/api/v1/lists/{id}/restore'),

@@ -324,6 +324,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit-log entries
+         * @description Requires scope `audit:read` (`*` covers it). Who changed what, newest first: every change made through the API (actor `api_key`, with the key’s id and name), by a public form’s submission (`public_form`), by the operator’s command line (`operator`: keys created and revoked, setups applied) and by the service itself (`system`: webhooks disabled, deleted records purged after the restore window). `action` is the change’s event type (`contact.updated`, `contact.restored`) or, for a change that raises no event, its own name (`proposal.created`, `list.updated`, `webhook.secret_rotated`, `webhook.delivery_retried`, `api_key.created`).
+         *
+         *     `changes` names the fields the change set or changed, never their values: the change’s event (`GET /events`) carries them. Each entry is written in the same transaction as its change. The log is append-only: no call changes or deletes an entry; entries older than the retention period (365 days by default) are deleted.
+         *
+         *     Filters combine (AND). Paged by cursor: `pagination.nextCursor`, with the same filters, gives the next, older entries; `total` is `null`.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/f/{tenantSlug}/{slug}": {
         parameters: {
             query?: never;
@@ -1016,6 +1040,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contacts/duplicates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List probable duplicate contacts
+         * @description Requires scope `contacts:read`. Pairs of live contacts that are probably the same record, most likely first (score descending, then ids), each pair once, with the rules that matched:
+         *
+         *     - `email` (weight 0.9): the same address once the local part’s `+tag` is dropped (and, for gmail.com and googlemail.com, its dots).
+         *     - `name` (weight 0.6): the same first and last name ignoring case, accents and spacing, with the same `companyId` or the same e-mail domain.
+         *
+         *     `score` is 1 − Π(1 − weight) over the matched rules. A deleted or merged record leaves every pair at once. A value shared by more than 50 records (a chain’s CNPJ root, a common name at a webmail domain) is a pattern, not a duplicate: its pairs are left out. Paged by cursor only: pass `pagination.nextCursor` as `cursor` with the same `reason`.
+         */
+        get: operations["listContactDuplicates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge two contacts
+         * @description Requires scope `contacts:write`. Folds `mergedId` into `primaryId` in one transaction, and answers 200 with the primary as `GET /contacts/:id` answers it afterwards. Every field and custom property keeps the primary's value; where the primary's is empty (`null`, absent, `""`) the merged contact's is taken (a unique value moves: the merged contact reads `null` there). `tags` is the union. Every reference to the merged contact points to the primary afterwards (their `updatedAt` moves; they raise no events of their own). The merged contact is deleted with `mergedIntoId`: its id answers 404 `not_found` with `mergedIntoId`, `includeDeleted=true` lists it, and it can never be restored. One `contact.merged` event: `data` holds the primary after, `mergedId`, `merged` (the merged contact as it was), `changes` and `previous`. `primaryId` equal to `mergedId`: 400 `validation_failed`; either one missing or deleted: 404 `not_found` naming the field.
+         */
+        post: operations["mergeContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a contact for good (the person’s right to erasure)
+         * @description Requires scope `contacts:erase` (`*` covers it; `contacts:write` does not). Erases a live or deleted contact for good, for a request under the LGPD (art. 18) or the GDPR (art. 17): 204, and afterwards its id is 404 everywhere, `includeDeleted` and restore included. Gone with it: its fields and custom property values; its values inside every stored event (`GET /events`, and the webhook deliveries of those events, pending ones included: they are sent without them) and what receivers answered to them; its form submissions’ `values` and `metadata` (`null`; the submission stays, with `contactId` `null`); the address and agent of the audit entries its form submissions made; stored idempotent answers that held it (a replay answers 404). Deals, proposals, activities and lists that named it stay, without it. What remains is one `contact.erased` event (`data: { id }`) and audit entries of ids and field names. Cannot be undone.
+         */
+        post: operations["eraseContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/event-types": {
         parameters: {
             query?: never;
@@ -1256,6 +1345,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/companies/duplicates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List probable duplicate companies
+         * @description Requires scope `companies:read`. Pairs of live companies that are probably the same record, most likely first (score descending, then ids), each pair once, with the rules that matched:
+         *
+         *     - `cnpj` (weight 0.8): the same CNPJ root (its first 8 characters: the branches of one company).
+         *     - `domain` (weight 0.7): the same registrable domain (`sales.acme.com` and `acme.com`; `acme.com.br` is one, not `com.br`).
+         *     - `phone` (weight 0.7): the same phone.
+         *     - `name` (weight 0.6): the same name ignoring case, accents, punctuation and legal suffixes (Ltda, S.A., SA, ME, EPP, EIRELI, Inc, LLC, Ltd, GmbH).
+         *
+         *     `score` is 1 − Π(1 − weight) over the matched rules. A deleted or merged record leaves every pair at once. A value shared by more than 50 records (a chain’s CNPJ root, a common name at a webmail domain) is a pattern, not a duplicate: its pairs are left out. Paged by cursor only: pass `pagination.nextCursor` as `cursor` with the same `reason`.
+         */
+        get: operations["listCompanyDuplicates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge two companies
+         * @description Requires scope `companies:write`. Folds `mergedId` into `primaryId` in one transaction, and answers 200 with the primary as `GET /companies/:id` answers it afterwards. Every field and custom property keeps the primary's value; where the primary's is empty (`null`, absent, `""`) the merged company's is taken (a unique value moves: the merged company reads `null` there). `tags` is the union. Every reference to the merged company points to the primary afterwards (their `updatedAt` moves; they raise no events of their own). The merged company is deleted with `mergedIntoId`: its id answers 404 `not_found` with `mergedIntoId`, `includeDeleted=true` lists it, and it can never be restored. One `company.merged` event: `data` holds the primary after, `mergedId`, `merged` (the merged company as it was), `changes` and `previous`. `primaryId` equal to `mergedId`: 400 `validation_failed`; either one missing or deleted: 404 `not_found` naming the field.
+         */
+        post: operations["mergeCompanies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/forms/{id}/submissions": {
         parameters: {
             query?: never;
@@ -1386,6 +1522,50 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Contact erased for good
+         * @description A contact was erased for good (POST /contacts/:id/erase): its fields are gone from the service, this event and the earlier ones included; `data` holds its `id` alone.
+         *
+         *     Sent to every active webhook subscribed to `contact.erased` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_contact_erased"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.merged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Contacts merged
+         * @description Two contacts were merged (POST /contacts/merge): `data.contact` is the primary after the merge, `data.mergedId` the contact folded into it (now deleted, with `mergedIntoId`), `data.merged` that contact as it was, and `data.changes` / `data.previous` what the merge changed on the primary.
+         *
+         *     Sent to every active webhook subscribed to `contact.merged` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_contact_merged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "company.created": {
         parameters: {
             query?: never;
@@ -1468,6 +1648,28 @@ export interface webhooks {
          *     Sent to every active webhook subscribed to `company.restored` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
          */
         post: operations["event_company_restored"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "company.merged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Companies merged
+         * @description Two companies were merged (POST /companies/merge): `data.company` is the primary after the merge, `data.mergedId` the company folded into it, `data.merged` that company as it was, and `data.changes` / `data.previous` what the merge changed on the primary.
+         *
+         *     Sent to every active webhook subscribed to `company.merged` when the event happens (events raised while a webhook is inactive are never sent to it). Delivery is at least once, in no guaranteed order. Any 2xx answer is success; any other answer (redirects are not followed), a connection error or no answer within 10 s is a failed attempt, retried after 1 min, 5 min, 30 min and 2 h; the fifth failure ends the delivery as `permanent_failure`. See GET /webhooks/:id/deliveries.
+         */
+        post: operations["event_company_merged"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2034,6 +2236,8 @@ export interface components {
             existingTagId?: string;
             /** @description On `duplicate_proposal_for_deal`: the deal's live proposal */
             existingProposalId?: string;
+            /** @description On `not_found` for a contact or company a merge folded into another: the one it lives on in */
+            mergedIntoId?: string;
             ids?: string[];
             limit?: number;
             retryAfterSeconds?: number;
@@ -2814,15 +3018,14 @@ export interface components {
             formId: string;
             /** @description Contact created or updated by the submission */
             contactId: string | null;
-            /** @description Field name → submitted value, normalized as its field type */
             values: {
                 [key: string]: unknown;
-            };
+            } | null;
             metadata: {
                 ipAddress: string | null;
                 userAgent: string | null;
                 referrer: string | null;
-            };
+            } | null;
             /**
              * @description UTC ISO-8601 timestamp with milliseconds
              * @example 2026-11-22T10:00:00.000Z
@@ -6025,7 +6228,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event keys to return (default: every type). An unknown key is 400 `validation_failed`. Keys: `contact.created`, `contact.updated`, `contact.deleted`, `contact.restored`, `company.created`, `company.updated`, `company.deleted`, `company.restored`, `deal.created`, `deal.updated`, `deal.stage_changed`, `deal.won`, `deal.lost`, `deal.deleted`, `deal.restored`, `activity.created`, `activity.updated`, `activity.deleted`, `tag.created`, `tag.updated`, `tag.deleted`, `list.member_added`, `list.member_removed`, `list.restored`, `proposal.sent`, `proposal.accepted`, `proposal.declined`, `proposal.expired`, `proposal.restored`, `form.submitted`, `webhook.disabled` */
+                /** @description Comma-separated event keys to return (default: every type). An unknown key is 400 `validation_failed`. Keys: `contact.created`, `contact.updated`, `contact.deleted`, `contact.restored`, `contact.erased`, `contact.merged`, `company.created`, `company.updated`, `company.deleted`, `company.restored`, `company.merged`, `deal.created`, `deal.updated`, `deal.stage_changed`, `deal.won`, `deal.lost`, `deal.deleted`, `deal.restored`, `activity.created`, `activity.updated`, `activity.deleted`, `tag.created`, `tag.updated`, `tag.deleted`, `list.member_added`, `list.member_removed`, `list.restored`, `proposal.sent`, `proposal.accepted`, `proposal.declined`, `proposal.expired`, `proposal.restored`, `form.submitted`, `webhook.disabled` */
                 types?: string;
                 /** @description An event id: only events strictly after it in the log. Pass the `id` of the last event you processed. An id that is not an event of the tenant (or that retention removed) matches nothing, as any filter naming a missing id (200 with an empty `data`, at once even with `wait`): start again without it */
                 after?: string;
@@ -6155,6 +6358,182 @@ export interface operations {
                 };
             };
             /** @description `too_many_waiting_requests` (waiting requests of the key or the server at their bound), `rate_limit_exceeded` or `too_many_concurrent_queries` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only changes of this object type (`contact`, `webhook`, `api_key`, …) */
+                objectType?: string;
+                /** @description Only changes of this record: its history */
+                objectId?: string;
+                /** @description Only changes made by this actor (an API key's id, a form's id) */
+                actorId?: string;
+                /** @description Only this action (`contact.updated`, `webhook.secret_rotated`, …) */
+                action?: string;
+                /** @description Only changes at or after this time (ISO 8601; 400 `validation_failed` when it is not one) */
+                since?: string;
+                /** @description Only changes at or before this time (ISO 8601) */
+                until?: string;
+                /** @description Entries per page (default 50, max 100) */
+                pageSize?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "aud_0VccnSB3O9eKOg10dC8W",
+                     *           "occurredAt": "2026-12-01T10:00:00.000Z",
+                     *           "action": "contact.updated",
+                     *           "objectType": "contact",
+                     *           "objectId": "con_0VccnSAVDmZWFujKHPMG",
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "key_0VccnSAV4yWYCPxEuZDa",
+                     *             "name": "Integration"
+                     *           },
+                     *           "requestId": "5b0f1c2e-8d4a-4f7e-9c3b-2a1d6e8f0b94",
+                     *           "ip": "203.0.113.7",
+                     *           "userAgent": "crm-sdk/1.0 node/20",
+                     *           "changes": [
+                     *             "lastName",
+                     *             "customProperties"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": null,
+                     *         "pageSize": 50,
+                     *         "total": null,
+                     *         "totalPages": null,
+                     *         "hasNext": false,
+                     *         "hasPrev": null,
+                     *         "nextCursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @example aud_0VccnSB3O9eKOg10dC8W */
+                            id: string;
+                            /**
+                             * @description When the change was made, UTC ISO 8601
+                             * @example 2026-12-01T10:00:00.000Z
+                             */
+                            occurredAt: string;
+                            /**
+                             * @description The event type of the change (`contact.updated`), or its own name when it raises no event (`webhook.secret_rotated`, `api_key.created`)
+                             * @example contact.updated
+                             */
+                            action: string;
+                            /** @example contact */
+                            objectType: string;
+                            /** @example con_0VccnSB3O9eKOg10dC8W */
+                            objectId: string | null;
+                            actor: {
+                                /** @description `api_key`: a call of the API; `public_form`: a submission of a public form; `operator`: the operator’s command line; `system`: the service itself (its workers) */
+                                type: "api_key" | "public_form" | "operator" | "system";
+                                /** @description The API key's or the form's id; `null` for `operator` and `system` */
+                                id: string | null;
+                                /** @description The API key's or the form's name */
+                                name: string | null;
+                            };
+                            /** @description The `X-Request-Id` of the request that made the change */
+                            requestId: string | null;
+                            /** @description The caller's address */
+                            ip: string | null;
+                            userAgent: string | null;
+                            /**
+                             * @description The names of the fields the change set or changed; never their values (the event of the change carries those)
+                             * @example [
+                             *       "lastName",
+                             *       "customProperties"
+                             *     ]
+                             */
+                            changes: string[];
+                        }[];
+                        pagination: {
+                            page: null;
+                            pageSize: number;
+                            /** @description Always `null`: the log is paged by cursor */
+                            total: null;
+                            totalPages: null;
+                            hasNext: boolean;
+                            hasPrev: null;
+                            /** @description Pass as `cursor` (with the same filters) for the next, older entries */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -14075,6 +14454,430 @@ export interface operations {
             };
         };
     };
+    listContactDuplicates: {
+        parameters: {
+            query?: {
+                /** @description Only the pairs that this rule matches (`email`, `name`) */
+                reason?: "email" | "name";
+                /** @description Pairs per page (default 50, max 100); `limit` is an alias */
+                pageSize?: number;
+                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
+                limit?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "ids": [
+                     *             "con_0VccnSB3O9eKOg10dC8W",
+                     *             "con_0VcdT1uXk2mQp7RrYb4Z"
+                     *           ],
+                     *           "score": 0.96,
+                     *           "reasons": [
+                     *             "email",
+                     *             "name"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "ids": [
+                     *             "con_0Vcb9aLm3NpQr5StUv6W",
+                     *             "con_0VccA7bC8dE9fG0hI1jK"
+                     *           ],
+                     *           "score": 0.6,
+                     *           "reasons": [
+                     *             "name"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": null,
+                     *         "pageSize": 50,
+                     *         "total": 2,
+                     *         "totalPages": null,
+                     *         "hasNext": false,
+                     *         "hasPrev": null,
+                     *         "nextCursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description The two records’ ids, the smaller first (compared as strings) */
+                            ids: string[];
+                            /** @description 1 − Π(1 − weight) of the rules that matched */
+                            score: number;
+                            /** @description Exactly the rules that matched */
+                            reasons: ("email" | "name")[];
+                        }[];
+                        /** @description A page of records, with `nextCursor` to continue after it */
+                        pagination: {
+                            /** @description Page number; `null` when the request used `cursor` */
+                            page: number | null;
+                            pageSize: number;
+                            /** @description Records matching the filters */
+                            total: number;
+                            /** @description `null` when the request used `cursor` */
+                            totalPages: number | null;
+                            hasNext: boolean;
+                            /** @description `null` when the request used `cursor` */
+                            hasPrev: boolean | null;
+                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mergeContacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The contact that stays */
+                    primaryId: string;
+                    /** @description The contact folded into it */
+                    mergedId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                     *       "firstName": "Maria",
+                     *       "lastName": "Silva",
+                     *       "email": "maria@acme.com.br",
+                     *       "phone": "+5511987654321",
+                     *       "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                     *       "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                     *       "tags": [
+                     *         "tag_8Fq2kL0pX9wR3tY6uI1o"
+                     *       ],
+                     *       "customProperties": {
+                     *         "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                     *       },
+                     *       "score": 72,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        firstName: string;
+                        lastName: string | null;
+                        /** @description Trimmed and lower-cased; unique per tenant */
+                        email: string | null;
+                        /** @description E.164 (`+5511987654321`); unique per tenant */
+                        phone: string | null;
+                        /** @description Associated company */
+                        companyId: string | null;
+                        /** @description Owning user */
+                        ownerId: string | null;
+                        /** @description Tag ids */
+                        tags: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        score: number | null;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    eraseContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased; no body */
+            204: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listWebhookEventTypes: {
         parameters: {
             query?: never;
@@ -14440,7 +15243,7 @@ export interface operations {
                 /** @description Only deliveries in this status */
                 status?: "pending" | "retry_scheduled" | "delivered" | "permanent_failure";
                 /** @description Only deliveries of this event type (a key of GET /webhooks/event-types, or `webhook.test`) */
-                event?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "company.created" | "company.updated" | "company.deleted" | "company.restored" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.deleted" | "deal.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "tag.created" | "tag.updated" | "tag.deleted" | "list.member_added" | "list.member_removed" | "list.restored" | "proposal.sent" | "proposal.accepted" | "proposal.declined" | "proposal.expired" | "proposal.restored" | "form.submitted" | "webhook.disabled" | "webhook.test";
+                event?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.erased" | "contact.merged" | "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.deleted" | "deal.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "tag.created" | "tag.updated" | "tag.deleted" | "list.member_added" | "list.member_removed" | "list.restored" | "proposal.sent" | "proposal.accepted" | "proposal.declined" | "proposal.expired" | "proposal.restored" | "form.submitted" | "webhook.disabled" | "webhook.test";
                 /** @description Alias of `limit` (same range); both given with different values: 400 `validation_failed` */
                 pageSize?: number;
                 /** @description Deliveries per page, newest first (default 50, max 100); `pageSize` is an alias */
@@ -16184,6 +16987,326 @@ export interface operations {
             };
         };
     };
+    listCompanyDuplicates: {
+        parameters: {
+            query?: {
+                /** @description Only the pairs that this rule matches (`cnpj`, `domain`, `phone`, `name`) */
+                reason?: "cnpj" | "domain" | "phone" | "name";
+                /** @description Pairs per page (default 50, max 100); `limit` is an alias */
+                pageSize?: number;
+                /** @description Alias of `pageSize` (same range); both given with different values: 400 `validation_failed` */
+                limit?: number;
+                /** @description Opaque `pagination.nextCursor` of the previous page: continues after its last record (keyset, not offset). Instead of `page` (both: 400 `validation_failed`). Bound to the tenant, the API key, the endpoint, the sort and the other query parameters, which must repeat those of the first page; otherwise, or when malformed or altered, 400 `invalid_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "ids": [
+                     *             "com_0VccnSB3O9eKOg10dC8W",
+                     *             "com_0VcdT1uXk2mQp7RrYb4Z"
+                     *           ],
+                     *           "score": 0.94,
+                     *           "reasons": [
+                     *             "cnpj",
+                     *             "domain"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "ids": [
+                     *             "com_0Vcb9aLm3NpQr5StUv6W",
+                     *             "com_0VccA7bC8dE9fG0hI1jK"
+                     *           ],
+                     *           "score": 0.6,
+                     *           "reasons": [
+                     *             "name"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "page": null,
+                     *         "pageSize": 50,
+                     *         "total": 2,
+                     *         "totalPages": null,
+                     *         "hasNext": false,
+                     *         "hasPrev": null,
+                     *         "nextCursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description The two records’ ids, the smaller first (compared as strings) */
+                            ids: string[];
+                            /** @description 1 − Π(1 − weight) of the rules that matched */
+                            score: number;
+                            /** @description Exactly the rules that matched */
+                            reasons: ("cnpj" | "domain" | "phone" | "name")[];
+                        }[];
+                        /** @description A page of records, with `nextCursor` to continue after it */
+                        pagination: {
+                            /** @description Page number; `null` when the request used `cursor` */
+                            page: number | null;
+                            pageSize: number;
+                            /** @description Records matching the filters */
+                            total: number;
+                            /** @description `null` when the request used `cursor` */
+                            totalPages: number | null;
+                            hasNext: boolean;
+                            /** @description `null` when the request used `cursor` */
+                            hasPrev: boolean | null;
+                            /** @description Pass as `cursor` to get the page after this one (same sort and filters); `null` on the last page */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mergeCompanies: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 visible ASCII characters (0x21–0x7E), else 400 `validation_failed`. The first request with a key runs, and its status and body are stored with its change, in the same transaction, for 24 hours (by default) per API key. A repeat with the same method, path and body answers the stored status and body with `Idempotent-Replayed: true` and changes nothing; with another method, path or body it is 422 `idempotency_key_reused`; while the first is still running it is 409 `idempotency_key_in_use` with `Retry-After: 1`. Stored: successes and the business errors of a request that ran (404, 409, 422, and a 400 such as `duplicate_proposal_for_deal`, as Stripe does). Not stored: refusals before the request ran (401, 403, 429, and the 400s of a request refused as sent: `validation_failed`, `invalid_json` and the other `invalid_*`) and 5xx (nothing changed): a retry with the same key runs. Replays count against the rate limit. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The company that stays */
+                    primaryId: string;
+                    /** @description The company folded into it */
+                    mergedId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                     *       "name": "Acme Ltda",
+                     *       "cnpj": "11222333000181",
+                     *       "website": "https://www.acme.com.br",
+                     *       "domain": "acme.com.br",
+                     *       "phone": "+551133334444",
+                     *       "industry": "Manufacturing",
+                     *       "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                     *       "tags": [
+                     *         "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                     *       ],
+                     *       "customProperties": {
+                     *         "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                     *       },
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @description 14 characters, punctuation stripped (digits only for a numeric CNPJ) */
+                        cnpj: string | null;
+                        /** @description Full http(s) URL */
+                        website: string | null;
+                        /** @description Bare lower-case host name; matches contacts by e-mail domain */
+                        domain: string | null;
+                        /** @description E.164 */
+                        phone: string | null;
+                        industry: string | null;
+                        ownerId: string | null;
+                        /** @description Tag ids */
+                        tags: string[];
+                        /**
+                         * @description Custom property values keyed by property id (never by internalName)
+                         * @example {
+                         *       "prop_segment": "smb"
+                         *     }
+                         */
+                        customProperties: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        createdAt: string;
+                        /**
+                         * @description UTC ISO-8601 timestamp with milliseconds
+                         * @example 2026-11-22T10:00:00.000Z
+                         */
+                        updatedAt: string;
+                        /** @description Only with `includeDeleted=true`: when the record was soft-deleted (UTC ISO-8601), `null` while live */
+                        deletedAt?: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request (validation_failed, invalid_json, invalid_format, invalid_cursor, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use` (with `Retry-After: 1`): a request with this `Idempotency-Key` is still running */
+            409: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another method, path or body */
+            422: {
+                headers: {
+                    /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (the key's rate limit), or `too_many_concurrent_queries` (too many of the tenant's queries waiting) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `query_timeout`: a data-dependent query ran past its deadline and was stopped, or a large body waited that long for its turn; `database_unavailable`: the database did not answer in time */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listFormSubmissions: {
         parameters: {
             query?: {
@@ -16875,6 +17998,249 @@ export interface operations {
             };
         };
     };
+    event_contact_erased: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example contact.erased
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "contact.erased",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": "con_3kT9xW2mQ8rL5vN1pB7z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "contact.erased";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    data: {
+                        /** @description The id of the record, all that is left of it */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_contact_merged: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example contact.merged
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "contact.merged",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "contact": {
+                 *           "id": "con_3kT9xQ2mL8vB1nR7pW4z",
+                 *           "firstName": "Maria",
+                 *           "lastName": "Silva",
+                 *           "email": "maria@acme.com.br",
+                 *           "phone": "+5511987654321",
+                 *           "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                 *           "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                 *           "tags": [
+                 *             "tag_8Fq2kL0pX9wR3tY6uI1o"
+                 *           ],
+                 *           "customProperties": {
+                 *             "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                 *           },
+                 *           "score": 72,
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         },
+                 *         "mergedId": "con_9xQ2mW7kT3rL8vN1pB5z",
+                 *         "merged": {
+                 *           "id": "con_9xQ2mW7kT3rL8vN1pB5z",
+                 *           "firstName": "Maria",
+                 *           "lastName": "Silva",
+                 *           "email": "maria@acme.com.br",
+                 *           "phone": "+5511987654321",
+                 *           "companyId": "com_8Fq2kL0pX9wR3tY6uI1o",
+                 *           "ownerId": "usr_Aa1Bb2Cc3Dd4Ee5Ff6Gg",
+                 *           "tags": [
+                 *             "tag_8Fq2kL0pX9wR3tY6uI1o"
+                 *           ],
+                 *           "customProperties": {
+                 *             "prop_7hG5fD3sA1qW9eR7tY5u": "smb"
+                 *           },
+                 *           "score": 72,
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         },
+                 *         "changes": [
+                 *           "lastName"
+                 *         ],
+                 *         "previous": {
+                 *           "lastName": "Souza"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "contact.merged";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    /** @description The record under `contact` */
+                    data: {
+                        /** @description The contact as GET /contacts/:id returns it */
+                        contact: components["schemas"]["Contact"];
+                        /** @description The record folded into the primary (now deleted, with `mergedIntoId`) */
+                        mergedId: string;
+                        /** @description The merged record as it was before the merge */
+                        merged: components["schemas"]["Contact"];
+                        /** @description Names of the fields that changed (never `updatedAt` alone) */
+                        changes: string[];
+                        /** @description The values of those fields before the change */
+                        previous: Record<string, never>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     event_company_created: {
         parameters: {
             query?: never;
@@ -17320,6 +18686,153 @@ export interface operations {
                     data: {
                         /** @description The company as GET /companies/:id returns it */
                         company: components["schemas"]["Company"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. The body is kept (first 1 KiB) in the delivery record. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is a failed attempt and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_company_merged: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json`
+                 * @example application/json
+                 */
+                "Content-Type": string;
+                /**
+                 * @description Always `Service-Webhook/1.0`
+                 * @example Service-Webhook/1.0
+                 */
+                "User-Agent": string;
+                /**
+                 * @description The event key
+                 * @example company.merged
+                 */
+                "X-Service-Event": string;
+                /**
+                 * @description `sha256=` + lower-case hex HMAC-SHA256 of the raw body keyed with the full webhook secret (`whsec_…` as a string), like GitHub's `X-Hub-Signature-256`. Compare in constant time.
+                 * @example sha256=5d1c…
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description A new UUID for every attempt
+                 * @example 1b4e28ba-2fa1-11d2-883f-0016d3cca427
+                 */
+                "X-Service-Delivery": string;
+                /**
+                 * @description Standard Webhooks id: the event id, the same on every attempt and for every webhook (deduplicate with it)
+                 * @example evt_Q8s1LmZ0pKx3VbN7cRt2
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds of this attempt (reject old ones to block replays)
+                 * @example 1795341600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded part of the secret after `whsec_`. Verifiable with any Standard Webhooks library.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "company.merged",
+                 *       "tenantId": "ten_7Hq2mK9xL4pR8vN3bT6w",
+                 *       "timestamp": "2026-11-24T10:00:00.000Z",
+                 *       "data": {
+                 *         "company": {
+                 *           "id": "com_4hW9sQ2mZ8xK1pLr7TcB",
+                 *           "name": "Acme Ltda",
+                 *           "cnpj": "11222333000181",
+                 *           "website": "https://www.acme.com.br",
+                 *           "domain": "acme.com.br",
+                 *           "phone": "+551133334444",
+                 *           "industry": "Manufacturing",
+                 *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                 *           "tags": [
+                 *             "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                 *           ],
+                 *           "customProperties": {
+                 *             "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                 *           },
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         },
+                 *         "mergedId": "com_9xQ2mW7kT3rL8vN1pB5z",
+                 *         "merged": {
+                 *           "id": "com_9xQ2mW7kT3rL8vN1pB5z",
+                 *           "name": "Acme Ltda",
+                 *           "cnpj": "11222333000181",
+                 *           "website": "https://www.acme.com.br",
+                 *           "domain": "acme.com.br",
+                 *           "phone": "+551133334444",
+                 *           "industry": "Manufacturing",
+                 *           "ownerId": "usr_9dK2mQ7pX1vB4nT8sR3L",
+                 *           "tags": [
+                 *             "tag_8Fq2nR5tK1mW3pZ7xC9V"
+                 *           ],
+                 *           "customProperties": {
+                 *             "prop_2kLm9QxR4tV8wB1nC5Zs": "ent"
+                 *           },
+                 *           "createdAt": "2026-11-22T10:00:00.000Z",
+                 *           "updatedAt": "2026-11-22T10:00:00.000Z"
+                 *         },
+                 *         "changes": [
+                 *           "industry"
+                 *         ],
+                 *         "previous": {
+                 *           "industry": "Retail"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The event key
+                     * @constant
+                     */
+                    event: "company.merged";
+                    tenantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened (UTC, milliseconds); the same on every attempt
+                     */
+                    timestamp: string;
+                    /** @description The record under `company` */
+                    data: {
+                        /** @description The company as GET /companies/:id returns it */
+                        company: components["schemas"]["Company"];
+                        /** @description The record folded into the primary (now deleted, with `mergedIntoId`) */
+                        mergedId: string;
+                        /** @description The merged record as it was before the merge */
+                        merged: components["schemas"]["Company"];
+                        /** @description Names of the fields that changed (never `updatedAt` alone) */
+                        changes: string[];
+                        /** @description The values of those fields before the change */
+                        previous: Record<string, never>;
                     };
                 };
             };

@@ -67,9 +67,16 @@ export function sdkSample(doc: Json, method: (typeof METHODS)[number], path: str
     const first = paged === 'body' ? { body: BODY_VARIABLE } : request;
     const loop = 'for await (const record of ';
     lines.push('', `// Every record, page after page (the SDK follows ${paged === 'link' ? 'the Link header' : 'pagination.nextCursor'}):`);
-    lines.push(`${loop}${call('crm.paginate', Object.keys(first).length ? [first] : [], loop.length)}) {`, '  console.log(record.id);', '}');
+    lines.push(`${loop}${call('crm.paginate', Object.keys(first).length ? [first] : [], loop.length)}) {`, `  console.log(record.${itemKey(doc, op)});`, '}');
   }
   return lines.join('\n') + '\n';
+}
+
+/** What identifies an item of the operation's page: `id`, or `ids` for a page of pairs (the duplicates, CONTRACT D.3). */
+function itemKey(doc: Json, op: Json): 'id' | 'ids' {
+  const page = resolve(doc, op.responses?.['200']?.content?.['application/json']?.schema ?? {});
+  const item = resolve(doc, resolve(doc, page.properties?.data ?? {}).items ?? {});
+  return item.properties?.id === undefined && item.properties?.ids !== undefined ? 'ids' : 'id';
 }
 
 /** How the operation's list continues: a cursor in the query or in the body, the Link header, or not at all. */

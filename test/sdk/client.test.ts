@@ -57,6 +57,22 @@ describe('the SDK against a running server', { skip }, () => {
     assert.equal((await crm.lists.restore(l.id)).id, l.id);
   });
 
+  test('duplicates: client.contacts.duplicates and client.companies.duplicates page the probable pairs, typed', async () => {
+    const local = `sdk${randomUUID().slice(0, 8)}`;
+    const { data: a } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Dup', email: `${local}+crm@gmail.com` } });
+    const { data: b } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Other', email: `${local.slice(0, 4)}.${local.slice(4)}@gmail.com` } });
+    const page = await crm.contacts.duplicates({ reason: 'email', pageSize: 100 });
+    const pair = page.data.find((p) => p.ids.includes(a.id));
+    assert.deepEqual(pair, { ids: [a.id, b.id].sort(), score: 0.9, reasons: ['email'] });
+    assert.equal(sent.at(-1), 'GET /api/v1/contacts/duplicates?reason=email&pageSize=100');
+    const companies = await crm.companies.duplicates();
+    assert.ok(Array.isArray(companies.data));
+    await assert.rejects(
+      crm.contacts.duplicates({ reason: 'cnpj' as 'email' }),
+      (err: unknown) => err instanceof CrmApiError && err.status === 400 && err.code === 'validation_failed',
+    );
+  });
+
   test('create, get and list a contact, typed end to end', async () => {
     const email = `ana.${randomUUID().slice(0, 8)}@sdk.test`;
     const { data: created, response } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Ana', lastName: 'SDK', email: email.toUpperCase() } });
