@@ -131,6 +131,21 @@ test('cursor pages walk every pair once in order; a cursor is bound to its reaso
   assert.equal((await as('ro').get('/companies/duplicates')).status, 403);
 });
 
+test('merging a pair (D.2) removes it from the list: the merged record is soft-deleted and gives up its e-mail', async () => {
+  const { api } = await newTenant(t);
+  const a = await post(api, '/contacts', { firstName: 'Ana', lastName: 'Souza', email: 'ana+crm@gmail.com' });
+  const b = await post(api, '/contacts', { firstName: 'Ana', lastName: 'Souza', email: 'a.na@gmail.com' });
+  const c = await post(api, '/companies', { name: 'Acme Ltda' });
+  const d = await post(api, '/companies', { name: 'ACME S.A.' });
+  assert.equal((await duplicates(api, '/contacts/duplicates')).data.length, 1);
+  assert.equal((await duplicates(api, '/companies/duplicates')).data.length, 1);
+  const merged = await api.post('/contacts/merge', { primaryId: a.id, mergedId: b.id });
+  assert.equal(merged.status, 200, JSON.stringify(merged.body));
+  assert.deepEqual((await duplicates(api, '/contacts/duplicates')).data, []);
+  assert.equal((await api.post('/companies/merge', { primaryId: d.id, mergedId: c.id })).status, 200);
+  assert.deepEqual((await duplicates(api, '/companies/duplicates')).data, []);
+});
+
 /** What the triggers keep (duplicate_keys, duplicate_key_counts) against the live records' keys computed now. */
 async function assertKeysRight(tenantId: string): Promise<number> {
   const db = t.database.db;
