@@ -536,7 +536,9 @@ test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSE
   for (const url of others) {
     const { result: res, pooled } = await recordStatements(t.database, () => tenant.api.get(url));
     assert.equal(res.status, 200, url);
-    assert.equal(pooled.filter((q) => /order by/.test(q.sql)).length, 1, `${url}: its page on the read pool`);
+    // A deep page by number may also start the list's sampling in the background (db/page-samples.ts: row_number()):
+    // that statement is no read of the page.
+    assert.equal(pooled.filter((q) => /order by/.test(q.sql) && !/row_number\(\)/.test(q.sql)).length, 1, `${url}: its page on the read pool`);
   }
   const { pooled } = await recordStatements(t.database, () =>
     tenant.api.post('/contacts/search', { filters: { operator: 'AND', conditions: [{ field: 'firstName', operator: 'eq', value: 'F1' }] } }),
@@ -573,7 +575,8 @@ test(`a page's rows carry their own tags, read from their rows with no subquery 
     );
     for (const r of rows) assert.deepEqual(r.tags, tagsOf(r.id), `${url}: ${r.id}`);
     // The page is the one the same list gives by cursor: the order is kept.
-    const read = [...pooled, ...main].filter((q) => new RegExp(`from "${table}"`).test(q.sql) && /order by/.test(q.sql));
+    // The sampling a deep page may start in the background (db/page-samples.ts: row_number()) is no read of the page.
+    const read = [...pooled, ...main].filter((q) => new RegExp(`from "${table}"`).test(q.sql) && /order by/.test(q.sql) && !/row_number\(\)/.test(q.sql));
     // A probe that could not hold the page (4.) reads no tags either.
     for (const q of read) assert.doesNotMatch(q.sql, /record_tags/, url);
     const pages = read.filter((q) => !/union all/.test(q.sql));
