@@ -198,7 +198,9 @@ test(`pages that walk their index run on the main connection, and each of their 
       // deals__updated with the pipeline as a filter reads the very same entries, and is as good a plan.
       if (query.startsWith('pipelineId=') && DIALECT === 'sqlite')
         assert.match(plan, /deals__pipeline_updated\b/, `${url}: walks its pipeline's entries only\n${plan}`);
-      assert.doesNotMatch(plan, /TEMP B-TREE|Sort|Seq Scan/, `${url}\n${plan}`);
+      // A deep page read after a sampled position checks the list's change version in its own statement
+      // (db/page-samples.ts): PostgreSQL reads the few rows of change_versions as it likes; the page's walk is the rule.
+      assert.doesNotMatch(plan.replace(/Seq Scan on change_versions.*/g, ''), /TEMP B-TREE|Sort|Seq Scan/, `${url}\n${plan}`);
     }
     // A cursor page, at any depth, too.
     const q = query ? '&' + query : '';
@@ -520,7 +522,8 @@ test(`any other filter, a sort with no index, or an offset past ${MAIN_MAX_OFFSE
     '/contacts?sortKey=firstName',
     '/contacts?ownerId=own1&sortKey=updatedAt',
     '/contacts?includeDeleted=true',
-    `/contacts?page=${MAIN_MAX_OFFSET / 50 + 2}&pageSize=50`,
+    // (A deep page by number of an unfiltered list reads after a sampled position on the main connection once its
+    // list is sampled, db/page-samples.ts, and on the read pool before: test/http/pages-by-number.test.ts.)
     `/contacts?search=F&page=${PROBE_ROWS / 50 + 1}&pageSize=50`,
     '/companies?sortKey=name',
     // A pipeline's deals walk deals__pipeline_updated only in its order (updated_at; migration 016).
