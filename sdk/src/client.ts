@@ -64,6 +64,30 @@ export interface WithDuplicates<P extends DuplicatesPath> {
   duplicates(query?: DuplicatesQuery<P>): Promise<DuplicatesPage<P>>;
 }
 
+type MergePath = '/api/v1/contacts/merge' | '/api/v1/companies/merge';
+type Merged<P extends MergePath> = paths[P]['post']['responses'][200]['content']['application/json'];
+
+/** Two records of one person or organization folded into one (CONTRACT D.2). */
+export interface Mergeable<P extends MergePath> {
+  /** Folds `mergedId` into `primaryId` (references re-pointed, the merged record deleted); resolves to the primary afterwards. */
+  merge(primaryId: string, mergedId: string): Promise<Merged<P>>;
+}
+
+/** A person's request to be forgotten (CONTRACT D.5). */
+export interface Erasable {
+  /** Erases a contact for good, with its values in stored events, submissions and idempotent answers (scope `contacts:erase`). */
+  erase(id: string): Promise<void>;
+}
+
+type AuditQuery = NonNullable<paths['/api/v1/audit-log']['get']['parameters']['query']>;
+type AuditPage = paths['/api/v1/audit-log']['get']['responses'][200]['content']['application/json'];
+
+/** The audit log (CONTRACT D.4). */
+export interface AuditLog {
+  /** One page of entries, newest first; pass `pagination.nextCursor` back as `cursor` for the next one (or use `paginate`). */
+  list(query?: AuditQuery): Promise<AuditPage>;
+}
+
 export interface CrmClient {
   GET: CrmMethod<'get'>;
   POST: CrmMethod<'post'>;
@@ -73,11 +97,12 @@ export interface CrmClient {
   paginate: Paginate;
   /** Adds openapi-fetch middleware (runs before the answer is turned into a `CrmApiError`). */
   use(...middleware: Middleware[]): void;
-  contacts: Restorable<'/api/v1/contacts/{id}/restore'> & WithDuplicates<'/api/v1/contacts/duplicates'>;
-  companies: Restorable<'/api/v1/companies/{id}/restore'> & WithDuplicates<'/api/v1/companies/duplicates'>;
+  contacts: Restorable<'/api/v1/contacts/{id}/restore'> & WithDuplicates<'/api/v1/contacts/duplicates'> & Mergeable<'/api/v1/contacts/merge'> & Erasable;
+  companies: Restorable<'/api/v1/companies/{id}/restore'> & WithDuplicates<'/api/v1/companies/duplicates'> & Mergeable<'/api/v1/companies/merge'>;
   deals: Restorable<'/api/v1/deals/{id}/restore'>;
   proposals: Restorable<'/api/v1/proposals/{id}/restore'>;
   lists: Restorable<'/api/v1/lists/{id}/restore'>;
+  auditLog: AuditLog;
 }
 
 /** Non-2xx → CrmApiError. Registered first, so its onResponse runs last, after any user middleware. */
@@ -115,13 +140,30 @@ export function createClient(options: ClientOptions): CrmClient {
       return data;
     },
   });
+  const mergeable = <P extends MergePath>(path: P): Mergeable<P> => ({
+    merge: async (primaryId, mergedId) => {
+      const { data } = await (crm.POST as unknown as (p: string, init: unknown) => Promise<{ data: Merged<P> }>)(path, { body: { primaryId, mergedId } });
+      return data;
+    },
+  });
+  const erase = async (id: string): Promise<void> => {
+    await crm.POST('/api/v1/contacts/{id}/erase', { params: { path: { id } } });
+  };
   return {
     ...crm,
     paginate: paginator(crm),
-    contacts: { ...restorable('/api/v1/contacts/{id}/restore'), ...withDuplicates('/api/v1/contacts/duplicates') },
-    companies: { ...restorable('/api/v1/companies/{id}/restore'), ...withDuplicates('/api/v1/companies/duplicates') },
+    contacts: {
+      ...restorable('/api/v1/contacts/{id}/restore'),
+      ...withDuplicates('/api/v1/contacts/duplicates'),
+      ...mergeable('/api/v1/contacts/merge'),
+      erase,
+    },
+    companies: { ...restorable('/api/v1/companies/{id}/restore'), ...withDuplicates('/api/v1/companies/duplicates'), ...mergeable('/api/v1/companies/merge') },
     deals: restorable('/api/v1/deals/{id}/restore'),
     proposals: restorable('/api/v1/proposals/{id}/restore'),
     lists: restorable('/api/v1/lists/{id}/restore'),
+    auditLog: {
+      list: async (query) => (await crm.GET('/api/v1/audit-log', { params: { query } })).data as AuditPage,
+    },
   };
 }

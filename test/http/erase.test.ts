@@ -146,4 +146,12 @@ test('a deleted contact can be erased too; another tenant’s cannot; an unknown
   assert.equal((await ten.api.post(`/contacts/${c.id}/erase`)).status, 204, '`*` covers contacts:erase');
   assert.ok(!(await ten.api.get('/contacts?includeDeleted=true&pageSize=100')).body.data.some((x: any) => x.id === c.id));
   assert.equal((await ten.api.post(`/contacts/${c.id}/restore`)).status, 404);
+  // With an Idempotency-Key (the SDK sends one on every POST) the erasure runs in the key's transaction, and the
+  // write-ahead log is truncated once it commits; a retry replays the 204.
+  const d = await post(ten.api, '/contacts', { firstName: 'Keyed', email: `keyed${++seq}@private.test` });
+  const key = { 'idempotency-key': `erase-${process.pid}-${seq}` };
+  assert.equal((await ten.api.post(`/contacts/${d.id}/erase`, undefined, key)).status, 204);
+  const again = await ten.api.post(`/contacts/${d.id}/erase`, undefined, key);
+  assert.equal(again.status, 204);
+  assert.equal((await ten.api.get(`/contacts/${d.id}`)).status, 404);
 });

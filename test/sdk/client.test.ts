@@ -73,6 +73,32 @@ describe('the SDK against a running server', { skip }, () => {
     );
   });
 
+  test('merge and erase: client.contacts.merge folds one contact into another, client.contacts.erase forgets one', async () => {
+    const { data: a } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Primary' } });
+    const { data: b } = await crm.POST('/api/v1/contacts', {
+      body: { firstName: 'Folded', lastName: 'Lastname', email: `m.${randomUUID().slice(0, 8)}@sdk.test` },
+    });
+    const merged = await crm.contacts.merge(a.id, b.id);
+    assert.deepEqual([merged.id, merged.lastName, merged.email], [a.id, 'Lastname', b.email]);
+    await assert.rejects(
+      crm.GET('/api/v1/contacts/{id}', { params: { path: { id: b.id } } }),
+      (err: unknown) => err instanceof CrmApiError && err.status === 404,
+    );
+    assert.equal(await crm.contacts.erase(a.id), undefined);
+    await assert.rejects(crm.contacts.erase(a.id), (err: unknown) => err instanceof CrmApiError && err.status === 404);
+  });
+
+  test('audit log: client.auditLog.list pages the entries newest first, with filters', async () => {
+    const { data: c } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Audited' } });
+    const page = await crm.auditLog.list({ objectId: c.id });
+    assert.deepEqual(
+      page.data.map((e) => e.action),
+      ['contact.created'],
+    );
+    assert.equal(page.data[0].actor.type, 'api_key');
+    assert.equal(page.pagination.total, null);
+  });
+
   test('create, get and list a contact, typed end to end', async () => {
     const email = `ana.${randomUUID().slice(0, 8)}@sdk.test`;
     const { data: created, response } = await crm.POST('/api/v1/contacts', { body: { firstName: 'Ana', lastName: 'SDK', email: email.toUpperCase() } });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { afterCommit } from '../../db/index.js';
 import { ctxOf } from '../../http/context.js';
 import { answer, sendJsonText } from '../../http/replies.js';
 import { sendPage } from '../../listing/page.js';
@@ -79,9 +80,14 @@ function eraseRoute(app: App): void {
       },
     },
     async (req, reply) => {
-      await eraseContact(ctxOf(req), req.params.id);
-      // The files too: SQLite's write-ahead log still holds the pages as they were (Database.forgetErasedBytes).
-      await req.server.database.forgetErasedBytes();
+      const ctx = ctxOf(req);
+      await eraseContact(ctx, req.params.id);
+      // The files too: SQLite's write-ahead log still holds the pages as they were (Database.forgetErasedBytes), once
+      // the erasure has committed. An idempotent request's transaction commits after this handler: then right after.
+      const forget = () => req.server.database.forgetErasedBytes();
+      if (ctx.db.isTransaction)
+        afterCommit(ctx.db, 'forget-erased-bytes', () => void forget().catch((err: unknown) => req.log.warn({ err }, 'WAL not truncated after an erasure')));
+      else await forget();
       return reply.code(204).send(null);
     },
   );
