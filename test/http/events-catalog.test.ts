@@ -82,6 +82,11 @@ test('every event type of the catalog is raised by its operation (the raising op
   for (const path of [`contacts/${contactId}`, `companies/${companyId}`, `deals/${dealId}`, `lists/${listId}`, `proposals/${p3}`]) {
     await track(() => ok(api.post(`/${path}/restore`)));
   }
+  // D.2: a merge raises contact.merged / company.merged.
+  const [c1, c2] = [(await ok(api.post('/contacts', { firstName: 'M1' }), 201)).id, (await ok(api.post('/contacts', { firstName: 'M2' }), 201)).id];
+  await track(() => ok(api.post('/contacts/merge', { primaryId: c1, mergedId: c2 })));
+  const [o1, o2] = [(await ok(api.post('/companies', { name: 'O1' }), 201)).id, (await ok(api.post('/companies', { name: 'O2' }), 201)).id];
+  await track(() => ok(api.post('/companies/merge', { primaryId: o1, mergedId: o2 })));
   // D.5: an erasure raises contact.erased.
   await track(() => ok(api.post(`/contacts/${contactId}/erase`), 204));
   const missing = EVENT_TYPES.map((e) => e.key).filter((k) => !raised.has(k) && k !== 'webhook.disabled');
