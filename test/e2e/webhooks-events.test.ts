@@ -113,6 +113,21 @@ describe('events fired by their operations', { skip }, () => {
     ok(await api.delete(`/companies/${company.id}`), 204);
     ok(await api.delete(`/contacts/${formContactId}`), 204);
 
+    // D.1 restores, D.2 merges, D.5 an erasure.
+    ok(await api.post(`/contacts/${formContactId}/restore`), 200);
+    ok(await api.post(`/companies/${company.id}/restore`), 200);
+    ok(await api.post(`/deals/${deal3.id}/restore`), 200);
+    ok(await api.delete(`/lists/${list.id}`), 204);
+    ok(await api.post(`/lists/${list.id}/restore`), 200);
+    ok(await api.delete(`/proposals/${props[1].id}`), 204);
+    ok(await api.post(`/proposals/${props[1].id}/restore`), 200);
+    const [c1, c2] = [ok(await api.post('/contacts', { firstName: 'M1' }), 201), ok(await api.post('/contacts', { firstName: 'M2' }), 201)];
+    ok(await api.post('/contacts/merge', { primaryId: c1.id, mergedId: c2.id }), 200);
+    const [o1, o2] = [ok(await api.post('/companies', { name: 'O1' }), 201), ok(await api.post('/companies', { name: 'O2' }), 201)];
+    ok(await api.post('/companies/merge', { primaryId: o1.id, mergedId: o2.id }), 200);
+    const erased = ok(await api.post('/contacts', { firstName: 'Gone' }), 201);
+    ok(await api.post(`/contacts/${erased.id}/erase`), 204);
+
     const expected = [
       'contact.created',
       'contact.updated',
@@ -148,6 +163,19 @@ describe('events fired by their operations', { skip }, () => {
       'deal.deleted',
       'company.deleted',
       'contact.deleted',
+      'contact.restored',
+      'company.restored',
+      'deal.restored',
+      'list.restored',
+      'proposal.restored',
+      'contact.created',
+      'contact.created',
+      'contact.merged',
+      'company.created',
+      'company.created',
+      'company.merged',
+      'contact.created',
+      'contact.erased',
     ];
     // Every type of the catalog but webhook.disabled (its own tests) is raised here.
     assert.deepEqual(
@@ -164,7 +192,8 @@ describe('events fired by their operations', { skip }, () => {
       assert.equal(r.headers['x-service-event'], r.json.event);
       assert.equal(r.json.tenantId, tenant.tenantId);
       const type = dataKeyOf(r.json.event);
-      assert.equal(typeof r.json.data[type]?.id, 'string', `data.${type} holds the record`);
+      // `contact.erased` holds the id alone (dataKey '').
+      assert.equal(typeof (type === '' ? r.json.data.id : r.json.data[type]?.id), 'string', `data.${type} holds the record`);
       assert.equal(r.headers['x-service-signature'], 'sha256=' + createHmac('sha256', all.secret).update(r.body).digest('hex'));
       new Webhook(all.secret).verify(r.body.toString('utf8'), plainHeaders(r.headers));
     }
@@ -189,7 +218,7 @@ describe('events fired by their operations', { skip }, () => {
     // Only subscribed, active webhooks.
     assert.deepEqual(
       once(rx.on('/contact-created')).map((r) => r.json.event),
-      ['contact.created', 'contact.created'],
+      ['contact.created', 'contact.created', 'contact.created', 'contact.created', 'contact.created'],
     );
     assert.deepEqual(
       once(rx.on('/closing'))
