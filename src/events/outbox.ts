@@ -148,22 +148,3 @@ export function recordDiff(
   }
   return { changes, previous };
 }
-
-/**
- * Records a `*.updated` event with `data.changes` and `data.previous` beside the record (C.4); nothing
- * when nothing changed (a PATCH that changes nothing raises no event). `ignore` names fields derived
- * from others (a deal's expanded `contact` follows `contactId`). Returns whether an event was recorded.
- */
-export async function emitUpdated(
-  tx: Db,
-  tenantId: string,
-  type: EventType,
-  before: Record<string, unknown>,
-  after: Record<string, unknown>,
-  ignore: readonly string[] = [],
-): Promise<boolean> {
-  const diff = recordDiff(before, after, ignore);
-  if (diff.changes.length === 0) return false;
-  await emitEvent(tx, tenantId, type, after, diff);
-  return true;
-}
