@@ -192,19 +192,30 @@ export async function relinkActivities(db: Db, tenantId: string, objectType: 'co
       .execute()
   ).map((r) => r.activity_id);
   if (linked.length === 0) return;
-  const both = db
-    .selectFrom('activity_links')
-    .select('activity_id')
-    .where('tenant_id', '=', tenantId)
-    .where('object_type', '=', objectType)
-    .where('object_id', '=', to);
-  await db
-    .deleteFrom('activity_links')
-    .where('tenant_id', '=', tenantId)
-    .where('object_type', '=', objectType)
-    .where('object_id', '=', from)
-    .where('activity_id', 'in', both)
-    .execute();
+  // The activities linked to both lose their link to `from`. Found here from both lists, each read by the links'
+  // index, rather than by `activity_id in (select … where object_id = to)`: PostgreSQL, with statistics taken before
+  // an import, planned that subquery as a loop over the table per link (1,000 links each side: 920 ms).
+  const toLinked = new Set(
+    (
+      await db
+        .selectFrom('activity_links')
+        .select('activity_id')
+        .where('tenant_id', '=', tenantId)
+        .where('object_type', '=', objectType)
+        .where('object_id', '=', to)
+        .execute()
+    ).map((r) => r.activity_id),
+  );
+  const both = linked.filter((id) => toLinked.has(id));
+  for (let i = 0; i < both.length; i += 500) {
+    await db
+      .deleteFrom('activity_links')
+      .where('tenant_id', '=', tenantId)
+      .where('object_type', '=', objectType)
+      .where('object_id', '=', from)
+      .where('activity_id', 'in', both.slice(i, i + 500))
+      .execute();
+  }
   await db
     .updateTable('activity_links')
     .set({ object_id: to })
