@@ -89,7 +89,7 @@ const SETUP = {
 
 const T0 = new Date('2025-01-01T00:00:00.000Z').getTime();
 /** The i-th of n timestamps spread over 300 days from 2025-01-01. */
-const iso = (i: number, n: number) => new Date(T0 + Math.floor((i / n) * 300 * 86_400_000)).toISOString();
+export const iso = (i: number, n: number) => new Date(T0 + Math.floor((i / n) * 300 * 86_400_000)).toISOString();
 
 /** A full-scope key with BENCH_RATE_LIMIT, written straight to the table; returns the plaintext key. */
 export async function insertBenchKey(db: Db, tenantId: string, userId: string, name: string): Promise<string> {
@@ -115,7 +115,7 @@ export async function insertBenchKey(db: Db, tenantId: string, userId: string, n
 }
 
 /** Bulk inserts, bypassing Kysely's query building (which cost more than the inserts themselves). */
-interface Bulk {
+export interface Bulk {
   /** `rows` (all with the same columns) in one transaction. */
   insert<T extends keyof DB & string>(table: T, rows: Insertable<DB[T]>[]): Promise<void>;
   /**
@@ -205,14 +205,14 @@ function postgresBulk(database: Database): Bulk {
 }
 
 /** The bulk writer of `database`; on SQLite `sqliteFile` is its file (DATA_DIR/crm.db). */
-function openBulk(database: Database, sqliteFile: string | undefined): Bulk {
+export function openBulk(database: Database, sqliteFile: string | undefined): Bulk {
   if (database.dialect.name === 'postgres') return postgresBulk(database);
   if (!sqliteFile) throw new Error('seed: the SQLite file is needed for bulk inserts');
   return sqliteBulk(sqliteFile);
 }
 
 /** Rows of `table` written CHUNK at a time as they are made; `done` writes the rest. */
-function chunked<T extends keyof DB & string>(bulk: Bulk, table: T, onChunk: (written: number) => void = () => {}) {
+export function chunked<T extends keyof DB & string>(bulk: Bulk, table: T, onChunk: (written: number) => void = () => {}) {
   let rows: Insertable<DB[T]>[] = [];
   let written = 0;
   const flush = async () => {
