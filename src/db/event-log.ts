@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { isPostgres } from './dialect.js';
 import type { Db } from './types.js';
 import { prepared } from './prepared.js';
+import type { CarriedRows } from './transactions.js';
 
 /**
  * How the event log keeps "a client polling `after=<last id>` never skips an event" (CONTRACT C.4).
@@ -50,8 +51,54 @@ export interface LoggedEvent {
  * trip instead of three, while the lock is held. The insert reads its row from the lock's, so the lock is
  * taken before the row is formed and its `seq` drawn.
  */
-export async function insertLoggedEvent(tx: Db, e: LoggedEvent): Promise<void> {
-  await lockedInsert(tx, EVENT_LOG_LOCK, e.tenantId, e.id, e.type, e.payload, e.createdAt, EVENTS_CHANNEL);
+export async function insertLoggedEvent(tx: Db, e: LoggedEvent, carried?: CarriedRows): Promise<void> {
+  if (!carried) return void (await lockedInsert(tx, EVENT_LOG_LOCK, e.tenantId, e.id, e.type, e.payload, e.createdAt, EVENTS_CHANNEL));
+  const columns = Object.keys(carried.rows[0]);
+  const values = carried.rows.flatMap((r) => columns.map((c) => r[c]));
+  await carryingInsert(carried.table, columns, carried.rows.length)(
+    tx,
+    EVENT_LOG_LOCK,
+    e.tenantId,
+    e.id,
+    e.type,
+    e.payload,
+    e.createdAt,
+    EVENTS_CHANNEL,
+    ...values,
+  );
+}
+
+/** Whether insertLoggedEvent writes `carried` along with an event: one table's rows (a change's audit entry), a few. */
+export const canCarry = (carried: CarriedRows[]) => carried.length === 1 && carried[0].rows.length <= 4;
+
+/**
+ * The statement of lockedInsert with other rows inserted by it too (a data-modifying CTE): the change's audit entry
+ * written in the event's round trip. A statement per shape (table, columns, rows), compiled once.
+ * NOTE: the statement's parts all see one snapshot and run in no promised order; the rows are independent.
+ */
+const carryingInserts = new Map<string, ReturnType<typeof prepared<unknown[], unknown>>>();
+function carryingInsert(table: string, columns: string[], rows: number) {
+  const shape = `${table}(${columns.join()})x${rows}`;
+  let insert = carryingInserts.get(shape);
+  if (!insert) {
+    insert = prepared((tx: Db, ...v: unknown[]) => {
+      const [lock, tenantId, id, type, payload, createdAt, channel] = v;
+      const tuples = Array.from({ length: rows }, (_, r) => sql`(${sql.join(columns.map((_, c) => sql`${v[7 + r * columns.length + c]}`))})`);
+      return {
+        compile: () =>
+          sql`with locked as (select pg_advisory_xact_lock(${lock}, hashtext(${tenantId})) as held),
+    carried as (insert into ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${sql.join(tuples)}),
+    inserted as (
+      insert into events (tenant_id, id, type, payload, created_at)
+      select ${tenantId}, ${id}, ${type}, ${payload}, ${createdAt} from locked
+      returning 1 as one
+    )
+    select pg_notify(${channel}, ${tenantId}) from inserted`.compile(tx),
+      };
+    });
+    carryingInserts.set(shape, insert);
+  }
+  return insert;
 }
 
 const lockedInsert = prepared((tx: Db, lock: number, tenantId: string, id: string, type: string, payload: string, createdAt: string, channel: string) => ({

@@ -145,15 +145,31 @@ export async function oncePerTransaction(db: Db, fact: string, write: () => Prom
   facts.add(fact);
 }
 
+/** Rows of one table, queued by a kind of deferred write that another kind's statement may write (see `carries`). */
+export interface CarriedRows {
+  table: string;
+  rows: Record<string, unknown>[];
+}
+
 /** A kind of write deferred to the end of a transaction (see deferWrite). */
 export interface DeferredWrites<T> {
-  /** Writes every item the transaction queued, in the order queued; runs once, just before the commit. */
-  flush(tx: Tx, items: T[]): Promise<void>;
+  /**
+   * Writes every item the transaction queued, in the order queued; runs once, just before the commit. `carried`:
+   * the rows of the kinds queued before it, when `carries` said that this flush writes them too.
+   */
+  flush(tx: Tx, items: T[], carried?: CarriedRows[]): Promise<void>;
   /**
    * Written after every other kind, as the last statements before the commit: for a write that locks a
    * row every writer of a tenant updates (modules/shared/changes.ts), so the lock is held the shortest time.
    */
   last?: boolean;
+  /** Its items are rows of `table` (`row` of each): a later kind that `carries` them may write them in its statement. */
+  rowsOf?: { table: string; row(item: T): Record<string, unknown> };
+  /**
+   * Whether its flush of `items` writes `carried` (the rows of every kind queued before it) in its own statement,
+   * one round trip for both: PostgreSQL writes a change's audit entry with its event (db/event-log.ts).
+   */
+  carries?(tx: Tx, items: T[], carried: CarriedRows[]): boolean;
 }
 
 const deferred = new WeakMap<Db, { kind: DeferredWrites<any>; item: unknown }[]>();
@@ -186,7 +202,18 @@ export async function flushDeferred(tx: Tx): Promise<void> {
     if (items) items.push(item);
     else byKind.set(kind, [item]);
   }
-  for (const [kind, items] of byKind) if (!kind.last) await kind.flush(tx, items);
+  const kinds = [...byKind].filter(([kind]) => !kind.last);
+  // A kind that can write the rows of every kind queued before it in its own statement does, in their place.
+  const at = kinds.findIndex(([kind]) => kind.carries);
+  let carried: CarriedRows[] | undefined;
+  if (at > 0 && kinds.slice(0, at).every(([kind]) => kind.rowsOf)) {
+    const rows = kinds.slice(0, at).map(([kind, items]) => ({ table: kind.rowsOf!.table, rows: items.map((i) => kind.rowsOf!.row(i)) }));
+    if (kinds[at][0].carries!(tx, kinds[at][1], rows)) carried = rows;
+  }
+  for (const [i, [kind, items]] of kinds.entries()) {
+    if (carried && i < at) continue;
+    await kind.flush(tx, items, carried && i === at ? carried : undefined);
+  }
   for (const [kind, items] of byKind) if (kind.last) await kind.flush(tx, items);
 }
 

@@ -1,6 +1,6 @@
 import { dialectOf } from '../db/dialect.js';
 import { deferWrite, type Db, type DeferredWrites } from '../db/index.js';
-import { insertLoggedEvent, lockEventLogs, type LoggedEvent } from '../db/event-log.js';
+import { canCarry, insertLoggedEvent, lockEventLogs, type LoggedEvent } from '../db/event-log.js';
 import { prepared } from '../db/prepared.js';
 import { newId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -47,7 +47,9 @@ const CHUNK = 200;
  * transactions, and the lock is held for these few statements and the commit only.
  */
 const eventWrites: DeferredWrites<LoggedEvent> = {
-  async flush(tx, events) {
+  // One event on PostgreSQL: the rows queued before it (its audit entry) go in its statement (event-log.ts).
+  carries: (tx, events, carried) => events.length === 1 && dialectOf(tx).notifies && canCarry(carried),
+  async flush(tx, events, carried) {
     const tenants = [...new Set(events.map((e) => e.tenantId))].sort();
     // Read before the lock, so that the lock is held as briefly as possible.
     const hooks = new Map<string, { id: string; events: Set<string> }[]>();
@@ -62,7 +64,7 @@ const eventWrites: DeferredWrites<LoggedEvent> = {
     // (event-log.ts insertLoggedEvent).
     const signalled = events.length === 1 && dialectOf(tx).notifies;
     if (signalled) {
-      await insertLoggedEvent(tx, events[0]);
+      await insertLoggedEvent(tx, events[0], carried?.[0]);
     } else {
       await lockEventLogs(tx, tenants);
       if (events.length === 1) {

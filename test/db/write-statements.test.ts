@@ -47,7 +47,7 @@ async function transactionOf(fn: () => Promise<unknown>, marker: RegExp): Promis
   return mine.slice(begin, commit + 1);
 }
 
-test(`a write ends with its event in one statement, then its change marks in one, then the commit (${DIALECT})`, async (c) => {
+test(`a write ends with its event (and its audit entry) in one statement, then its change marks in one, then the commit (${DIALECT})`, async (c) => {
   if (DIALECT !== 'postgres') return c.skip("PostgreSQL's statements (SQLite runs them in process, one writer at a time)");
   const { api, refs } = await newTenant(t);
   await api.post('/contacts', { firstName: 'Warm' });
@@ -71,6 +71,9 @@ test(`a write ends with its event in one statement, then its change marks in one
     assert.match(locks[0], /insert into events/, `${name}: the lock and the insert are one statement`);
     assert.match(locks[0], /pg_notify/, `${name}: and the NOTIFY of the log's readers`);
     assert.equal(tx.filter((s) => /pg_notify/.test(s)).length, 1, `${name}: one NOTIFY`);
+    // D.4: the change's audit entry is written by the event's statement, not by one of its own.
+    assert.match(locks[0], /insert into "audit_log"/, `${name}: the audit entry rides with the event\n${tx.join('\n')}`);
+    assert.equal(tx.filter((s) => /audit_log/.test(s)).length, 1, `${name}: one statement writes the audit log`);
     assert.equal(tx[n - 1], 'commit');
     assert.match(tx[n - 2], /insert into list_dirty .* insert into change_versions/, `${name}: the change marks, in one statement, last\n${tx.join('\n')}`);
     assert.equal(tx[n - 3], locks[0], `${name}: right after the event\n${tx.join('\n')}`);

@@ -48,6 +48,8 @@ const rowOf = (who: AuditWho, c: AuditChange, at: string): repo.AuditRow => ({
 /** Written with the transaction's other deferred writes, just before its commit: one statement for a batch. */
 const auditWrites: DeferredWrites<repo.AuditRow> = {
   flush: (tx, rows) => repo.insertAuditRows(tx, rows),
+  // A change's entry may be written by its event's statement (PostgreSQL: one round trip for both).
+  rowsOf: { table: 'audit_log', row: (r) => r as unknown as Record<string, unknown> },
 };
 
 /** Records a change in the audit log, in the transaction `db` is (or in one of its own). */
