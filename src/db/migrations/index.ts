@@ -22,6 +22,7 @@ import * as m020 from './020_deleted_rows.js';
 import * as m021 from './021_audit_log.js';
 import * as m022 from './022_duplicate_keys.js';
 import * as m023 from './023_merged_into.js';
+import * as m024 from './024_duplicate_keys_once.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
@@ -51,4 +52,5 @@ export const migrations: Record<string, DialectMigration> = {
   '021_audit_log': m021,
   '022_duplicate_keys': m022,
   '023_merged_into': m023,
+  '024_duplicate_keys_once': m024,
 };
