@@ -102,14 +102,18 @@ function scoreOf(r: DuplicatesResource, reasons: string[]): number {
  */
 export async function duplicatePairs(ctx: Ctx, r: DuplicatesResource, reasons: readonly string[]): Promise<DuplicatePair[]> {
   const found = new Map<string, Set<string>>();
+  const kinds = reasons.flatMap((reason) => r.rules[reason].keys);
+  // Each kind's groups of holders (one statement reads them all).
+  const byKind = new Map<string, Map<string, string[]>>(kinds.map((k) => [k, new Map()]));
+  for (const h of await keyHolders(ctx.reads, ctx.tenantId, kinds)) {
+    const groups = byKind.get(h.kind)!;
+    const ids = groups.get(h.key);
+    if (ids) ids.push(h.id);
+    else groups.set(h.key, [h.id]);
+  }
   for (const reason of reasons) {
     for (const key of r.rules[reason].keys) {
-      const groups = new Map<string, string[]>();
-      for (const h of await keyHolders(ctx.reads, ctx.tenantId, key)) {
-        const ids = groups.get(h.key);
-        if (ids) ids.push(h.id);
-        else groups.set(h.key, [h.id]);
-      }
+      const groups = byKind.get(key)!;
       for (const ids of groups.values()) {
         ids.sort();
         for (let i = 0; i < ids.length; i++) {
