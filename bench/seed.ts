@@ -235,6 +235,30 @@ export function chunked<T extends keyof DB & string>(bulk: Bulk, table: T, onChu
 }
 
 /**
+ * `n` sample companies of `tenantId` as table rows, owned in turn by `owners`; the rows carry the search column the
+ * repos would write (db/search-text.ts).
+ */
+export function companyRows(rand: Rand, n: number, tenantId: string, owners: readonly string[]) {
+  return sampleCompanies(rand, n).map((c, i) =>
+    withSearchText('companies', {
+      tenant_id: tenantId,
+      id: newId('com'),
+      name: c.name,
+      cnpj: c.cnpj.replace(/\D/g, ''),
+      website: `https://www.${c.domain}`,
+      domain: c.domain,
+      phone: `+55${c.city.ddd}3${String(2_000_000 + i).padStart(7, '0')}`,
+      industry: c.industry,
+      owner_id: owners[i % owners.length],
+      custom_properties: '{}',
+      created_at: iso(i, n),
+      updated_at: iso(i, n),
+      deleted_at: null,
+    }),
+  );
+}
+
+/**
  * Seeds the bench tenant. `sqliteFile`: the SQLite database's file (bulk inserts go through a connection of
  * their own); unused on PostgreSQL.
  */
@@ -268,24 +292,7 @@ export async function seed(
   );
   await bulk.insert('tags', tagIds);
 
-  // Rows carry the search column the repos would write (db/search-text.ts).
-  const companies = sampleCompanies(rand, counts.companies).map((c, i) =>
-    withSearchText('companies', {
-      tenant_id: tenantId,
-      id: newId('com'),
-      name: c.name,
-      cnpj: c.cnpj.replace(/\D/g, ''),
-      website: `https://www.${c.domain}`,
-      domain: c.domain,
-      phone: `+55${c.city.ddd}3${String(2_000_000 + i).padStart(7, '0')}`,
-      industry: c.industry,
-      owner_id: users[i % users.length],
-      custom_properties: '{}',
-      created_at: iso(i, counts.companies),
-      updated_at: iso(i, counts.companies),
-      deleted_at: null,
-    }),
-  );
+  const companies = companyRows(rand, counts.companies, tenantId, users);
   for (let i = 0; i < companies.length; i += CHUNK) await bulk.insert('companies', companies.slice(i, i + CHUNK));
   progress(`  companies: ${companies.length}`);
 

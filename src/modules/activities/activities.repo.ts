@@ -182,30 +182,22 @@ export async function unlinkContact(db: Db, tenantId: string, contactId: string)
  * keeps `to` once); their updatedAt moves.
  */
 export async function relinkActivities(db: Db, tenantId: string, objectType: 'contact' | 'company', from: string, to: string, now: string): Promise<void> {
-  const linked = (
-    await db
-      .selectFrom('activity_links')
-      .select('activity_id')
-      .where('tenant_id', '=', tenantId)
-      .where('object_type', '=', objectType)
-      .where('object_id', '=', from)
-      .execute()
-  ).map((r) => r.activity_id);
-  if (linked.length === 0) return;
-  // The activities linked to both lose their link to `from`. Found here from both lists, each read by the links'
-  // index, rather than by `activity_id in (select … where object_id = to)`: PostgreSQL, with statistics taken before
-  // an import, planned that subquery as a loop over the table per link (1,000 links each side: 920 ms).
-  const toLinked = new Set(
+  const linkedTo = async (objectId: string) =>
     (
       await db
         .selectFrom('activity_links')
         .select('activity_id')
         .where('tenant_id', '=', tenantId)
         .where('object_type', '=', objectType)
-        .where('object_id', '=', to)
+        .where('object_id', '=', objectId)
         .execute()
-    ).map((r) => r.activity_id),
-  );
+    ).map((r) => r.activity_id);
+  const linked = await linkedTo(from);
+  if (linked.length === 0) return;
+  // The activities linked to both lose their link to `from`. Found here from both lists, each read by the links'
+  // index, rather than by `activity_id in (select … where object_id = to)`: PostgreSQL, with statistics taken before
+  // an import, planned that subquery as a loop over the table per link (1,000 links each side: 920 ms).
+  const toLinked = new Set(await linkedTo(to));
   const both = linked.filter((id) => toLinked.has(id));
   for (let i = 0; i < both.length; i += 500) {
     await db
